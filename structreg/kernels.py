@@ -1,0 +1,243 @@
+"""Kernel matrices, PSD factorisations and the empirical kernel map.
+
+Every kernel solver in structreg works with a factor ``V`` of the training Gram
+matrix, ``K ~= V V^T`` with ``V`` of shape ``(n, r)`` and ``r = rank(K)``.  The
+factor is what makes singular Gram matrices harmless (duplicate points, a linear
+kernel with ``d < n``): the solvers only ever factorise ``r x r`` matrices that
+are positive definite by construction.  A low-rank (Nystroem) factor plugs into
+the same solvers.
+
+Kernel names and parameters follow scikit-learn (``gamma`` as in
+:func:`sklearn.metrics.pairwise.rbf_kernel`: ``k(x, z) = exp(-gamma ||x - z||^2)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.linalg import eigh, lapack, solve_triangular
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+KERNELS = ("linear", "rbf", "poly")
+
+_KERNEL_CONSTRAINTS = {
+    "kernel": [StrOptions(set(KERNELS)), callable],
+    "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"}), None],
+    "degree": [Interval(Integral, 1, None, closed="left")],
+    "coef0": [Real],
+}
+
+
+def resolve_gamma(X: np.ndarray, kernel: str | Callable, gamma: float | str | None) -> float | None:
+    """Return the numeric kernel width for ``X``.
+
+    ``gamma="scale"`` means ``1 / (n_features * X.var())`` as in :class:`sklearn.svm.SVC`;
+    ``None`` means ``1 / n_features``.  The linear kernel and callables ignore gamma.
+    """
+    if kernel == "linear" or callable(kernel):
+        return None
+    if gamma == "scale":
+        var = X.var()
+        return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    if gamma is None:
+        return 1.0 / X.shape[1]
+    return float(gamma)
+
+
+def kernel_matrix(
+    X: np.ndarray,
+    Y: np.ndarray | None = None,
+    *,
+    kernel: str | Callable = "rbf",
+    gamma: float | None = None,
+    degree: int = 3,
+    coef0: float = 1.0,
+) -> np.ndarray:
+    """Gram matrix ``k(X, Y)`` for ``kernel`` in ``{"linear", "rbf", "poly"}`` or a callable.
+
+    ``rbf``: ``exp(-gamma ||x-z||^2)``; ``poly``: ``(gamma <x,z> + coef0)^degree``;
+    a callable gets ``(X, Y)`` and must return the ``(len(X), len(Y))`` matrix.
+    ``gamma`` must already be numeric (see :func:`resolve_gamma`).
+    """
+    if callable(kernel):
+        K = np.asarray(kernel(X, X if Y is None else Y), dtype=float)
+        expected = (X.shape[0], (X if Y is None else Y).shape[0])
+        if K.shape != expected:
+            raise ValueError(f"kernel callable returned shape {K.shape}, expected {expected}")
+        return K
+    params: dict = {}
+    if kernel in ("rbf", "poly"):
+        params["gamma"] = gamma
+    if kernel == "poly":
+        params.update(degree=degree, coef0=coef0)
+    return pairwise_kernels(X, Y, metric=kernel, **params)
+
+
+def _pivoted_cholesky(K: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Rank-revealing ``P^T K P = R^T R`` (LAPACK ``?pstrf``); returns (pivots, R[:r])."""
+    R, piv, rank, info = lapack.dpstrf(K, lower=0, tol=tol)
+    if info < 0:
+        raise ValueError(f"pivoted Cholesky failed (LAPACK info={info})")
+    return piv[:rank] - 1, np.triu(R[:rank]), piv - 1
+
+
+class KernelFeatureMap(TransformerMixin, BaseEstimator):
+    """Explicit finite-dimensional feature map of a kernel over the training samples.
+
+    The training Gram matrix ``K`` (numerical rank r) is written ``K = V V^T`` and every
+    sample x gets coordinates ``phi(x) = P^T k(X_basis, x)`` with ``phi(x_i) = V_i`` on the
+    training set, so ``phi(x)^T phi(z) = k(x, z)`` whenever x or z is a training point.
+    A linear model on ``phi`` is therefore exactly a kernel model ``f(x) = sum_i alpha_i
+    k(x_i, x)`` with ``alpha = P beta``: the kernel solvers of structreg are linear solvers on
+    this map, which makes singular Gram matrices (duplicates, low-rank kernels) harmless.
+
+    Two factorisations are offered:
+
+    * ``method="cholesky"`` (default): pivoted Cholesky ``?pstrf``, O(n^2 r).  Only the r
+      pivot samples ("basis") are needed to map new points:
+      ``phi(x) = R_11^{-T} k(X_pivots, x)``.
+    * ``method="eigh"``: ``K = U Lambda U^T``, ``phi(x) = Lambda_r^{-1/2} U_r^T k(X, x)``, the
+      classical empirical kernel map (coordinates along the kernel principal axes).
+
+    Parameters
+    ----------
+    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    gamma : float, "scale" or None, default="scale"
+        Kernel width as in scikit-learn (``"scale"``: ``1 / (n_features * X.var())``).
+    degree : int, default=3
+    coef0 : float, default=1.0
+    method : {"cholesky", "eigh"}, default="cholesky"
+    rtol : float, optional
+        Pivots / eigenvalues below ``rtol * max(diag(K))`` are dropped (default ``n * eps``).
+
+    Attributes
+    ----------
+    gamma_ : float or None
+        Numeric kernel width used.
+    basis_ : ndarray of shape (n_basis, n_features_in_)
+        Training samples needed to map new points (all of them for ``"eigh"``).
+    basis_indices_ : ndarray of shape (n_basis,)
+        Their row indices in the training set.
+    projection_ : ndarray of shape (n_basis, n_components_)
+        ``transform(X) = k(X, basis_) @ projection_``.
+    n_components_ : int
+        Numerical rank r of the training Gram matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structreg.kernels import KernelFeatureMap
+    >>> X = np.random.default_rng(0).normal(size=(20, 3))
+    >>> Z = KernelFeatureMap(kernel="rbf", gamma=0.5).fit_transform(X)
+    >>> bool(np.allclose(Z @ Z.T, np.exp(-0.5 * ((X[:, None] - X) ** 2).sum(-1))))
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **_KERNEL_CONSTRAINTS,
+        "method": [StrOptions({"cholesky", "eigh"})],
+        "rtol": [Interval(Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, method="cholesky",
+                 rtol=None):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.method = method
+        self.rtol = rtol
+
+    def kernel_(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
+        """The fitted kernel ``k(X, Y)`` (with the resolved ``gamma_``)."""
+        return kernel_matrix(
+            X, Y, kernel=self.kernel, gamma=self.gamma_, degree=self.degree, coef0=self.coef0
+        )
+
+    def fit(self, X, y=None):
+        self.fit_transform(X)
+        return self
+
+    def fit_transform(self, X, y=None):
+        """Fit on X and return ``V`` with ``V V^T = K`` (up to the rank tolerance)."""
+        self._validate_params()
+        X = validate_data(self, X, dtype=float)
+        self.gamma_ = resolve_gamma(X, self.kernel, self.gamma)
+        K = self.kernel_(X)
+        n = K.shape[0]
+        scale = float(np.max(np.abs(np.diag(K))))
+        if not np.isfinite(scale):
+            raise ValueError("kernel matrix has non-finite entries")
+        tol = (n * np.finfo(float).eps if self.rtol is None else self.rtol) * scale
+        if scale == 0.0:
+            idx, proj, V = np.zeros(0, int), np.zeros((0, 0)), np.zeros((n, 0))
+        elif self._factorization() == "cholesky":
+            idx, R, order = _pivoted_cholesky(K, tol)
+            V = np.empty((n, len(idx)))
+            V[order] = R.T
+            proj = solve_triangular(R[:, : len(idx)], np.eye(len(idx)))
+        else:
+            w, U = eigh(K)
+            keep = w > tol
+            w, U = w[keep][::-1], U[:, keep][:, ::-1]
+            idx, proj, V = np.arange(n), U / np.sqrt(w), U * np.sqrt(w)
+        self.basis_indices_ = idx
+        self.basis_ = X[idx]
+        self.projection_ = proj
+        self.n_components_ = proj.shape[1]
+        return V
+
+    def _factorization(self) -> str:
+        return self.method
+
+    def transform(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=float, reset=False)
+        if self.n_components_ == 0:
+            return np.zeros((X.shape[0], 0))
+        return self.kernel_(X, self.basis_) @ self.projection_
+
+    def dual_coef(self, coef: np.ndarray) -> np.ndarray:
+        """Expansion coefficients over ``basis_`` of the linear function ``phi(x) @ coef``."""
+        return self.projection_ @ coef
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
+
+class EmpiricalKernelMap(KernelFeatureMap):
+    """The empirical kernel map ``phi(x) = Lambda_r^{-1/2} U_r^T k(X_train, x)``.
+
+    A :class:`KernelFeatureMap` with ``method="eigh"``: coordinates along the kernel
+    principal axes of the training set, ``phi(x_i)^T phi(x_j) = K_ij``.  DRLSC uses this map
+    for its nonlinear version.  Parameters and attributes as in :class:`KernelFeatureMap`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structreg.kernels import EmpiricalKernelMap
+    >>> X = np.random.default_rng(0).normal(size=(20, 3))
+    >>> Z = EmpiricalKernelMap(kernel="linear").fit_transform(X)
+    >>> Z.shape
+    (20, 3)
+    """
+
+    _parameter_constraints: dict = {**KernelFeatureMap._parameter_constraints}
+    _parameter_constraints.pop("method")
+
+    def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, rtol=None):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.rtol = rtol
+
+    def _factorization(self) -> str:
+        return "eigh"

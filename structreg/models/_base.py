@@ -1,0 +1,311 @@
+"""The structural classifier: loss x structure penalties x solver, with a scikit-learn API.
+
+Every named model in structreg is a preset of :class:`StructuralClassifier`; it only says
+which penalties to build (``_penalty_terms``) and which loss to use.  The objective is
+
+    (1/l) sum_{i labeled} loss(y_i, f(x_i)) + gamma_A ||f||_K^2 + sum_k w_k f^T M_k f,
+
+over ``f(x) = sum_i alpha_i k(x_i, x) (+ b)``, with the penalties' matrices ``M_k`` built on
+all training points (labeled and unlabeled).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from ..kernels import _KERNEL_CONSTRAINTS, KernelFeatureMap
+from ..solvers import DeformedFeatures, PrecomputedSVM, solve_penalized_least_squares
+from ..structure import build_penalties
+
+UNLABELED = -1
+"""Marker of an unlabeled sample in numeric label arrays (scikit-learn's convention).
+
+For string / object labels the marker is ``None``.  When -1 is a real class, pass the
+``unlabeled`` boolean mask to ``fit`` instead."""
+
+
+def is_unlabeled(y: np.ndarray) -> np.ndarray:
+    """Boolean mask of the entries of ``y`` that mark unlabeled samples (-1 or None)."""
+    y = np.asarray(y)
+    if y.dtype.kind in "iuf":
+        return y == UNLABELED
+    if y.dtype.kind == "O":
+        return np.array(
+            [v is None or (isinstance(v, Real) and not isinstance(v, bool) and v == UNLABELED)
+             for v in y],
+            dtype=bool,
+        )
+    return np.zeros(y.shape, dtype=bool)
+
+
+class LinearFeatures:
+    """Identity feature map for the primal (explicit-feature) path of the linear kernel."""
+
+    def fit_transform(self, X: np.ndarray) -> np.ndarray:
+        return X
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        return X
+
+
+class StructuralClassifier(ClassifierMixin, BaseEstimator):
+    """Any loss with any weighted sum of structure penalties, in an RKHS.
+
+    Minimises ``(1/l) sum_labeled loss + gamma_A ||f||_K^2 + sum_k w_k f^T M_k f`` where each
+    ``(w_k, penalty_k)`` in ``penalties`` builds ``M_k`` on the training points.  Semi-supervised:
+    samples with ``y == -1`` (``None`` for string labels, or marked by the ``unlabeled`` mask
+    given to ``fit``) enter only the penalties.
+
+    Parameters
+    ----------
+    loss : {"square", "hinge"}, default="square"
+        ``"square"``: regularised least squares on one-of-c targets coded +-1 (a single +-1
+        column for two classes), solved in closed form (see :mod:`structreg.solvers.square`;
+        indefinite penalties allowed).  ``"hinge"``: SVM on the deformed kernel
+        (:mod:`structreg.solvers.hinge`; penalties must be PSD), with libsvm's
+        ``C = 1 / (2 gamma_A l)``.
+    penalties : list of (float, Penalty), default=None
+        Weighted structure penalties (e.g. ``[(1e-3, LaplacianPenalty())]``); weights are used
+        as given.  None or [] gives plain RLSC / SVM.
+    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    gamma : float, "scale" or None, default="scale"
+        Kernel width as in scikit-learn.
+    degree : int, default=3
+    coef0 : float, default=1.0
+    gamma_A : float, default=1e-2
+        Weight of the RKHS norm ``||f||_K^2`` (ambient regularisation).
+    fit_intercept : bool, default=False
+        Square loss only: add an unpenalised bias.  The hinge loss always has libsvm's bias.
+    multi_class : {"ovr", "ovo"}, default="ovr"
+        Hinge loss only: one-vs-rest or one-vs-one decomposition.
+    tol : float, default=1e-3
+        libsvm stopping tolerance (hinge loss).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    feature_map_ : KernelFeatureMap or LinearFeatures
+        Explicit map ``phi`` with ``phi(x)^T phi(z) = k(x, z)`` on the training set (the
+        identity in the primal path: linear kernel with fewer features than samples).
+    coef_ : ndarray of shape (n_components, n_outputs)
+        Square loss: ``f(x) = phi(x) @ coef_ + intercept_``.
+    dual_coef_ : ndarray of shape (n_basis, n_outputs)
+        Square loss, kernel path: ``f(x) = k(x, feature_map_.basis_) @ dual_coef_ + intercept_``.
+    intercept_ : ndarray of shape (n_outputs,)
+    penalty_ : sparse matrix, ndarray, LinearOperator or None
+        The combined structure penalty ``sum_k w_k M_k`` over the training points.
+    solver_info_ : dict
+        How the problem was solved (factorisation, convexity, ...).
+    transduction_ : ndarray of shape (n_samples,)
+        Predicted labels of the training points (labeled and unlabeled).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from structreg import StructuralClassifier
+    >>> from structreg.structure import LaplacianPenalty
+    >>> X, y = make_moons(100, noise=0.05, random_state=0)
+    >>> clf = StructuralClassifier(penalties=[(1e-4, LaplacianPenalty())], gamma=2.0)
+    >>> clf.fit(X, y).score(X, y) > 0.9
+    True
+    """
+
+    _semi_supervised = True
+
+    _parameter_constraints: dict = {
+        **_KERNEL_CONSTRAINTS,
+        "loss": [StrOptions({"square", "hinge"})],
+        "penalties": [list, tuple, None],
+        "gamma_A": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "multi_class": [StrOptions({"ovr", "ovo"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        loss="square",
+        penalties=None,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=1.0,
+        gamma_A=1e-2,
+        fit_intercept=False,
+        multi_class="ovr",
+        tol=1e-3,
+    ):
+        self.loss = loss
+        self.penalties = penalties
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.gamma_A = gamma_A
+        self.fit_intercept = fit_intercept
+        self.multi_class = multi_class
+        self.tol = tol
+
+    # -- hooks for presets ------------------------------------------------------------------
+    def _loss(self) -> str:
+        return self.loss
+
+    def _penalty_terms(self, n_samples: int, n_labeled: int) -> list:
+        """The (weight, Penalty) pairs of this model for ``n_samples`` training points."""
+        return list(self.penalties or [])
+
+    def _fit_intercept(self) -> bool:
+        return self.fit_intercept
+
+    def _multi_class(self) -> str:
+        return self.multi_class
+
+    # -- labels ------------------------------------------------------------------------------
+    def _labeled_mask(self, y: np.ndarray, unlabeled) -> np.ndarray:
+        if unlabeled is not None:
+            mask = column_or_1d(unlabeled)
+            if mask.dtype != bool or mask.shape != y.shape:
+                raise ValueError(
+                    f"unlabeled must be a boolean mask of shape {y.shape}, got dtype "
+                    f"{mask.dtype} and shape {mask.shape}"
+                )
+            return ~mask
+        if not self._semi_supervised:
+            return np.ones(y.shape, dtype=bool)
+        return ~is_unlabeled(y)
+
+    def _encode_labels(self, y, unlabeled):
+        labeled = self._labeled_mask(y, unlabeled)
+        y_lab = y[labeled]
+        if y_lab.dtype.kind == "f" and not np.all(np.isfinite(y_lab)):
+            raise ValueError("y contains NaN or infinite labels")
+        check_classification_targets(y_lab) if y_lab.size else None
+        if y_lab.dtype.kind == "O":
+            kinds = {type(v) for v in y_lab}
+            if len(kinds) > 1 and not all(issubclass(k, (Integral, Real)) for k in kinds):
+                raise ValueError(f"y mixes label types {sorted(k.__name__ for k in kinds)}")
+        classes, codes = np.unique(y_lab, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs labeled samples of at least 2 classes; got "
+                f"{labeled.sum()} labeled sample(s) and {len(classes)} class(es)"
+            )
+        y_codes = np.full(y.shape[0], -1, dtype=int)
+        y_codes[labeled] = codes.ravel()
+        return classes, y_codes, labeled
+
+    # -- fit / predict -----------------------------------------------------------------------
+    def fit(self, X, y, unlabeled=None):
+        """Fit on X with labels y (``-1`` / ``None`` or the ``unlabeled`` mask: unlabeled).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        unlabeled : array-like of bool, shape (n_samples,), optional
+            Marks unlabeled samples explicitly (use when -1 is a real class).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=float, y_numeric=False)
+        y = column_or_1d(y, warn=True)
+        classes, y_codes, labeled = self._encode_labels(y, unlabeled)
+        self.classes_ = classes
+        n, n_lab = X.shape[0], int(labeled.sum())
+
+        M, psd = build_penalties(self._penalty_terms(n, n_lab), X, y_codes, labeled)
+        self.penalty_ = M
+        if self.kernel == "linear" and X.shape[1] < X.shape[0]:
+            self.feature_map_ = LinearFeatures()
+        else:
+            self.feature_map_ = KernelFeatureMap(
+                kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
+            )
+        Z = self.feature_map_.fit_transform(X)
+        weights = labeled / n_lab
+        if self._loss() == "square":
+            self._fit_square(Z, y_codes, labeled, weights, M)
+        else:
+            if not self.gamma_A > 0:
+                raise ValueError("the hinge loss needs gamma_A > 0")
+            self._fit_hinge(Z, y_codes, labeled, M, psd)
+        self.transduction_ = self.classes_[self._decide(self._decision_from_features(Z))]
+        return self
+
+    def _fit_square(self, Z, y_codes, labeled, weights, M):
+        binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(np.arange(len(self.classes_)))
+        Y = np.zeros((Z.shape[0], 1 if len(self.classes_) == 2 else len(self.classes_)))
+        Y[labeled] = binarizer.transform(y_codes[labeled])
+        sol = solve_penalized_least_squares(
+            Z, Y, weights, M, ridge=self.gamma_A, fit_intercept=self._fit_intercept()
+        )
+        self.coef_, self.intercept_ = sol.coef, sol.intercept
+        if isinstance(self.feature_map_, KernelFeatureMap):
+            self.dual_coef_ = self.feature_map_.dual_coef(sol.coef)
+        self.solver_info_ = {
+            "loss": "square",
+            "factorization": sol.factorization,
+            "convex": sol.convex,
+            "singular": sol.singular,
+            "n_components": Z.shape[1],
+        }
+
+    def _fit_hinge(self, Z, y_codes, labeled, M, psd):
+        if M is not None and not psd:
+            raise ValueError(
+                "the hinge loss needs positive semi-definite penalties with positive weights; "
+                "use loss='square' for indefinite (e.g. between-class) penalties"
+            )
+        self.deformation_ = DeformedFeatures(Z, M, self.gamma_A)
+        Zt = self.deformation_.transform(Z[labeled])
+        self._Z_labeled = Zt
+        C = 1.0 / (2.0 * self.gamma_A * labeled.sum())
+        self.svm_ = PrecomputedSVM(C=C, multi_class=self._multi_class(), tol=self.tol).fit(
+            Zt @ Zt.T, y_codes[labeled], len(self.classes_)
+        )
+        self.solver_info_ = {"loss": "hinge", "C": C, "n_components": Z.shape[1]}
+
+    def _decision_from_features(self, Z: np.ndarray) -> np.ndarray:
+        if self._loss() == "square":
+            F = Z @ self.coef_ + self.intercept_
+            return F.ravel() if F.shape[1] == 1 else F
+        Zt = self.deformation_.transform(Z)
+        return self.svm_.decision_function(Zt @ self._Z_labeled.T)
+
+    def _decide(self, F: np.ndarray) -> np.ndarray:
+        return (F > 0).astype(int) if F.ndim == 1 else np.argmax(F, axis=1)
+
+    def decision_function(self, X):
+        """Output f(x): shape (n,) for two classes (positive means ``classes_[1]``), else
+        (n, n_classes)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=float, reset=False)
+        return self._decision_from_features(self.feature_map_.transform(X))
+
+    def predict(self, X):
+        """Predicted class labels."""
+        return self.classes_[self._decide(self.decision_function(X))]
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy on the labeled samples of (X, y); unlabeled markers (-1/None) are ignored."""
+        y = np.asarray(y)
+        keep = self._labeled_mask(y, None)
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight)[keep]
+        return super().score(np.asarray(X)[keep], y[keep], sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags

@@ -1,0 +1,20 @@
+"""Solver layer: square-loss linear systems and hinge-loss SVMs on deformed kernels."""
+
+from .hinge import DeformedFeatures, PrecomputedSVM
+from .square import (
+    LeastSquaresSolution,
+    NonConvexObjectiveWarning,
+    penalty_products,
+    solve_penalized_least_squares,
+    solve_symmetric,
+)
+
+__all__ = [
+    "DeformedFeatures",
+    "LeastSquaresSolution",
+    "NonConvexObjectiveWarning",
+    "PrecomputedSVM",
+    "penalty_products",
+    "solve_penalized_least_squares",
+    "solve_symmetric",
+]

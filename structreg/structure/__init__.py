@@ -1,0 +1,25 @@
+"""Structure layer: graphs and the penalty matrices built from them."""
+
+from .graphs import (
+    between_class_graph,
+    class_wise_graph,
+    knn_graph,
+    laplacian,
+    split_by_labels,
+    within_class_graph,
+)
+from .penalties import LaplacianPenalty, Penalty, PrecomputedPenalty, build_penalties, combine
+
+__all__ = [
+    "LaplacianPenalty",
+    "Penalty",
+    "PrecomputedPenalty",
+    "between_class_graph",
+    "build_penalties",
+    "class_wise_graph",
+    "combine",
+    "knn_graph",
+    "laplacian",
+    "split_by_labels",
+    "within_class_graph",
+]

@@ -1,0 +1,201 @@
+"""Structure penalties: objects that turn training data into a matrix ``M``.
+
+A penalty is ``f^T M f`` on the vector ``f`` of model outputs at the n training points
+(one column per output for one-of-c models: ``trace(F^T M F)``).  ``M`` is symmetric and
+may be a ``scipy.sparse`` matrix, a dense array or a ``scipy.sparse.linalg.LinearOperator``
+(e.g. a low-rank factor): the solvers only multiply by it.  It may be indefinite (DRLSC's
+between-class term is subtracted); only the square loss accepts indefinite penalties.
+
+Every penalty implements ``build(X, y, labeled) -> M`` where ``X`` is the training input
+(labeled and unlabeled rows), ``y`` the integer class codes (arbitrary where unlabeled)
+and ``labeled`` a boolean mask.  Weighted sums are formed with :func:`combine`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, aslinearoperator
+from sklearn.base import BaseEstimator
+
+from .graphs import (
+    check_graph,
+    class_wise_graph,
+    knn_graph,
+    laplacian,
+    split_by_labels,
+)
+
+GRAPHS = ("knn", "class-wise", "within-class", "between-class")
+
+
+class Penalty(BaseEstimator):
+    """Base class: ``build(X, y, labeled)`` returns the symmetric penalty matrix M.
+
+    Subclasses set ``psd`` to say whether M is always positive semi-definite.
+    """
+
+    psd: bool = False
+
+    def build(self, X: np.ndarray, y: np.ndarray, labeled: np.ndarray):  # pragma: no cover
+        raise NotImplementedError
+
+
+class LaplacianPenalty(Penalty):
+    """Graph-Laplacian smoothness ``f^T L f = 1/2 sum_ij W_ij (f_i - f_j)^2``.
+
+    Parameters
+    ----------
+    graph : {"knn", "class-wise", "within-class", "between-class"} or sparse matrix
+        ``"knn"``: one kNN graph over all training points, labeled and unlabeled
+        (semi-supervised manifold regularisation).  ``"class-wise"``: a kNN graph inside each
+        class of the labeled points (supervised MR).  ``"within-class"`` / ``"between-class"``:
+        the edges of the kNN graph joining labeled points of the same / different classes
+        (DRLSC's G_w and G_b).  A sparse (n_samples, n_samples) symmetric non-negative matrix
+        is used as the adjacency over the training points as given.
+    n_neighbors : int, default=6
+        Neighbours per point (not counting itself).
+    weights : {"connectivity", "heat", "dot"}, default="heat"
+        Edge weights, see :mod:`structreg.structure.graphs`.
+    t : float or None, default=None
+        Heat-kernel width; ``None`` uses the mean squared distance over the kNN edges.
+    normalized : bool, default=False
+        Use ``I - D^{-1/2} W D^{-1/2}`` instead of ``D - W``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structreg.structure import LaplacianPenalty
+    >>> X = np.random.default_rng(0).normal(size=(10, 2))
+    >>> M = LaplacianPenalty(n_neighbors=3).build(X, np.zeros(10, int), np.ones(10, bool))
+    >>> bool(np.allclose(M @ np.ones(10), 0))
+    True
+    """
+
+    def __init__(self, graph="knn", n_neighbors=6, weights="heat", t=None, normalized=False):
+        self.graph = graph
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.t = t
+        self.normalized = normalized
+
+    @property
+    def psd(self) -> bool:
+        """PSD unless dot-product weights (which may be negative) are used."""
+        return self.weights != "dot"
+
+    def adjacency(self, X: np.ndarray, y: np.ndarray, labeled: np.ndarray) -> sp.csr_matrix:
+        """The graph W over the training points."""
+        n = X.shape[0]
+        if sp.issparse(self.graph) or isinstance(self.graph, np.ndarray):
+            return check_graph(self.graph, n)
+        if self.graph not in GRAPHS:
+            raise ValueError(f"graph must be one of {GRAPHS} or a sparse matrix, got {self.graph!r}")
+        if not isinstance(self.n_neighbors, Integral) or self.n_neighbors < 1:
+            raise ValueError(f"n_neighbors must be a positive integer, got {self.n_neighbors!r}")
+        t = self._width(X) if self.weights == "heat" and self.t is None else (self.t or 1.0)
+        kw = dict(weights=self.weights, t=t)
+        if self.graph == "class-wise":
+            return class_wise_graph(X, y, labeled, self.n_neighbors, **kw)
+        W = knn_graph(X, self.n_neighbors, **kw)
+        if self.graph == "knn":
+            return W
+        within, between = split_by_labels(W, y, labeled)
+        return within if self.graph == "within-class" else between
+
+    def _width(self, X: np.ndarray) -> float:
+        D = knn_graph(X, min(self.n_neighbors, X.shape[0] - 1), weights="connectivity")
+        rows, cols = D.nonzero()
+        d2 = np.sum((X[rows] - X[cols]) ** 2, axis=1)
+        mean = float(d2.mean()) if d2.size else 1.0
+        return mean if mean > 0 else 1.0
+
+    def build(self, X, y, labeled):
+        return laplacian(self.adjacency(X, y, labeled), normalized=self.normalized)
+
+
+class PrecomputedPenalty(Penalty):
+    """A user-supplied symmetric matrix M over the training points (sparse or dense).
+
+    Parameters
+    ----------
+    matrix : array-like or sparse matrix of shape (n_samples, n_samples)
+    psd : bool, default=False
+        Declare M positive semi-definite (required to use it with the hinge loss; checked).
+    """
+
+    def __init__(self, matrix=None, psd=False):
+        self.matrix = matrix
+        self.psd = psd
+
+    def build(self, X, y, labeled):
+        n = X.shape[0]
+        M = self.matrix
+        if M is None:
+            raise ValueError("PrecomputedPenalty needs a matrix")
+        M = sp.csr_matrix(M, dtype=float) if sp.issparse(M) else np.asarray(M, dtype=float)
+        if M.shape != (n, n):
+            raise ValueError(
+                f"precomputed penalty has shape {M.shape}; it must be ({n}, {n}) over the "
+                "training points"
+            )
+        data = M.data if sp.issparse(M) else M
+        if not np.all(np.isfinite(data)):
+            raise ValueError("precomputed penalty contains NaN or infinite entries")
+        if abs(M - M.T).max() > 1e-10 * max(1.0, abs(M).max()):
+            raise ValueError("precomputed penalty must be symmetric")
+        return M
+
+
+def _check_weight(weight) -> float:
+    if not isinstance(weight, Real) or not np.isfinite(weight):
+        raise ValueError(f"penalty weight must be a finite real number, got {weight!r}")
+    return float(weight)
+
+
+def combine(terms: Sequence[tuple[float, object]], n: int):
+    """Weighted sum ``sum_k w_k M_k`` of penalty matrices of size ``n``.
+
+    Sparse and dense terms are added as matrices (sparse when all are sparse); a
+    :class:`~scipy.sparse.linalg.LinearOperator` term turns the sum into an operator.
+    Returns None when there is no term with a nonzero weight.
+    """
+    terms = [(_check_weight(w), M) for w, M in terms if w != 0]
+    if not terms:
+        return None
+    if any(isinstance(M, LinearOperator) for _, M in terms):
+        ops = [w * aslinearoperator(M) for w, M in terms]
+        total = ops[0]
+        for op in ops[1:]:
+            total = total + op
+        return total
+    if all(sp.issparse(M) for _, M in terms):
+        return sp.csr_matrix(sum(w * M for w, M in terms))
+    total = np.zeros((n, n))
+    for w, M in terms:
+        total += w * (M.toarray() if sp.issparse(M) else M)
+    return total
+
+
+def build_penalties(penalties, X, y, labeled) -> tuple[object, bool]:
+    """Build and combine a list of ``(weight, Penalty)`` pairs on the training data.
+
+    Returns ``(M, psd)`` where ``psd`` is True when every term with a nonzero weight is a
+    PSD penalty with a non-negative weight (so the sum is PSD).
+    """
+    terms, psd = [], True
+    for item in penalties or ():
+        if not (isinstance(item, tuple) and len(item) == 2 and hasattr(item[1], "build")):
+            raise ValueError(
+                f"each penalty must be a (weight, penalty) pair with a .build method; got {item!r}"
+            )
+        weight, penalty = item
+        weight = _check_weight(weight)
+        if weight == 0:
+            continue
+        terms.append((weight, penalty.build(X, y, labeled)))
+        psd = psd and bool(getattr(penalty, "psd", False)) and weight > 0
+    return combine(terms, X.shape[0]), psd
