@@ -295,7 +295,8 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Predicted class labels."""
-        return self.classes_[self._decide(self.decision_function(X))]
+        decision = self.decision_function(X)
+        return self.classes_[self._decide(decision)]
 
     def score(self, X, y, sample_weight=None):
         """Accuracy on the labeled samples of (X, y); unlabeled markers (-1/None) are ignored."""

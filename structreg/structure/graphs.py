@@ -74,18 +74,20 @@ def knn_graph(
     # Ask for k+1 and drop self; with duplicate points 'self' may not come first, so
     # remove the diagonal explicitly and keep the k nearest others.
     nn = NearestNeighbors(n_neighbors=n_neighbors + 1).fit(X)
-    dist, ind = nn.kneighbors(X)
+    ind = nn.kneighbors(X, return_distance=False)
     rows = np.repeat(np.arange(n), n_neighbors + 1)
-    cols, d = ind.ravel(), dist.ravel()
+    cols = ind.ravel()
     not_self = rows != cols
     # keep exactly k non-self neighbours per row
     order = np.cumsum(not_self.reshape(n, -1), axis=1).ravel()
     keep = not_self & (order <= n_neighbors)
-    rows, cols, d = rows[keep], cols[keep], d[keep]
-    W = sp.csr_matrix((_edge_weights(X, rows, cols, d, weights, t), (rows, cols)), shape=(n, n))
-    if symmetrize:
-        W = symmetrize_max(W)
-    return W
+    rows, cols = rows[keep], cols[keep]
+    if symmetrize:  # union of both directions; every weight is a symmetric function of (i, j)
+        pairs = np.unique(np.concatenate([rows * n + cols, cols * n + rows]))
+        rows, cols = pairs // n, pairs % n
+    dist = np.sqrt(np.sum((X[rows] - X[cols]) ** 2, axis=1))
+    data = _edge_weights(X, rows, cols, dist, weights, t)
+    return sp.csr_matrix((data, (rows, cols)), shape=(n, n))
 
 
 def _edge_weights(X, rows, cols, dist, weights, t):
@@ -94,15 +96,6 @@ def _edge_weights(X, rows, cols, dist, weights, t):
     if weights == "heat":
         return np.exp(-(dist**2) / t)
     return np.einsum("ij,ij->i", X[rows], X[cols])
-
-
-def symmetrize_max(W: sp.spmatrix) -> sp.csr_matrix:
-    """``i ~ j`` if either direction is an edge; the weight is the larger of the two."""
-    W = sp.csr_matrix(W)
-    S = W.maximum(W.T).tocsr()
-    S.setdiag(0)
-    S.eliminate_zeros()
-    return S
 
 
 def check_graph(W, n_samples: int) -> sp.csr_matrix:

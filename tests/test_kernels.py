@@ -1,0 +1,53 @@
+import numpy as np
+import pytest
+
+from structreg.kernels import EmpiricalKernelMap, KernelFeatureMap, kernel_matrix
+
+
+@pytest.mark.parametrize("method", ["cholesky", "eigh"])
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])
+def test_feature_map_reproduces_gram(rng, method, kernel):
+    X = rng.normal(size=(30, 4))
+    X[3] = X[2]  # singular Gram matrix
+    fmap = KernelFeatureMap(kernel=kernel, gamma=0.3, method=method)
+    V = fmap.fit_transform(X)
+    K = kernel_matrix(X, kernel=kernel, gamma=0.3, degree=3, coef0=1.0)
+    np.testing.assert_allclose(V @ V.T, K, atol=1e-8 * np.abs(K).max())
+    assert V.shape[1] < 30  # the duplicate is dropped
+    np.testing.assert_allclose(fmap.transform(X), V, atol=1e-7 * np.abs(V).max())
+    Xt = rng.normal(size=(5, 4))
+    # phi(x)^T phi(x_i) = k(x, x_i) for every training point x_i
+    np.testing.assert_allclose(
+        fmap.transform(Xt) @ V.T, kernel_matrix(Xt, X, kernel=kernel, gamma=0.3), atol=1e-6
+    )
+
+
+def test_linear_kernel_rank(rng):
+    X = rng.normal(size=(20, 3))
+    assert KernelFeatureMap(kernel="linear").fit(X).n_components_ == 3
+
+
+def test_empirical_kernel_map_is_kpca_coordinates(rng):
+    X = rng.normal(size=(25, 3))
+    Z = EmpiricalKernelMap(kernel="rbf", gamma=0.5).fit_transform(X)
+    # columns are orthogonal with squared norms equal to the eigenvalues, decreasing
+    G = Z.T @ Z
+    np.testing.assert_allclose(G, np.diag(np.diag(G)), atol=1e-8)
+    assert np.all(np.diff(np.diag(G)) <= 1e-12)
+    assert "method" not in EmpiricalKernelMap().get_params()
+
+
+def test_callable_kernel(rng):
+    X = rng.normal(size=(10, 2))
+    fmap = KernelFeatureMap(kernel=lambda A, B: (A @ B.T + 1) ** 2).fit(X)
+    V = fmap.transform(X)
+    np.testing.assert_allclose(V @ V.T, (X @ X.T + 1) ** 2, atol=1e-8)
+    bad = KernelFeatureMap(kernel=lambda A, B: np.ones((2, 2)))
+    with pytest.raises(ValueError, match="kernel callable returned shape"):
+        bad.fit(X)
+
+
+def test_gamma_scale_and_none(rng):
+    X = rng.normal(size=(10, 4)) * 3
+    assert KernelFeatureMap(gamma="scale").fit(X).gamma_ == pytest.approx(1 / (4 * X.var()))
+    assert KernelFeatureMap(gamma=None).fit(X).gamma_ == pytest.approx(0.25)

@@ -1,0 +1,136 @@
+"""kNN graphs, Laplacians and penalties."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics import pairwise_distances
+
+from structreg.structure import (
+    LaplacianPenalty,
+    PrecomputedPenalty,
+    between_class_graph,
+    build_penalties,
+    class_wise_graph,
+    knn_graph,
+    laplacian,
+    within_class_graph,
+)
+
+
+def _brute_knn(X, k):
+    D = pairwise_distances(X)
+    np.fill_diagonal(D, np.inf)
+    A = np.zeros_like(D, dtype=bool)
+    for i, row in enumerate(np.argsort(D, axis=1)[:, :k]):
+        A[i, row] = True
+    return A | A.T, D
+
+
+@pytest.mark.parametrize("weights", ["connectivity", "heat", "dot"])
+def test_knn_graph_matches_brute_force(rng, weights):
+    X = rng.normal(size=(40, 3))
+    W = knn_graph(X, 5, weights=weights, t=0.7)
+    assert sp.issparse(W)
+    A, D = _brute_knn(X, 5)
+    np.testing.assert_array_equal(W.toarray() != 0, A)
+    expected = {"connectivity": np.ones_like(D), "heat": np.exp(-(D**2) / 0.7), "dot": X @ X.T}
+    np.testing.assert_allclose(W.toarray()[A], expected[weights][A])
+    assert abs(W - W.T).max() == 0 and W.diagonal().sum() == 0
+
+
+def test_knn_graph_with_duplicate_points_excludes_self(rng):
+    X = np.repeat(rng.normal(size=(10, 2)), 2, axis=0)
+    W = knn_graph(X, 3)
+    assert W.diagonal().sum() == 0
+    assert np.all(np.asarray((W > 0).sum(axis=1)).ravel() >= 3)
+
+
+def test_knn_graph_too_many_neighbours():
+    with pytest.raises(ValueError, match="n_neighbors=5 must be smaller than the number of points"):
+        knn_graph(np.zeros((5, 2)) + np.arange(5)[:, None], 5)
+
+
+def test_laplacian_properties(rng):
+    X = rng.normal(size=(30, 2))
+    W = knn_graph(X, 4, weights="heat")
+    L = laplacian(W).toarray()
+    np.testing.assert_allclose(L.sum(axis=1), 0, atol=1e-12)
+    f = rng.normal(size=30)
+    Wd = W.toarray()
+    np.testing.assert_allclose(f @ L @ f, 0.5 * (Wd * (f[:, None] - f[None]) ** 2).sum())
+    assert np.linalg.eigvalsh(L).min() > -1e-10
+    Ln = laplacian(W, normalized=True).toarray()
+    d = Wd.sum(1)
+    np.testing.assert_allclose(Ln, np.eye(30) - Wd / np.sqrt(np.outer(d, d)))
+
+
+def test_normalized_laplacian_isolated_vertex():
+    W = sp.csr_matrix(np.array([[0, 1, 0], [1, 0, 0], [0, 0, 0]], float))
+    Ln = laplacian(W, normalized=True).toarray()
+    np.testing.assert_allclose(Ln[2], 0)
+    assert np.all(np.isfinite(Ln))
+
+
+def test_within_and_between_class_split(rng):
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    Ww, Wb = within_class_graph(X, y, n_neighbors=5), between_class_graph(X, y, n_neighbors=5)
+    full = knn_graph(X, 5)
+    np.testing.assert_allclose((Ww + Wb).toarray(), full.toarray())
+    r, c = Ww.nonzero()
+    assert np.all(y[r] == y[c])
+    r, c = Wb.nonzero()
+    assert np.all(y[r] != y[c])
+
+
+def test_class_wise_graph(rng):
+    X = rng.normal(size=(30, 2))
+    y = np.arange(30) % 3
+    labeled = np.ones(30, bool)
+    labeled[:3] = False
+    W = class_wise_graph(X, y, labeled, 3)
+    r, c = W.nonzero()
+    assert np.all(y[r] == y[c]) and np.all(labeled[r]) and np.all(labeled[c])
+    # each class's block equals the kNN graph of that class on its own
+    idx = np.flatnonzero(labeled & (y == 1))
+    np.testing.assert_allclose(W[idx][:, idx].toarray(), knn_graph(X[idx], 3).toarray())
+    with pytest.raises(ValueError, match="class 0 has 9 labeled points"):
+        class_wise_graph(X, y, labeled, 9)
+
+
+def test_precomputed_graph_validation(rng):
+    X = rng.normal(size=(10, 2))
+    y, lab = np.zeros(10, int), np.ones(10, bool)
+    with pytest.raises(ValueError, match="shape"):
+        LaplacianPenalty(graph=sp.eye(9, format="csr")).build(X, y, lab)
+    asym = sp.csr_matrix(np.triu(np.ones((10, 10)), 1))
+    with pytest.raises(ValueError, match="symmetric"):
+        LaplacianPenalty(graph=asym).build(X, y, lab)
+    neg = -sp.csr_matrix(np.ones((10, 10)))
+    with pytest.raises(ValueError, match="negative"):
+        LaplacianPenalty(graph=neg).build(X, y, lab)
+
+
+def test_penalty_sum_and_psd_flag(rng):
+    X = rng.normal(size=(20, 2))
+    y, lab = np.arange(20) % 2, np.ones(20, bool)
+    p = LaplacianPenalty(n_neighbors=3)
+    M, psd = build_penalties([(2.0, p), (0.0, PrecomputedPenalty(np.eye(20)))], X, y, lab)
+    np.testing.assert_allclose(M.toarray(), 2 * p.build(X, y, lab).toarray())
+    assert psd
+    _, psd = build_penalties([(1.0, p), (-0.5, LaplacianPenalty(graph="between-class"))], X, y, lab)
+    assert not psd
+    assert build_penalties([], X, y, lab) == (None, True)
+    with pytest.raises(ValueError, match="pair"):
+        build_penalties([p], X, y, lab)
+    with pytest.raises(ValueError, match="finite"):
+        build_penalties([(np.nan, p)], X, y, lab)
+
+
+def test_heat_width_default_is_mean_squared_edge_length(rng):
+    X = rng.normal(size=(25, 2))
+    p = LaplacianPenalty(n_neighbors=4, weights="heat")
+    W = p.adjacency(X, np.zeros(25, int), np.ones(25, bool))
+    r, c = W.nonzero()
+    d2 = ((X[r] - X[c]) ** 2).sum(1)
+    np.testing.assert_allclose(W.data, np.exp(-d2 / d2.mean()))
