@@ -1,0 +1,42 @@
+"""Benchmark data sets and toy problems.
+
+Real data sets are read from gzip-compressed CSV files described by the packaged manifest
+(see :mod:`structreg.datasets._base` for where the files are looked for, checksums and downloads):
+
+- :func:`load_dataset` loads one data set as a :class:`~sklearn.utils.Bunch` or ``(X, y)``;
+- :func:`list_datasets` and :func:`dataset_info` describe what is available;
+- :func:`get_data_home` tells which folder is used.
+
+Toy problems from the papers:
+
+- :func:`make_drlsc_moons`: the DRLSC paper's three two-moons sets;
+- :func:`make_xor_gaussians`: the SRSVM paper's XOR mixture of four Gaussians.
+"""
+
+from ._base import (
+    DATA_ENV_VAR,
+    URL_ENV_VAR,
+    dataset_info,
+    get_data_home,
+    list_datasets,
+    load_dataset,
+)
+from ._toys import (
+    DRLSC_MOONS_LEVELS,
+    XOR_GAUSSIANS_TABLE_I,
+    make_drlsc_moons,
+    make_xor_gaussians,
+)
+
+__all__ = [
+    "DATA_ENV_VAR",
+    "DRLSC_MOONS_LEVELS",
+    "URL_ENV_VAR",
+    "XOR_GAUSSIANS_TABLE_I",
+    "dataset_info",
+    "get_data_home",
+    "list_datasets",
+    "load_dataset",
+    "make_drlsc_moons",
+    "make_xor_gaussians",
+]
