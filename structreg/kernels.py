@@ -144,8 +144,9 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
         "rtol": [Interval(Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, method="cholesky",
-                 rtol=None):
+    def __init__(
+        self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, method="cholesky", rtol=None
+    ):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree

@@ -44,7 +44,9 @@ def test_fewer_labeled_points_than_classes(Est, moons):
 @pytest.mark.parametrize("Est", [LapRLSC, LapSVM])
 def test_graph_with_more_neighbours_than_points(Est, moons):
     X, y = moons
-    with pytest.raises(ValueError, match="n_neighbors=40 must be smaller than the number of points"):
+    with pytest.raises(
+        ValueError, match="n_neighbors=40 must be smaller than the number of points"
+    ):
         Est(n_neighbors=40).fit(X, y)
 
 

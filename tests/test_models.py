@@ -14,8 +14,9 @@ from structreg.structure import LaplacianPenalty, knn_graph, laplacian
 
 def _semi(y, per_class, rng, marker=-1):
     y_semi = np.array(y, dtype=object if marker is None else None)
-    keep = np.concatenate([rng.choice(np.flatnonzero(y == c), per_class, replace=False)
-                           for c in np.unique(y)])
+    keep = np.concatenate(
+        [rng.choice(np.flatnonzero(y == c), per_class, replace=False) for c in np.unique(y)]
+    )
     mask = np.ones(len(y), bool)
     mask[keep] = False
     y_semi[mask] = marker
@@ -33,7 +34,8 @@ def test_laprlsc_without_graph_term_equals_rlsc(rng, n_classes):
     # and on fully labeled data as well
     lap_full = LapRLSC(gamma=0.2, gamma_A=0.03, gamma_I=0.0).fit(X, y)
     np.testing.assert_allclose(
-        lap_full.decision_function(Xt), RLSC(gamma=0.2, gamma_A=0.03).fit(X, y).decision_function(Xt),
+        lap_full.decision_function(Xt),
+        RLSC(gamma=0.2, gamma_A=0.03).fit(X, y).decision_function(Xt),
         atol=1e-8,
     )
 
@@ -54,7 +56,9 @@ def test_lapsvm_without_graph_term_equals_svc(rng, kernel):
     X, y = make_moons(80, noise=0.2, random_state=0)
     gamma_A = 0.01
     lap = LapSVM(kernel=kernel, gamma=1.0, gamma_A=gamma_A, gamma_I=0.0, tol=1e-10).fit(X, y)
-    svc = SVC(kernel=kernel, gamma=1.0, coef0=1.0, C=1 / (2 * gamma_A * len(X)), tol=1e-10).fit(X, y)
+    svc = SVC(kernel=kernel, gamma=1.0, coef0=1.0, C=1 / (2 * gamma_A * len(X)), tol=1e-10).fit(
+        X, y
+    )
     Xt = rng.normal(size=(20, 2))
     np.testing.assert_allclose(lap.decision_function(Xt), svc.decision_function(Xt), atol=1e-5)
 
@@ -107,7 +111,10 @@ def test_semi_supervised_two_moons_beats_supervised(rng):
     X, y = make_moons(200, noise=0.05, random_state=0)
     y_semi, keep = _semi(y, 2, rng)
     unl = y_semi == -1
-    for est in (LapRLSC(gamma=5.0, gamma_A=1e-4, gamma_I=1e2), LapSVM(gamma=5.0, gamma_A=1e-4, gamma_I=1e2)):
+    for est in (
+        LapRLSC(gamma=5.0, gamma_A=1e-4, gamma_I=1e2),
+        LapSVM(gamma=5.0, gamma_A=1e-4, gamma_I=1e2),
+    ):
         est.fit(X, y_semi)
         assert (est.transduction_[unl] == y[unl]).mean() >= 0.95
         assert est.score(X, y) >= 0.95
@@ -120,7 +127,10 @@ def test_string_labels_with_none_as_unlabeled(rng):
     X, y = make_moons(120, noise=0.05, random_state=1)
     names = np.array(["left", "right"], dtype=object)[y]
     y_semi, keep = _semi(names, 3, rng, marker=None)
-    for est in (LapRLSC(gamma=5.0, gamma_A=1e-4, gamma_I=1e2), LapSVM(gamma=5.0, gamma_A=1e-4, gamma_I=1e2)):
+    for est in (
+        LapRLSC(gamma=5.0, gamma_A=1e-4, gamma_I=1e2),
+        LapSVM(gamma=5.0, gamma_A=1e-4, gamma_I=1e2),
+    ):
         est.fit(X, y_semi)
         assert list(est.classes_) == ["left", "right"]
         assert set(est.predict(X)) <= {"left", "right"}

@@ -7,7 +7,11 @@ from scipy.optimize import minimize
 
 from structreg import StructuralClassifier
 from structreg.kernels import kernel_matrix
-from structreg.solvers import NonConvexObjectiveWarning, solve_penalized_least_squares, solve_symmetric
+from structreg.solvers import (
+    NonConvexObjectiveWarning,
+    solve_penalized_least_squares,
+    solve_symmetric,
+)
 from structreg.structure import PrecomputedPenalty, knn_graph, laplacian
 
 
@@ -74,7 +78,9 @@ def test_square_loss_equals_direct_minimisation(rng, n_classes, fit_intercept, d
     fun = _objective(K, Y, lab, M, gamma_A, fit_intercept)
     c = Y.shape[1]
     x0 = np.zeros(len(X) * c + (c if fit_intercept else 0))
-    res = minimize(fun, x0, jac=True, method="L-BFGS-B", options=dict(ftol=1e-15, gtol=1e-12, maxiter=20000))
+    res = minimize(
+        fun, x0, jac=True, method="L-BFGS-B", options=dict(ftol=1e-15, gtol=1e-12, maxiter=20000)
+    )
     A_opt = res.x[: len(X) * c].reshape(len(X), c)
     b_opt = res.x[len(X) * c :] if fit_intercept else 0.0
     F_opt = K @ A_opt + b_opt

@@ -38,8 +38,10 @@ def is_unlabeled(y: np.ndarray) -> np.ndarray:
         return y == UNLABELED
     if y.dtype.kind == "O":
         return np.array(
-            [v is None or (isinstance(v, Real) and not isinstance(v, bool) and v == UNLABELED)
-             for v in y],
+            [
+                v is None or (isinstance(v, Real) and not isinstance(v, bool) and v == UNLABELED)
+                for v in y
+            ],
             dtype=bool,
         )
     return np.zeros(y.shape, dtype=bool)

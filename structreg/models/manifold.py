@@ -88,8 +88,10 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
     >>> from sklearn.datasets import make_moons
     >>> from structreg import LapRLSC
     >>> X, y = make_moons(200, noise=0.05, random_state=0)
-    >>> y_semi = np.full_like(y, -1); y_semi[[0, 1, 2, 3]] = y[[0, 1, 2, 3]]
-    >>> clf = LapRLSC(gamma=5.0, gamma_I=10.0).fit(X, y_semi)
+    >>> labeled = np.r_[np.flatnonzero(y == 0)[:2], np.flatnonzero(y == 1)[:2]]
+    >>> y_semi = np.full_like(y, -1)
+    >>> y_semi[labeled] = y[labeled]
+    >>> clf = LapRLSC(gamma=5.0, gamma_A=1e-4, gamma_I=1e2).fit(X, y_semi)
     >>> bool(clf.score(X, y) > 0.95)
     True
     """
@@ -165,8 +167,10 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
     >>> from sklearn.datasets import make_moons
     >>> from structreg import LapSVM
     >>> X, y = make_moons(200, noise=0.05, random_state=0)
-    >>> y_semi = np.full_like(y, -1); y_semi[[0, 1, 2, 3]] = y[[0, 1, 2, 3]]
-    >>> clf = LapSVM(gamma=5.0, gamma_I=10.0).fit(X, y_semi)
+    >>> labeled = np.r_[np.flatnonzero(y == 0)[:2], np.flatnonzero(y == 1)[:2]]
+    >>> y_semi = np.full_like(y, -1)
+    >>> y_semi[labeled] = y[labeled]
+    >>> clf = LapSVM(gamma=5.0, gamma_A=1e-4, gamma_I=1e2).fit(X, y_semi)
     >>> bool(clf.score(X, y) > 0.95)
     True
     """

@@ -69,8 +69,7 @@ class PrecomputedSVM:
     (n,) for two classes, else (n, n_classes) (for "ovo", libsvm's vote-based ovr shape).
     """
 
-    def __init__(self, C: float, multi_class: str = "ovr", tol: float = 1e-3,
-                 max_iter: int = -1):
+    def __init__(self, C: float, multi_class: str = "ovr", tol: float = 1e-3, max_iter: int = -1):
         self.C, self.multi_class, self.tol, self.max_iter = C, multi_class, tol, max_iter
 
     def _svc(self, **kw) -> SVC:

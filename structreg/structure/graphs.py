@@ -29,10 +29,10 @@ from sklearn.neighbors import NearestNeighbors
 Weights = Literal["connectivity", "heat", "dot"]
 
 
-def _check_weights(weights: str, t: float) -> None:
+def _check_weights(weights: str, t: float | None) -> None:
     if weights not in ("connectivity", "heat", "dot"):
         raise ValueError(f"weights must be 'connectivity', 'heat' or 'dot', got {weights!r}")
-    if weights == "heat" and not (np.isfinite(t) and t > 0):
+    if weights == "heat" and t is not None and not (np.isfinite(t) and t > 0):
         raise ValueError(f"heat-kernel width t must be a positive finite number, got {t!r}")
 
 
@@ -41,7 +41,7 @@ def knn_graph(
     n_neighbors: int = 6,
     *,
     weights: Weights = "connectivity",
-    t: float = 1.0,
+    t: float | None = None,
     symmetrize: bool = True,
 ) -> sp.csr_matrix:
     """Symmetric kNN adjacency matrix of the rows of ``X``.
@@ -52,8 +52,9 @@ def knn_graph(
     n_neighbors : int
         Neighbours per point, not counting the point itself; must be < n_samples.
     weights : {"connectivity", "heat", "dot"}
-    t : float
-        Heat-kernel width, used when ``weights="heat"``.
+    t : float or None
+        Heat-kernel width, used when ``weights="heat"``; None (default) takes the mean
+        squared length of the graph's edges.
     symmetrize : bool
         If True (default) ``i ~ j`` iff ``j in kNN(i)`` or ``i in kNN(j)``.
 
@@ -94,7 +95,9 @@ def _edge_weights(X, rows, cols, dist, weights, t):
     if weights == "connectivity":
         return np.ones(rows.shape[0])
     if weights == "heat":
-        return np.exp(-(dist**2) / t)
+        if t is None:
+            t = float(np.mean(dist**2)) if dist.size else 1.0
+        return np.exp(-(dist**2) / (t if t > 0 else 1.0))
     return np.einsum("ij,ij->i", X[rows], X[cols])
 
 
@@ -187,5 +190,5 @@ def class_wise_graph(
             )
         Wc = sp.coo_matrix(knn_graph(X[idx], n_neighbors, **kw))
         blocks.append((Wc.data, idx[Wc.row], idx[Wc.col]))
-    data, r, c = (np.concatenate(p) for p in zip(*blocks)) if blocks else ([], [], [])
+    data, r, c = (np.concatenate(p) for p in zip(*blocks, strict=True)) if blocks else ([], [], [])
     return sp.csr_matrix((data, (r, c)), shape=(n, n))

@@ -61,7 +61,7 @@ class LaplacianPenalty(Penalty):
     weights : {"connectivity", "heat", "dot"}, default="heat"
         Edge weights, see :mod:`structreg.structure.graphs`.
     t : float or None, default=None
-        Heat-kernel width; ``None`` uses the mean squared distance over the kNN edges.
+        Heat-kernel width; ``None`` uses the mean squared length of the graph's edges.
     normalized : bool, default=False
         Use ``I - D^{-1/2} W D^{-1/2}`` instead of ``D - W``.
 
@@ -93,12 +93,15 @@ class LaplacianPenalty(Penalty):
         if sp.issparse(self.graph) or isinstance(self.graph, np.ndarray):
             return check_graph(self.graph, n)
         if self.graph not in GRAPHS:
-            raise ValueError(f"graph must be one of {GRAPHS} or a sparse matrix, got {self.graph!r}")
+            raise ValueError(
+                f"graph must be one of {GRAPHS} or a sparse matrix, got {self.graph!r}"
+            )
         if not isinstance(self.n_neighbors, Integral) or self.n_neighbors < 1:
             raise ValueError(f"n_neighbors must be a positive integer, got {self.n_neighbors!r}")
-        t = self._width(X) if self.weights == "heat" and self.t is None else (self.t or 1.0)
-        kw = dict(weights=self.weights, t=t)
+        kw = dict(weights=self.weights, t=self.t)
         if self.graph == "class-wise":
+            if self.weights == "heat" and self.t is None:  # one width for all classes
+                kw["t"] = self._width(X, y, labeled)
             return class_wise_graph(X, y, labeled, self.n_neighbors, **kw)
         W = knn_graph(X, self.n_neighbors, **kw)
         if self.graph == "knn":
@@ -106,8 +109,8 @@ class LaplacianPenalty(Penalty):
         within, between = split_by_labels(W, y, labeled)
         return within if self.graph == "within-class" else between
 
-    def _width(self, X: np.ndarray) -> float:
-        D = knn_graph(X, min(self.n_neighbors, X.shape[0] - 1), weights="connectivity")
+    def _width(self, X: np.ndarray, y: np.ndarray, labeled: np.ndarray) -> float:
+        D = class_wise_graph(X, y, labeled, self.n_neighbors, weights="connectivity")
         rows, cols = D.nonzero()
         d2 = np.sum((X[rows] - X[cols]) ** 2, axis=1)
         mean = float(d2.mean()) if d2.size else 1.0
