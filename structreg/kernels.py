@@ -14,23 +14,16 @@ Kernel names and parameters follow scikit-learn (``gamma`` as in
 from __future__ import annotations
 
 from collections.abc import Callable
-from numbers import Integral, Real
 
 import numpy as np
 from scipy.linalg import eigh, lapack, solve_triangular
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import pairwise_kernels
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-KERNELS = ("linear", "rbf", "poly")
+from ._params import constraints_for
 
-_KERNEL_CONSTRAINTS = {
-    "kernel": [StrOptions(set(KERNELS)), callable],
-    "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"}), None],
-    "degree": [Interval(Integral, 1, None, closed="left")],
-    "coef0": [Real],
-}
+KERNELS = ("linear", "rbf", "poly")
 
 
 def resolve_gamma(X: np.ndarray, kernel: str | Callable, gamma: float | str | None) -> float | None:
@@ -138,12 +131,6 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
     True
     """
 
-    _parameter_constraints: dict = {
-        **_KERNEL_CONSTRAINTS,
-        "method": [StrOptions({"cholesky", "eigh"})],
-        "rtol": [Interval(Real, 0, None, closed="neither"), None],
-    }
-
     def __init__(
         self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, method="cholesky", rtol=None
     ):
@@ -213,6 +200,9 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
         return tags
 
 
+KernelFeatureMap._parameter_constraints = constraints_for(KernelFeatureMap)
+
+
 class EmpiricalKernelMap(KernelFeatureMap):
     """The empirical kernel map ``phi(x) = Lambda_r^{-1/2} U_r^T k(X_train, x)``.
 
@@ -230,9 +220,6 @@ class EmpiricalKernelMap(KernelFeatureMap):
     (20, 3)
     """
 
-    _parameter_constraints: dict = {**KernelFeatureMap._parameter_constraints}
-    _parameter_constraints.pop("method")
-
     def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, rtol=None):
         self.kernel = kernel
         self.gamma = gamma
@@ -242,3 +229,6 @@ class EmpiricalKernelMap(KernelFeatureMap):
 
     def _factorization(self) -> str:
         return "eigh"
+
+
+EmpiricalKernelMap._parameter_constraints = constraints_for(EmpiricalKernelMap)

@@ -160,3 +160,40 @@ def test_sparse_and_dense_penalties_agree(rng):
         for m in (M, sp.csr_matrix(M))
     ]
     np.testing.assert_allclose(fits[0].decision_function(X), fits[1].decision_function(X))
+
+
+@pytest.mark.parametrize("loss", ["square", "hinge"])
+def test_low_rank_operator_penalty_equals_dense(rng, loss):
+    """A penalty given as a low-rank LinearOperator U U^T acts like the dense matrix."""
+    from scipy.sparse.linalg import LinearOperator
+
+    from structreg.structure import Penalty
+
+    X, y, y_semi, _ = _problem(rng, n=20)
+    U = rng.normal(size=(20, 3)) * 0.1
+
+    class LowRank(Penalty):
+        psd = True
+
+        def __init__(self, dense=False):
+            self.dense = dense
+
+        def build(self, X, y, labeled):
+            if self.dense:
+                return U @ U.T
+            return LinearOperator(
+                (20, 20),
+                matvec=lambda v: U @ (U.T @ v),
+                matmat=lambda V: U @ (U.T @ V),
+                dtype=float,
+            )
+
+    fits = [
+        StructuralClassifier(loss=loss, penalties=[(1.0, LowRank(d)), (0.5, LowRank(d))]).fit(
+            X, y_semi
+        )
+        for d in (False, True)
+    ]
+    np.testing.assert_allclose(
+        fits[0].decision_function(X), fits[1].decision_function(X), atol=1e-6
+    )

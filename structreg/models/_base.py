@@ -16,11 +16,11 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelBinarizer
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ..kernels import _KERNEL_CONSTRAINTS, KernelFeatureMap
+from .._params import constraints_for
+from ..kernels import KernelFeatureMap
 from ..solvers import DeformedFeatures, PrecomputedSVM, solve_penalized_least_squares
 from ..structure import build_penalties
 
@@ -122,15 +122,9 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
 
     _semi_supervised = True
 
-    _parameter_constraints: dict = {
-        **_KERNEL_CONSTRAINTS,
-        "loss": [StrOptions({"square", "hinge"})],
-        "penalties": [list, tuple, None],
-        "gamma_A": [Interval(Real, 0, None, closed="left")],
-        "fit_intercept": ["boolean"],
-        "multi_class": [StrOptions({"ovr", "ovo"})],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-    }
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._parameter_constraints = constraints_for(cls)
 
     def __init__(
         self,
@@ -312,3 +306,6 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
         return tags
+
+
+StructuralClassifier._parameter_constraints = constraints_for(StructuralClassifier)

@@ -2,21 +2,8 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
-from sklearn.utils._param_validation import Interval, StrOptions
-
 from ..structure import LaplacianPenalty
 from ._base import StructuralClassifier
-
-_GRAPH_CONSTRAINTS = {
-    "gamma_I": [Interval(Real, 0, None, closed="left")],
-    "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-    "graph": [StrOptions({"knn", "class-wise"}), "sparse matrix", "array-like"],
-    "weights": [StrOptions({"connectivity", "heat", "dot"})],
-    "t": [Interval(Real, 0, None, closed="neither"), None],
-    "normalized": ["boolean"],
-}
 
 
 class _ManifoldMixin:
@@ -97,15 +84,6 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
     """
     )
 
-    _parameter_constraints = {
-        **{
-            k: v
-            for k, v in StructuralClassifier._parameter_constraints.items()
-            if k in ("kernel", "gamma", "degree", "coef0", "gamma_A", "fit_intercept")
-        },
-        **_GRAPH_CONSTRAINTS,
-    }
-
     def __init__(
         self,
         kernel="rbf",
@@ -175,15 +153,6 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
     True
     """
     )
-
-    _parameter_constraints = {
-        **{
-            k: v
-            for k, v in StructuralClassifier._parameter_constraints.items()
-            if k in ("kernel", "gamma", "degree", "coef0", "gamma_A", "multi_class", "tol")
-        },
-        **_GRAPH_CONSTRAINTS,
-    }
 
     def __init__(
         self,

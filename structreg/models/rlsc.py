@@ -39,11 +39,6 @@ class RLSC(StructuralClassifier):
     """
 
     _semi_supervised = False
-    _parameter_constraints = {
-        k: v
-        for k, v in StructuralClassifier._parameter_constraints.items()
-        if k in ("kernel", "gamma", "degree", "coef0", "gamma_A", "fit_intercept")
-    }
 
     def __init__(
         self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, gamma_A=1e-2, fit_intercept=False

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, aslinearoperator
 from sklearn.base import BaseEstimator
 
+from .._params import GRAPH_CHOICES
 from .graphs import (
     check_graph,
     class_wise_graph,
@@ -29,7 +30,7 @@ from .graphs import (
     split_by_labels,
 )
 
-GRAPHS = ("knn", "class-wise", "within-class", "between-class")
+GRAPHS = GRAPH_CHOICES
 
 
 class Penalty(BaseEstimator):

@@ -1,0 +1,45 @@
+"""The parameter glossary in code: one validation rule per parameter name, library-wide.
+
+Every estimator validates its ``__init__`` parameters against this table (see
+:func:`constraints_for`), so a name means the same thing wherever it appears.  The README's
+glossary documents the same names.
+"""
+
+from __future__ import annotations
+
+import inspect
+from numbers import Integral, Real
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
+GRAPH_CHOICES = ("knn", "class-wise", "within-class", "between-class")
+
+PARAMETER_CONSTRAINTS: dict[str, list] = {
+    "kernel": [StrOptions({"linear", "rbf", "poly"}), callable],
+    "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"}), None],
+    "degree": [Interval(Integral, 1, None, closed="left")],
+    "coef0": [Real],
+    "method": [StrOptions({"cholesky", "eigh"})],
+    "rtol": [Interval(Real, 0, None, closed="neither"), None],
+    "loss": [StrOptions({"square", "hinge"})],
+    "penalties": [list, tuple, None],
+    "gamma_A": [Interval(Real, 0, None, closed="left")],
+    "gamma_I": [Interval(Real, 0, None, closed="left")],
+    "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+    "graph": [StrOptions(set(GRAPH_CHOICES)), "sparse matrix", "array-like"],
+    "weights": [StrOptions({"connectivity", "heat", "dot"})],
+    "t": [Interval(Real, 0, None, closed="neither"), None],
+    "normalized": ["boolean"],
+    "fit_intercept": ["boolean"],
+    "multi_class": [StrOptions({"ovr", "ovo"})],
+    "tol": [Interval(Real, 0, None, closed="neither")],
+}
+
+
+def constraints_for(cls: type) -> dict[str, list]:
+    """The glossary's constraints for the parameters of ``cls.__init__``."""
+    names = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    missing = [n for n in names if n not in PARAMETER_CONSTRAINTS]
+    if missing:
+        raise TypeError(f"{cls.__name__}: parameters {missing} are not in the glossary")
+    return {n: PARAMETER_CONSTRAINTS[n] for n in names}
