@@ -116,8 +116,10 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
         Training samples needed to map new points (all of them for ``"eigh"``).
     basis_indices_ : ndarray of shape (n_basis,)
         Their row indices in the training set.
-    projection_ : ndarray of shape (n_basis, n_components_)
-        ``transform(X) = k(X, basis_) @ projection_``.
+    cholesky_factor_ : ndarray of shape (n_components_, n_components_) or None
+        ``"cholesky"``: upper-triangular ``R_11``, ``transform(X) = k(X, basis_) R_11^{-1}``.
+    projection_ : ndarray of shape (n_basis, n_components_) or None
+        ``"eigh"``: ``U_r Lambda_r^{-1/2}`` with ``transform(X) = k(X, basis_) @ projection_``.
     n_components_ : int
         Numerical rank r of the training Gram matrix.
 
@@ -163,21 +165,22 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
             raise ValueError("kernel matrix has non-finite entries")
         tol = (n * np.finfo(float).eps if self.rtol is None else self.rtol) * scale
         if scale == 0.0:
-            idx, proj, V = np.zeros(0, int), np.zeros((0, 0)), np.zeros((n, 0))
+            idx, R, proj, V = np.zeros(0, int), None, np.zeros((0, 0)), np.zeros((n, 0))
         elif self._factorization() == "cholesky":
             idx, R, order = _pivoted_cholesky(K, tol)
             V = np.empty((n, len(idx)))
             V[order] = R.T
-            proj = solve_triangular(R[:, : len(idx)], np.eye(len(idx)))
+            R, proj = R[:, : len(idx)], None
         else:
             w, U = eigh(K)
             keep = w > tol
             w, U = w[keep][::-1], U[:, keep][:, ::-1]
-            idx, proj, V = np.arange(n), U / np.sqrt(w), U * np.sqrt(w)
+            idx, R, proj, V = np.arange(n), None, U / np.sqrt(w), U * np.sqrt(w)
         self.basis_indices_ = idx
         self.basis_ = X[idx]
+        self.cholesky_factor_ = R
         self.projection_ = proj
-        self.n_components_ = proj.shape[1]
+        self.n_components_ = V.shape[1]
         return V
 
     def _factorization(self) -> str:
@@ -188,11 +191,16 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
         X = validate_data(self, X, dtype=float, reset=False)
         if self.n_components_ == 0:
             return np.zeros((X.shape[0], 0))
-        return self.kernel_(X, self.basis_) @ self.projection_
+        Kx = self.kernel_(X, self.basis_)
+        if self.cholesky_factor_ is None:
+            return Kx @ self.projection_
+        return solve_triangular(self.cholesky_factor_, Kx.T, trans="T").T
 
     def dual_coef(self, coef: np.ndarray) -> np.ndarray:
         """Expansion coefficients over ``basis_`` of the linear function ``phi(x) @ coef``."""
-        return self.projection_ @ coef
+        if self.cholesky_factor_ is None:
+            return self.projection_ @ coef
+        return solve_triangular(self.cholesky_factor_, coef)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

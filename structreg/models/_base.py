@@ -274,10 +274,13 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
 
     def _decision_from_features(self, Z: np.ndarray) -> np.ndarray:
         if self._loss() == "square":
-            F = Z @ self.coef_ + self.intercept_
-            return F.ravel() if F.shape[1] == 1 else F
+            return self._square_output(Z @ self.coef_)
         Zt = self.deformation_.transform(Z)
         return self.svm_.decision_function(Zt @ self._Z_labeled.T)
+
+    def _square_output(self, F: np.ndarray) -> np.ndarray:
+        F = F + self.intercept_
+        return F.ravel() if F.shape[1] == 1 else F
 
     def _decide(self, F: np.ndarray) -> np.ndarray:
         return (F > 0).astype(int) if F.ndim == 1 else np.argmax(F, axis=1)
@@ -287,6 +290,10 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
         (n, n_classes)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=float, reset=False)
+        if hasattr(self, "dual_coef_"):  # kernel expansion over the basis samples
+            return self._square_output(
+                self.feature_map_.kernel_(X, self.feature_map_.basis_) @ self.dual_coef_
+            )
         return self._decision_from_features(self.feature_map_.transform(X))
 
     def predict(self, X):

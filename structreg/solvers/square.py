@@ -148,9 +148,13 @@ def solve_penalized_least_squares(
     Y = np.asarray(Y, dtype=float)
     c = np.asarray(loss_weights, dtype=float)
     A = _design(Z, fit_intercept)
-    H = A.T @ (c[:, None] * A + penalty_products(penalty, A))
+    active = np.flatnonzero(c)  # only the labeled rows carry loss
+    A_act = A[active]
+    H = A_act.T @ (c[active, None] * A_act)
+    if penalty is not None:
+        H += A.T @ penalty_products(penalty, A)
     p = Z.shape[1]
     H[np.arange(p), np.arange(p)] += ridge
-    x, how, convex, singular = solve_symmetric(H, A.T @ (c[:, None] * Y))
+    x, how, convex, singular = solve_symmetric(H, A_act.T @ (c[active, None] * Y[active]))
     coef, intercept = (x[:p], x[p]) if fit_intercept else (x, np.zeros(Y.shape[1]))
     return LeastSquaresSolution(coef, intercept, how, convex, singular)
