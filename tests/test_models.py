@@ -189,3 +189,12 @@ def test_hinge_refuses_indefinite_penalty(rng):
     clf = StructuralClassifier(loss="hinge", penalties=[(-1.0, LaplacianPenalty())])
     with pytest.raises(ValueError, match="positive semi-definite"):
         clf.fit(X, y)
+
+
+def test_lapsvm_supervised_mr_mode(rng):
+    X, y = make_blobs(60, centers=3, random_state=0)
+    clf = LapSVM(graph="class-wise", n_neighbors=4, gamma=0.3, gamma_A=1e-3, gamma_I=1.0)
+    clf.fit(X, y)
+    assert clf.score(X, y) > 0.9
+    base = LapSVM(graph="class-wise", n_neighbors=4, gamma=0.3, gamma_A=1e-3, gamma_I=0.0)
+    assert not np.allclose(clf.decision_function(X), base.fit(X, y).decision_function(X))

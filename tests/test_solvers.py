@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from structreg import StructuralClassifier
@@ -197,3 +199,31 @@ def test_low_rank_operator_penalty_equals_dense(rng, loss):
     np.testing.assert_allclose(
         fits[0].decision_function(X), fits[1].decision_function(X), atol=1e-6
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(3, 12),
+    p=st.integers(1, 8),
+    ridge=st.floats(1e-4, 10.0),
+    weight=st.floats(0.0, 5.0),
+    fit_intercept=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_solution_is_stationary_property(n, p, ridge, weight, fit_intercept, seed):
+    """For any design, weights and PSD penalty the returned point zeroes the gradient."""
+    rng = np.random.default_rng(seed)
+    Z, Y = rng.normal(size=(n, p)), rng.normal(size=(n, 2))
+    c = rng.uniform(0, 1, n) * (rng.uniform(size=n) < 0.7)
+    c[0] = 1.0
+    B = rng.normal(size=(n, n))
+    M = weight * B @ B.T / n
+    sol = solve_penalized_least_squares(Z, Y, c, M, ridge=ridge, fit_intercept=fit_intercept)
+    assert sol.convex
+    F = Z @ sol.coef + sol.intercept
+    G = c[:, None] * (F - Y) + M @ F
+    grad_theta = Z.T @ G + ridge * sol.coef
+    scale = 1 + np.abs(Z).max() * (np.abs(Y).max() + np.abs(F).max()) * (1 + np.abs(M).max())
+    assert np.abs(grad_theta).max() < 1e-7 * scale * n
+    if fit_intercept:
+        assert np.abs(G.sum(axis=0)).max() < 1e-7 * scale * n
