@@ -12,7 +12,7 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-GRAPH_CHOICES = ("knn", "class-wise", "within-class", "between-class")
+GRAPH_CHOICES = ("knn", "class-wise", "other-class", "within-class", "between-class")
 
 PARAMETER_CONSTRAINTS: dict[str, list] = {
     "kernel": [StrOptions({"linear", "rbf", "poly"}), callable],
@@ -21,6 +21,7 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
     "coef0": [Real],
     "method": [StrOptions({"cholesky", "eigh"})],
     "rtol": [Interval(Real, 0, None, closed="neither"), None],
+    "landmarks": ["array-like", None],
     "loss": [StrOptions({"square", "hinge"})],
     "penalties": [list, tuple, None],
     "gamma_A": [Interval(Real, 0, None, closed="left")],
@@ -30,9 +31,16 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
     "weights": [StrOptions({"connectivity", "heat", "dot"})],
     "t": [Interval(Real, 0, None, closed="neither"), None],
     "normalized": ["boolean"],
-    "fit_intercept": ["boolean"],
+    "fit_intercept": ["boolean", None],
     "multi_class": [StrOptions({"ovr", "ovo"})],
     "tol": [Interval(Real, 0, None, closed="neither")],
+    "C": [Interval(Real, 0, None, closed="neither")],
+    "gamma_D": [Interval(Real, 0, None, closed="left")],
+    "margin": [StrOptions({"global", "local"})],
+    "n_neighbors_other": [Interval(Integral, 1, None, closed="left")],
+    "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+    "eta": [Interval(Real, 0, 1, closed="both")],
+    "solver": [StrOptions({"bordered", "primal", "direct", "cg"})],
 }
 
 

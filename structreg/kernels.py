@@ -158,9 +158,13 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
         self._validate_params()
         X = validate_data(self, X, dtype=float)
         self.gamma_ = resolve_gamma(X, self.kernel, self.gamma)
-        K = self.kernel_(X)
+        return self._factor_basis(X)
+
+    def _factor_basis(self, B: np.ndarray) -> np.ndarray:
+        """Factor ``k(B, B) = V V^T``; keep what is needed to map new points; return V."""
+        K = self.kernel_(B)
         n = K.shape[0]
-        scale = float(np.max(np.abs(np.diag(K))))
+        scale = float(np.max(np.abs(np.diag(K)))) if n else 0.0
         if not np.isfinite(scale):
             raise ValueError("kernel matrix has non-finite entries")
         tol = (n * np.finfo(float).eps if self.rtol is None else self.rtol) * scale
@@ -177,7 +181,7 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
             w, U = w[keep][::-1], U[:, keep][:, ::-1]
             idx, R, proj, V = np.arange(n), None, U / np.sqrt(w), U * np.sqrt(w)
         self.basis_indices_ = idx
-        self.basis_ = X[idx]
+        self.basis_ = B[idx]
         self.cholesky_factor_ = R
         self.projection_ = proj
         self.n_components_ = V.shape[1]
@@ -211,6 +215,67 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
 KernelFeatureMap._parameter_constraints = constraints_for(KernelFeatureMap)
 
 
+class LandmarkFeatureMap(KernelFeatureMap):
+    """Kernel feature map spanned by given landmark points (centres).
+
+    ``phi(x) = R^{-T} k(C_pivots, x)`` with ``k(C, C) = R^T R`` (pivoted Cholesky of the
+    landmarks' Gram matrix), so ``phi(x)^T phi(z)`` is the Nystroem approximation of
+    ``k(x, z)`` and a linear model on ``phi`` is ``f(x) = sum_j w_j k(c_j, x)`` with the RKHS
+    norm ``w^T k(C, C) w = ||R w||^2``.  This is the hidden layer of a (generalized) RBF
+    network with regularised output weights, and the Nystroem feature map.
+
+    Parameters
+    ----------
+    landmarks : array-like of shape (n_landmarks, n_features)
+        The centres.  ``gamma="scale"`` is resolved on the data given to ``fit``.
+    kernel, gamma, degree, coef0, rtol
+        As in :class:`KernelFeatureMap`.
+
+    Attributes
+    ----------
+    basis_ : ndarray of shape (n_basis, n_features_in_)
+        Landmarks kept (a numerically independent subset).
+    basis_indices_ : ndarray of shape (n_basis,)
+        Their rows in ``landmarks``.
+    cholesky_factor_, n_components_, gamma_
+        As in :class:`KernelFeatureMap`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structreg.kernels import LandmarkFeatureMap
+    >>> X = np.random.default_rng(0).normal(size=(50, 2))
+    >>> LandmarkFeatureMap(landmarks=X[:5], gamma=1.0).fit_transform(X).shape
+    (50, 5)
+    """
+
+    def __init__(self, landmarks=None, kernel="rbf", gamma="scale", degree=3, coef0=1.0, rtol=None):
+        self.landmarks = landmarks
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.rtol = rtol
+
+    def _factorization(self) -> str:
+        return "cholesky"
+
+    def fit_transform(self, X, y=None):
+        self._validate_params()
+        X = validate_data(self, X, dtype=float)
+        if self.landmarks is None:
+            raise ValueError("LandmarkFeatureMap needs landmarks")
+        C = np.asarray(self.landmarks, dtype=float)
+        if C.ndim != 2 or C.shape[1] != X.shape[1] or not np.all(np.isfinite(C)):
+            raise ValueError(
+                f"landmarks must be a finite array of shape (n_landmarks, {X.shape[1]}), "
+                f"got shape {C.shape}"
+            )
+        self.gamma_ = resolve_gamma(X, self.kernel, self.gamma)
+        self._factor_basis(C)
+        return self.transform(X)
+
+
 class EmpiricalKernelMap(KernelFeatureMap):
     """The empirical kernel map ``phi(x) = Lambda_r^{-1/2} U_r^T k(X_train, x)``.
 
@@ -240,3 +305,4 @@ class EmpiricalKernelMap(KernelFeatureMap):
 
 
 EmpiricalKernelMap._parameter_constraints = constraints_for(EmpiricalKernelMap)
+LandmarkFeatureMap._parameter_constraints = constraints_for(LandmarkFeatureMap)

@@ -1,7 +1,20 @@
 """Model layer: the estimators users import."""
 
 from ._base import UNLABELED, StructuralClassifier, is_unlabeled
+from .discriminative import DRGV, DRLSC, DiscriminativeRLS
+from .lssvm import LSSVM
 from .manifold import LapRLSC, LapSVM
 from .rlsc import RLSC
 
-__all__ = ["UNLABELED", "LapRLSC", "LapSVM", "RLSC", "StructuralClassifier", "is_unlabeled"]
+__all__ = [
+    "DRGV",
+    "DRLSC",
+    "LSSVM",
+    "DiscriminativeRLS",
+    "RLSC",
+    "UNLABELED",
+    "LapRLSC",
+    "LapSVM",
+    "StructuralClassifier",
+    "is_unlabeled",
+]

@@ -47,6 +47,14 @@ def is_unlabeled(y: np.ndarray) -> np.ndarray:
     return np.zeros(y.shape, dtype=bool)
 
 
+def pm_one_targets(y_codes: np.ndarray, labeled: np.ndarray, n_classes: int) -> np.ndarray:
+    """One-of-c targets coded +-1 (a single +-1 column for two classes); 0 where unlabeled."""
+    binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(np.arange(n_classes))
+    Y = np.zeros((len(y_codes), 1 if n_classes == 2 else n_classes))
+    Y[labeled] = binarizer.transform(y_codes[labeled])
+    return Y
+
+
 class LinearFeatures:
     """Identity feature map for the primal (explicit-feature) path of the linear kernel."""
 
@@ -164,6 +172,18 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
     def _multi_class(self) -> str:
         return self.multi_class
 
+    def _make_feature_map(self, X: np.ndarray):
+        """The explicit map phi of this model's kernel (identity in the primal path)."""
+        if self.kernel == "linear" and X.shape[1] < X.shape[0]:
+            return LinearFeatures()
+        return KernelFeatureMap(
+            kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
+        )
+
+    def _loss_weights(self, labeled: np.ndarray) -> np.ndarray:
+        """Per-sample loss weights c_i: ``1/l`` on the l labeled samples."""
+        return labeled / labeled.sum()
+
     # -- labels ------------------------------------------------------------------------------
     def _labeled_mask(self, y: np.ndarray, unlabeled) -> np.ndarray:
         if unlabeled is not None:
@@ -222,14 +242,9 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
 
         M, psd = build_penalties(self._penalty_terms(n, n_lab), X, y_codes, labeled)
         self.penalty_ = M
-        if self.kernel == "linear" and X.shape[1] < X.shape[0]:
-            self.feature_map_ = LinearFeatures()
-        else:
-            self.feature_map_ = KernelFeatureMap(
-                kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
-            )
+        self.feature_map_ = self._make_feature_map(X)
         Z = self.feature_map_.fit_transform(X)
-        weights = labeled / n_lab
+        weights = self._loss_weights(labeled)
         if self._loss() == "square":
             self._fit_square(Z, y_codes, labeled, weights, M)
         else:
@@ -240,22 +255,19 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _fit_square(self, Z, y_codes, labeled, weights, M):
-        binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(np.arange(len(self.classes_)))
-        Y = np.zeros((Z.shape[0], 1 if len(self.classes_) == 2 else len(self.classes_)))
-        Y[labeled] = binarizer.transform(y_codes[labeled])
+        Y = pm_one_targets(y_codes, labeled, len(self.classes_))
+        self.coef_, self.intercept_, info = self._solve_square(Z, Y, weights, M)
+        if hasattr(self.feature_map_, "dual_coef"):
+            self.dual_coef_ = self.feature_map_.dual_coef(self.coef_)
+        self.solver_info_ = {"loss": "square", "n_components": Z.shape[1], **info}
+
+    def _solve_square(self, Z, Y, weights, M):
+        """Square-loss solve on the design Z: returns ``(coef, intercept, info)``."""
         sol = solve_penalized_least_squares(
             Z, Y, weights, M, ridge=self.gamma_A, fit_intercept=self._fit_intercept()
         )
-        self.coef_, self.intercept_ = sol.coef, sol.intercept
-        if isinstance(self.feature_map_, KernelFeatureMap):
-            self.dual_coef_ = self.feature_map_.dual_coef(sol.coef)
-        self.solver_info_ = {
-            "loss": "square",
-            "factorization": sol.factorization,
-            "convex": sol.convex,
-            "singular": sol.singular,
-            "n_components": Z.shape[1],
-        }
+        info = {"factorization": sol.factorization, "convex": sol.convex, "singular": sol.singular}
+        return sol.coef, sol.intercept, info
 
     def _fit_hinge(self, Z, y_codes, labeled, M, psd):
         if M is not None and not psd:

@@ -1,5 +1,6 @@
 """Solver layer: square-loss linear systems and hinge-loss SVMs on deformed kernels."""
 
+from .bordered import BorderedSolution, solve_bordered
 from .hinge import DeformedFeatures, PrecomputedSVM
 from .square import (
     LeastSquaresSolution,
@@ -10,6 +11,8 @@ from .square import (
 )
 
 __all__ = [
+    "BorderedSolution",
+    "solve_bordered",
     "DeformedFeatures",
     "LeastSquaresSolution",
     "NonConvexObjectiveWarning",

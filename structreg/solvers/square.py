@@ -41,6 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, eigh, lapack
+from scipy.sparse.linalg import LinearOperator, cg, minres
+from sklearn.exceptions import ConvergenceWarning
 
 
 class NonConvexObjectiveWarning(UserWarning):
@@ -55,19 +57,23 @@ class LeastSquaresSolution:
     ----------
     coef : ndarray of shape (p, n_outputs)
     intercept : ndarray of shape (n_outputs,)
-    factorization : {"cholesky", "eigh"}
+    factorization : {"cholesky", "eigh", "cg", "minres"}
         How the normal equations were solved.
-    convex : bool
-        False when H had a negative eigenvalue (stationary point is a saddle).
+    convex : bool or None
+        False when H had a negative eigenvalue (stationary point is a saddle); None when the
+        iterative method did not check (it only detects negative curvature it meets).
     singular : bool
         True when H was numerically singular (minimum-norm solution returned).
+    n_iter : int or None
+        Iterations of the iterative method (None for the direct one).
     """
 
     coef: np.ndarray
     intercept: np.ndarray
     factorization: str
-    convex: bool
+    convex: bool | None
     singular: bool
+    n_iter: int | None = None
 
 
 def penalty_products(M, A: np.ndarray) -> np.ndarray:
@@ -82,57 +88,138 @@ def _design(Z: np.ndarray, fit_intercept: bool) -> np.ndarray:
     return np.hstack([Z, np.ones((Z.shape[0], 1))]) if fit_intercept else Z
 
 
+def cholesky_solve(H: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
+    """``H^{-1} rhs`` by Cholesky if H is safely positive definite (rcond check), else None."""
+    p = H.shape[0]
+    try:
+        c, low = cho_factor(H, lower=False, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+    rcond, info = lapack.dpocon(c, float(np.max(np.sum(np.abs(H), axis=0))))
+    if info != 0 or rcond <= p * np.finfo(float).eps:
+        return None
+    return cho_solve((c, low), rhs, check_finite=False)
+
+
+def eigh_solve(H: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, bool, bool]:
+    """Pseudo-inverse solve through ``eigh``: returns ``(x, psd, singular)``.
+
+    Eigenvalues below ``p * eps * max|lambda|`` in magnitude are treated as zero, so a
+    singular H gets the minimum-norm solution.
+    """
+    p = H.shape[0]
+    w, U = eigh(H, check_finite=False)
+    tol = p * np.finfo(float).eps * max(float(np.max(np.abs(w))), 1e-300)
+    keep = np.abs(w) > tol
+    x = U[:, keep] @ ((U[:, keep].T @ rhs) / w[keep][:, None])
+    return x, bool(w.min() >= -tol), bool(not keep.all())
+
+
 def solve_symmetric(H: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, str, bool, bool]:
     """Solve ``H x = rhs`` for symmetric H: Cholesky if safely PD, else eigh pseudo-inverse.
 
-    Returns ``(x, factorization, convex, singular)``; see the module docstring.
+    Returns ``(x, factorization, positive_semidefinite, singular)``; see the module docstring.
     """
-    p = H.shape[0]
     H = 0.5 * (H + H.T)
-    eps = np.finfo(float).eps
-    if p == 0:
+    if H.shape[0] == 0:
         return np.zeros((0, rhs.shape[1])), "cholesky", True, False
-    try:
-        c, low = cho_factor(H, lower=False, check_finite=False)
-        anorm = float(np.max(np.sum(np.abs(H), axis=0)))
-        rcond, info = lapack.dpocon(c, anorm)
-        if info == 0 and rcond > p * eps:
-            return cho_solve((c, low), rhs, check_finite=False), "cholesky", True, False
-    except np.linalg.LinAlgError:
-        pass
-    w, U = eigh(H, check_finite=False)
-    tol = p * eps * max(float(np.max(np.abs(w))), 1e-300)
-    keep = np.abs(w) > tol
-    x = U[:, keep] @ ((U[:, keep].T @ rhs) / w[keep][:, None])
-    convex = bool(w.min() >= -tol)
-    singular = bool(not keep.all())
-    if not convex:
-        warnings.warn(
-            f"the structure penalty makes the objective non-convex (smallest curvature "
-            f"{w.min():.3g} < 0): it is unbounded below and the returned solution is its "
-            "stationary point (a saddle), as the closed form defines it. Increase the ridge "
-            "(gamma_A) or reduce the negative penalty weight for a convex problem.",
-            NonConvexObjectiveWarning,
-            stacklevel=3,
-        )
-    return x, "eigh", convex, singular
+    x = cholesky_solve(H, rhs)
+    if x is not None:
+        return x, "cholesky", True, False
+    x, psd, singular = eigh_solve(H, rhs)
+    return x, "eigh", psd, singular
+
+
+def warn_nonconvex(detail: str) -> None:
+    """Issue the library's one warning for a non-convex (saddle-point) solution."""
+    warnings.warn(
+        f"the structure penalty makes the objective non-convex ({detail}): it is unbounded "
+        "below and the returned solution is its stationary point (a saddle), as the closed "
+        "form defines it. Increase the ridge (gamma_A) or reduce the negative penalty weight "
+        "for a convex problem.",
+        NonConvexObjectiveWarning,
+        stacklevel=4,
+    )
+
+
+def _iterative(Z, c, penalty, ridge, fit_intercept, rhs, tol, max_iter):
+    """Matrix-free CG (or MINRES if CG meets negative curvature) on the normal equations.
+
+    Each product costs one pass over Z and one over M: O(nnz(Z) + nnz(M)) per iteration.
+    """
+    n, p = Z.shape
+    size = p + int(fit_intercept)
+    reg = np.full(size, ridge)
+    if fit_intercept:
+        reg[-1] = 0.0
+
+    def design(v):
+        out = Z @ v[:p]
+        return out + v[p] if fit_intercept else out
+
+    def design_t(u):
+        top = Z.T @ u
+        return np.concatenate([top, [u.sum()]]) if fit_intercept else top
+
+    def matvec(v):
+        v = np.ravel(v)
+        f = design(v)
+        g = c * f
+        if penalty is not None:
+            g = g + np.ravel(penalty @ f)
+        return design_t(g) + reg * v
+
+    H = LinearOperator((size, size), matvec=matvec, dtype=float)
+    x = np.zeros((size, rhs.shape[1]))
+    how, convex, iterations = "cg", None, 0
+    for j in range(rhs.shape[1]):
+        counter = _Counter()
+        sol, info = cg(H, rhs[:, j], rtol=tol, maxiter=max_iter, callback=counter)
+        curvature = float(sol @ matvec(sol)) if np.any(sol) else 1.0
+        if info != 0 or curvature < 0:
+            # negative curvature or no convergence: MINRES handles symmetric indefinite H
+            counter = _Counter()
+            sol, info = minres(H, rhs[:, j], rtol=tol, maxiter=max_iter, callback=counter)
+            how = "minres"
+            if curvature < 0:
+                convex = False
+            if info != 0:
+                warnings.warn(
+                    f"iterative solver did not reach rtol={tol} in {max_iter} iterations",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
+        iterations = max(iterations, counter.n)
+        x[:, j] = sol
+    return x, how, convex, iterations
+
+
+class _Counter:
+    def __init__(self):
+        self.n = 0
+
+    def __call__(self, *_):
+        self.n += 1
 
 
 def solve_penalized_least_squares(
-    Z: np.ndarray,
+    Z,
     Y: np.ndarray,
     loss_weights: np.ndarray,
     penalty=None,
     *,
     ridge: float,
     fit_intercept: bool = False,
+    method: str = "direct",
+    tol: float = 1e-8,
+    max_iter: int | None = None,
 ) -> LeastSquaresSolution:
     """Minimise ``sum_i c_i ||z_i theta + b - Y_i||^2 + ridge ||theta||^2 + tr(F^T M F)``.
 
     Parameters
     ----------
-    Z : ndarray of shape (n, p)
-        Design: explicit features or a kernel feature map.
+    Z : ndarray or sparse matrix of shape (n, p)
+        Design: explicit features or a kernel feature map (sparse only with ``method="cg"``).
     Y : ndarray of shape (n, n_outputs)
         Targets (rows with zero loss weight are ignored).
     loss_weights : ndarray of shape (n,)
@@ -143,18 +230,37 @@ def solve_penalized_least_squares(
         Weight of ``||theta||^2`` (the RKHS norm when Z is a kernel feature map).
     fit_intercept : bool
         Add the unpenalised bias ``b``.
+    method : {"direct", "cg"}
+        ``"direct"`` factorises the (p+1) x (p+1) normal equations (module docstring);
+        ``"cg"`` never forms them: conjugate gradients with matrix-free products
+        (O(nnz(Z) + nnz(M)) each), switching to MINRES on negative curvature.
+    tol, max_iter : float, int
+        Relative residual tolerance and iteration cap of the iterative method.
     """
-    Z = np.asarray(Z, dtype=float)
     Y = np.asarray(Y, dtype=float)
     c = np.asarray(loss_weights, dtype=float)
-    A = _design(Z, fit_intercept)
     active = np.flatnonzero(c)  # only the labeled rows carry loss
-    A_act = A[active]
-    H = A_act.T @ (c[active, None] * A_act)
-    if penalty is not None:
-        H += A.T @ penalty_products(penalty, A)
     p = Z.shape[1]
-    H[np.arange(p), np.arange(p)] += ridge
-    x, how, convex, singular = solve_symmetric(H, A_act.T @ (c[active, None] * Y[active]))
+    if method == "cg":
+        Z_act = Z[active]
+        rhs = np.asarray(Z_act.T @ (c[active, None] * Y[active]))
+        if fit_intercept:
+            rhs = np.vstack([rhs, (c[active, None] * Y[active]).sum(axis=0)])
+        x, how, convex, n_iter = _iterative(Z, c, penalty, ridge, fit_intercept, rhs, tol, max_iter)
+        singular = False
+        if convex is False:
+            warn_nonconvex("negative curvature met by conjugate gradients")
+    else:
+        Z = np.asarray(Z, dtype=float)
+        A = _design(Z, fit_intercept)
+        A_act = A[active]
+        H = A_act.T @ (c[active, None] * A_act)
+        if penalty is not None:
+            H += A.T @ penalty_products(penalty, A)
+        H[np.arange(p), np.arange(p)] += ridge
+        x, how, convex, singular = solve_symmetric(H, A_act.T @ (c[active, None] * Y[active]))
+        if not convex:
+            warn_nonconvex("the normal equations have a negative eigenvalue")
+        n_iter = None
     coef, intercept = (x[:p], x[p]) if fit_intercept else (x, np.zeros(Y.shape[1]))
-    return LeastSquaresSolution(coef, intercept, how, convex, singular)
+    return LeastSquaresSolution(coef, intercept, how, convex, singular, n_iter)

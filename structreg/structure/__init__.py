@@ -5,12 +5,21 @@ from .graphs import (
     class_wise_graph,
     knn_graph,
     laplacian,
+    other_class_graph,
     split_by_labels,
     within_class_graph,
 )
-from .penalties import LaplacianPenalty, Penalty, PrecomputedPenalty, build_penalties, combine
+from .penalties import (
+    ClassScatterPenalty,
+    LaplacianPenalty,
+    Penalty,
+    PrecomputedPenalty,
+    build_penalties,
+    combine,
+)
 
 __all__ = [
+    "ClassScatterPenalty",
     "LaplacianPenalty",
     "Penalty",
     "PrecomputedPenalty",
@@ -20,6 +29,7 @@ __all__ = [
     "combine",
     "knn_graph",
     "laplacian",
+    "other_class_graph",
     "split_by_labels",
     "within_class_graph",
 ]

@@ -169,6 +169,41 @@ def between_class_graph(X, y, labeled=None, n_neighbors=6, **kw) -> sp.csr_matri
     return split_by_labels(knn_graph(X, n_neighbors, **kw), np.asarray(y), labeled)[1]
 
 
+def other_class_graph(
+    X: np.ndarray, y: np.ndarray, labeled: np.ndarray, n_neighbors: int = 6, **kw
+) -> sp.csr_matrix:
+    """Heterogeneous neighbourhoods: each labeled point joined to its k nearest labeled points
+    of *other* classes (pooled), symmetrised by union (LDR's zeta-neighbourhood graph).
+
+    Only ``weights="connectivity"`` and ``"heat"`` are meaningful here; ``t=None`` takes the mean
+    squared edge length.
+    """
+    X = np.asarray(X, dtype=float)
+    n = X.shape[0]
+    weights, t = kw.get("weights", "connectivity"), kw.get("t")
+    _check_weights(weights, t)
+    rows, cols = [], []
+    for c in np.unique(y[labeled]):
+        own = np.flatnonzero(labeled & (y == c))
+        others = np.flatnonzero(labeled & (y != c))
+        if len(others) < n_neighbors:
+            raise ValueError(
+                f"other-class graph: only {len(others)} labeled points outside class {c}, "
+                f"fewer than n_neighbors={n_neighbors}"
+            )
+        nn = NearestNeighbors(n_neighbors=n_neighbors).fit(X[others])
+        ind = nn.kneighbors(X[own], return_distance=False)
+        rows.append(np.repeat(own, n_neighbors))
+        cols.append(others[ind.ravel()])
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    pairs = np.unique(np.concatenate([rows * n + cols, cols * n + rows]))
+    rows, cols = pairs // n, pairs % n
+    dist = np.sqrt(np.sum((X[rows] - X[cols]) ** 2, axis=1))
+    return sp.csr_matrix(
+        (_edge_weights(X, rows, cols, dist, weights, t), (rows, cols)), shape=(n, n)
+    )
+
+
 def class_wise_graph(
     X: np.ndarray, y: np.ndarray, labeled: np.ndarray, n_neighbors: int = 6, **kw
 ) -> sp.csr_matrix:

@@ -27,6 +27,7 @@ from .graphs import (
     class_wise_graph,
     knn_graph,
     laplacian,
+    other_class_graph,
     split_by_labels,
 )
 
@@ -50,10 +51,13 @@ class LaplacianPenalty(Penalty):
 
     Parameters
     ----------
-    graph : {"knn", "class-wise", "within-class", "between-class"} or sparse matrix
+    graph : {"knn", "class-wise", "other-class", "within-class", "between-class"} or sparse
         ``"knn"``: one kNN graph over all training points, labeled and unlabeled
         (semi-supervised manifold regularisation).  ``"class-wise"``: a kNN graph inside each
-        class of the labeled points (supervised MR).  ``"within-class"`` / ``"between-class"``:
+        class of the labeled points (supervised MR; LDR's homogeneous neighbourhoods).
+        ``"other-class"``: each labeled point joined to its k nearest labeled points of the
+        other classes (LDR's heterogeneous neighbourhoods).
+        ``"within-class"`` / ``"between-class"``:
         the edges of the kNN graph joining labeled points of the same / different classes
         (DRLSC's G_w and G_b).  A sparse (n_samples, n_samples) symmetric non-negative matrix
         is used as the adjacency over the training points as given.
@@ -104,6 +108,8 @@ class LaplacianPenalty(Penalty):
             if self.weights == "heat" and self.t is None:  # one width for all classes
                 kw["t"] = self._width(X, y, labeled)
             return class_wise_graph(X, y, labeled, self.n_neighbors, **kw)
+        if self.graph == "other-class":
+            return other_class_graph(X, y, labeled, self.n_neighbors, **kw)
         W = knn_graph(X, self.n_neighbors, **kw)
         if self.graph == "knn":
             return W
@@ -203,3 +209,78 @@ def build_penalties(penalties, X, y, labeled) -> tuple[object, bool]:
         terms.append((weight, penalty.build(X, y, labeled)))
         psd = psd and bool(getattr(penalty, "psd", False)) and weight > 0
     return combine(terms, X.shape[0]), psd
+
+
+def diagonal_plus_low_rank(d: np.ndarray, U: np.ndarray, s: np.ndarray) -> LinearOperator:
+    """The symmetric operator ``diag(d) + U diag(s) U^T`` (O(n r) per product)."""
+    n = len(d)
+
+    def matmat(V):
+        V = np.asarray(V, dtype=float)
+        V2 = V.reshape(n, -1)
+        out = d[:, None] * V2 + U @ (s[:, None] * (U.T @ V2))
+        return out.reshape(V.shape)
+
+    return LinearOperator((n, n), matvec=matmat, rmatvec=matmat, matmat=matmat, dtype=float)
+
+
+class ClassScatterPenalty(Penalty):
+    """Within- or between-class scatter of the outputs, as ``f^T M f`` over labeled points.
+
+    With ``m_c`` the mean output of class c (``n_c`` labeled points) and ``m`` the overall mean:
+
+    ``definition="scatter"`` (maximum-margin-criterion style, GDR of Zhang et al. 2008)
+        within ``W(f) = sum_c sum_{i in c} ||f_i - m_c||^2``,
+        between ``B(f) = sum_c n_c ||m_c - m||^2``, total ``T = W + B = sum_i ||f_i - m||^2``.
+    ``definition="variance"`` (generalized variances, DRGV of Xue et al. 2009, eqs. 11-12)
+        within ``S_w(f) = sum_c 1/n_c sum_{i in c} ||f_i - m_c||^2``,
+        between ``S_b(f) = sum_c sum_{k != c} ||m_c - m_k||^2``.
+
+    ``M`` is returned as a diagonal-plus-rank-c :class:`~scipy.sparse.linalg.LinearOperator`
+    (never an n x n dense matrix).  Unlabeled points get zero rows.  PSD.
+
+    Parameters
+    ----------
+    kind : {"within", "between", "total"}, default="within"
+    definition : {"scatter", "variance"}, default="scatter"
+    """
+
+    psd = True
+
+    def __init__(self, kind="within", definition="scatter"):
+        self.kind = kind
+        self.definition = definition
+
+    def build(self, X, y, labeled):
+        if self.kind not in ("within", "between", "total"):
+            raise ValueError(f"kind must be 'within', 'between' or 'total', got {self.kind!r}")
+        if self.definition not in ("scatter", "variance"):
+            raise ValueError(f"definition must be 'scatter' or 'variance', got {self.definition!r}")
+        if self.definition == "variance" and self.kind == "total":
+            raise ValueError("kind='total' is only defined for definition='scatter'")
+        n = X.shape[0]
+        classes = np.unique(y[labeled])
+        counts = np.array([np.sum(labeled & (y == c)) for c in classes], dtype=float)
+        # E[:, c] = indicator of class c / n_c, so E^T f are the class means
+        E = np.zeros((n, len(classes)))
+        for j, c in enumerate(classes):
+            E[labeled & (y == c), j] = 1.0 / counts[j]
+        mean = labeled / labeled.sum()  # f^T mean = overall mean over labeled points
+        if self.definition == "variance":
+            if self.kind == "within":  # diag(1/n_c) - sum_c e_c e_c^T
+                d = np.zeros(n)
+                for j, c in enumerate(classes):
+                    d[labeled & (y == c)] = 1.0 / counts[j]
+                return diagonal_plus_low_rank(d, E, -np.ones(len(classes)))
+            k = len(classes)  # 2 (k E E^T - (E 1)(E 1)^T)
+            U = np.hstack([E, E.sum(axis=1, keepdims=True)])
+            return diagonal_plus_low_rank(np.zeros(n), U, np.r_[np.full(k, 2.0 * k), -2.0])
+        within_d, within_s = labeled.astype(float), -counts  # I_c - n_c e_c e_c^T per class
+        if self.kind == "within":
+            return diagonal_plus_low_rank(within_d, E, within_s)
+        N = labeled.sum()
+        if self.kind == "total":  # I - N mean mean^T on the labeled points
+            return diagonal_plus_low_rank(within_d, mean[:, None], np.array([-float(N)]))
+        # between = total - within = sum_c n_c e_c e_c^T - N mean mean^T
+        U = np.hstack([E, mean[:, None]])
+        return diagonal_plus_low_rank(np.zeros(n), U, np.r_[counts, -float(N)])

@@ -1,0 +1,340 @@
+"""Discriminative regularization: DRLSC and DRGV (Xue, Chen & Yang 2009), DiscriminativeRLS
+(GDR / LDR, Zhang et al. 2008)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import pinvh
+
+from ..solvers import solve_bordered, solve_penalized_least_squares
+from ..solvers.square import penalty_products
+from ..structure import ClassScatterPenalty, LaplacianPenalty
+from ._base import LinearFeatures, StructuralClassifier
+
+
+class _DRLSCBase(StructuralClassifier):
+    """Shared fit of DRLSC and DRGV: ``1/2 sum_i e_i^2 + 1/2 f^T M_eta f``, no RKHS norm.
+
+    ``M_eta = eta A - (1 - eta) B`` (A: compactness, B: separability) on the outputs
+    ``f = Z w + b`` of a linear model on the features Z (the inputs, or the kernel feature map
+    for a nonlinear kernel).  ``solver="bordered"`` solves the paper's Theorems 1-2 literally:
+
+        S = Z^T M Z,  Omega = Z S^+ Z^T,  [[0, 1^T], [1, Omega + I]] [b; Gamma] = [0; Y],
+        w = S^+ Z^T Gamma,
+
+    with the Moore-Penrose pseudo-inverse ``S^+`` (``scipy.linalg.pinvh``).  When ``S`` is
+    nonsingular this is the unique stationary point of the objective -- its minimiser when
+    ``S`` is positive definite (e.g. eta = 1 on low-dimensional data).  For eta < 1, ``S`` is
+    usually indefinite: the objective (a difference of convex functions) is then unbounded
+    below along the negative-curvature directions, and the bordered solution is the stationary
+    point the paper's closed form defines (a saddle point); when ``S`` is singular, ``S^+``
+    keeps ``w`` in the range of ``S`` (the paper's minimum-norm choice), which is a stationary
+    point only if ``Z^T Gamma`` lies in that range.  ``solver="primal"`` instead solves the
+    normal equations ``(Z~^T (I + M) Z~) [w; b] = Z~^T Y`` (``Z~ = [Z, 1]``) with
+    :func:`structreg.solvers.solve_penalized_least_squares` (Cholesky, or eigh pseudo-inverse
+    for indefinite / singular systems): always a stationary point, minimum-norm when singular.
+    ``solver_info_["convex"]`` reports whether the objective was convex (S PSD).
+    """
+
+    _semi_supervised = False
+
+    def _loss(self):
+        return "square"
+
+    def _fit_intercept(self):
+        return True
+
+    def _loss_weights(self, labeled):
+        return labeled.astype(float)  # the paper's 1/2 sum e_i^2 (the 1/2 is common)
+
+    def _check_neighbors(self, y_codes):
+        smallest = int(np.bincount(y_codes[y_codes >= 0]).min())
+        if self.n_neighbors >= smallest:
+            raise ValueError(
+                f"n_neighbors={self.n_neighbors} must be smaller than the smallest class "
+                f"({smallest} samples); the paper chooses k in [2, min_c n_c - 1]"
+            )
+
+    def _solve_square(self, Z, Y, weights, M):
+        if self.solver == "primal":
+            sol = solve_penalized_least_squares(Z, Y, weights, M, ridge=0.0, fit_intercept=True)
+            info = {
+                "factorization": sol.factorization,
+                "convex": sol.convex,
+                "singular": sol.singular,
+            }
+            return sol.coef, sol.intercept, info
+        S = Z.T @ penalty_products(M, Z)
+        S = 0.5 * (S + S.T)
+        S_pinv = pinvh(S)
+        eig = np.linalg.eigvalsh(S) if S.size else np.zeros(0)
+        tol = max(S.shape[0], 1) * np.finfo(float).eps * max(np.abs(eig).max(initial=0), 1e-300)
+        SZ = S_pinv @ Z.T
+        sol = solve_bordered(Z @ SZ, Y, reg=1.0)
+        info = {
+            "factorization": "pinvh+" + sol.factorization,
+            "convex": bool(eig.min(initial=0.0) >= -tol),
+            "singular": bool(np.any(np.abs(eig) <= tol)),
+        }
+        return SZ @ sol.dual_coef, sol.intercept, info
+
+
+_DRLSC_DOC = """
+    Parameters
+    ----------
+    eta : float in [0, 1], default=0.5
+        Trade-off between compactness (eta) and separability (1 - eta).
+    kernel : {"linear", "rbf", "poly"} or callable, default="linear"
+        ``"linear"`` is the paper's linear DRLSC; other kernels give the nonlinear version on
+        the explicit kernel feature map (an empirical kernel map of the training samples).
+    gamma : float, "scale" or None, default="scale"
+    degree : int, default=3
+    coef0 : float, default=1.0
+    solver : {"bordered", "primal"}, default="bordered"
+        The paper's dual bordered system with ``S_eta^+``, or the primal normal equations
+        (see :class:`_DRLSCBase` / the module notes); identical when ``S_eta`` is nonsingular.
+
+    Attributes
+    ----------
+    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_
+        See :class:`StructuralClassifier`.
+"""
+
+
+class DRLSC(_DRLSCBase):
+    __doc__ = (
+        """Discriminatively regularized least-squares classification (Xue, Chen & Yang 2009).
+
+    ``min 1/2 sum_i ||y_i - f(x_i)||^2 + 1/2 [eta f^T L_w f - (1 - eta) f^T L_b f]`` for
+    ``f(x) = W^T phi(x) + b``, where ``L_w`` / ``L_b`` are the Laplacians of the edges of the
+    (0/1, symmetrised) kNN graph that join samples of the same / different classes (eqs. 13-15).
+    One-of-c targets (coded +-1 here; the paper's 0/1 coding gives the same classifier since the
+    bias absorbs the shift), argmax prediction.
+"""
+        + _DRLSC_DOC
+        + """    n_neighbors : int, default=5
+        k of the kNN graph; must be smaller than the smallest class.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from structreg import DRLSC
+    >>> X, y = load_iris(return_X_y=True)
+    >>> DRLSC(eta=0.5, n_neighbors=5).fit(X, y).score(X, y) > 0.8
+    True
+    """
+    )
+
+    def __init__(
+        self,
+        eta=0.5,
+        n_neighbors=5,
+        kernel="linear",
+        gamma="scale",
+        degree=3,
+        coef0=1.0,
+        solver="bordered",
+    ):
+        self.eta = eta
+        self.n_neighbors = n_neighbors
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.solver = solver
+
+    def _penalty_terms(self, n_samples, n_labeled):
+        graph = dict(n_neighbors=self.n_neighbors, weights="connectivity")
+        return [
+            (self.eta, LaplacianPenalty(graph="within-class", **graph)),
+            (-(1.0 - self.eta), LaplacianPenalty(graph="between-class", **graph)),
+        ]
+
+    def _encode_labels(self, y, unlabeled):
+        classes, y_codes, labeled = super()._encode_labels(y, unlabeled)
+        self._check_neighbors(y_codes)
+        return classes, y_codes, labeled
+
+
+class DRGV(_DRLSCBase):
+    __doc__ = (
+        """DRLSC with the generalized-variance discriminative term (Xue, Chen & Yang 2009, eqs.
+    11-12).
+
+    ``min 1/2 sum_i ||y_i - f(x_i)||^2 + 1/2 [eta S_w(f) - (1 - eta) S_b(f)]`` with
+    ``S_w = sum_c 1/n_c sum_{i in c} ||f_i - m_c||^2`` and ``S_b = sum_c sum_{k != c}
+    ||m_c - m_k||^2`` (``m_c`` the class means of the outputs), a global (class-granularity)
+    counterpart of DRLSC's local graphs.
+"""
+        + _DRLSC_DOC
+        + """
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from structreg import DRGV
+    >>> X, y = load_iris(return_X_y=True)
+    >>> DRGV(eta=0.9).fit(X, y).score(X, y) > 0.8
+    True
+    """
+    )
+
+    def __init__(
+        self, eta=0.5, kernel="linear", gamma="scale", degree=3, coef0=1.0, solver="bordered"
+    ):
+        self.eta = eta
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.solver = solver
+
+    def _penalty_terms(self, n_samples, n_labeled):
+        return [
+            (self.eta, ClassScatterPenalty("within", "variance")),
+            (-(1.0 - self.eta), ClassScatterPenalty("between", "variance")),
+        ]
+
+
+class DiscriminativeRLS(StructuralClassifier):
+    """Classification by discriminative regularization (Zhang, Wang, Li, Yin & Dong 2008).
+
+    ``min (1/n) sum_i ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2 + gamma_D f^T L_D f`` with a
+    discriminality Laplacian ``L_D`` that pulls same-class outputs together and pushes
+    different-class outputs apart:
+
+    * ``margin="global"`` (GDR): ``L_D = L_W - L_B``, the within-class minus the between-class
+      scatter of the outputs (:class:`~structreg.structure.ClassScatterPenalty`,
+      ``definition="scatter"``; eigenvalues +1, -1, 0, so always indefinite);
+    * ``margin="local"`` (LDR): ``L_D = L_o - L_e``, the Laplacians of the 0/1 homogeneous
+      (``n_neighbors`` nearest same-class points) and heterogeneous (``n_neighbors_other``
+      nearest other-class points) neighbourhood graphs, union-symmetrised.
+
+    Kernel version (GDR, LDR): ``f = K alpha``, closed form
+    ``alpha = (K + n gamma_A I + n gamma_D L_D K)^{-1} Y`` (no bias).  Linear version (LGDR,
+    LLDR: ``kernel="linear"``): ``f(x) = w^T x + b`` with an unpenalised bias, the paper's
+    (d+1)-system ``(G^T G + gamma_D L~_D) [w; b] = G^T y~``.  Both are solved by
+    :func:`structreg.solvers.solve_penalized_least_squares` (the same equations), ``solver=
+    "direct"`` or the matrix-free ``"cg"`` path (conjugate gradients, MINRES on negative
+    curvature; O(nnz(X) + nnz(L_D)) per iteration for the linear kernel, where the global L_D
+    is applied in O(n) as diagonal plus rank-c).  ``L_D`` is indefinite, so the objective is
+    convex only for small enough ``gamma_D`` (reported in ``solver_info_["convex"]`` by the
+    direct solver, with a :class:`~structreg.solvers.NonConvexObjectiveWarning` otherwise; CG
+    reports False only when it meets negative curvature, else None = not checked); the returned
+    solution is always the stationary point the closed form defines.  One-of-c targets coded +-1, argmax.
+
+    Presets: GDR = ``DiscriminativeRLS(margin="global", kernel="rbf")``, LDR =
+    ``margin="local"`` with ``kernel="rbf"``, LGDR / LLDR = the same with ``kernel="linear"``.
+
+    Parameters
+    ----------
+    margin : {"global", "local"}, default="global"
+    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    gamma : float, "scale" or None, default="scale"
+        Kernel width as in scikit-learn.
+    degree : int, default=3
+    coef0 : float, default=1.0
+    gamma_A : float, default=0.1
+        RKHS-norm weight (the paper's lambda).
+    gamma_D : float, default=0.1
+        Discriminality weight (the paper's gamma).
+    n_neighbors : int, default=5
+        Homogeneous neighbourhood size (xi), local margin only.
+    n_neighbors_other : int, default=5
+        Heterogeneous neighbourhood size (zeta), local margin only.
+    fit_intercept : bool or None, default=None
+        Unpenalised bias; None follows the paper (bias for the linear kernel only).
+    solver : {"direct", "cg"}, default="direct"
+    tol : float, default=1e-8
+        Relative residual tolerance of ``solver="cg"``.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: scipy's default, 10 x size).
+
+    Attributes
+    ----------
+    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_
+        See :class:`StructuralClassifier`.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from structreg import DiscriminativeRLS
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = DiscriminativeRLS(margin="local", gamma=0.5, gamma_A=1e-3, gamma_D=1e-4)
+    >>> clf.fit(X, y).score(X, y) > 0.95
+    True
+    """
+
+    _semi_supervised = False
+
+    def __init__(
+        self,
+        margin="global",
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=1.0,
+        gamma_A=0.1,
+        gamma_D=0.1,
+        n_neighbors=5,
+        n_neighbors_other=5,
+        solver="direct",
+        tol=1e-8,
+        max_iter=None,
+    ):
+        self.margin = margin
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.gamma_A = gamma_A
+        self.gamma_D = gamma_D
+        self.n_neighbors = n_neighbors
+        self.n_neighbors_other = n_neighbors_other
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _loss(self):
+        return "square"
+
+    def _fit_intercept(self):
+        if self.fit_intercept is None:  # the paper: bias in the linear version only
+            return self.kernel == "linear"
+        return self.fit_intercept
+
+    def _penalty_terms(self, n_samples, n_labeled):
+        if self.margin == "global":
+            return [
+                (self.gamma_D, ClassScatterPenalty("within", "scatter")),
+                (-self.gamma_D, ClassScatterPenalty("between", "scatter")),
+            ]
+        return [
+            (self.gamma_D, LaplacianPenalty("class-wise", self.n_neighbors, "connectivity")),
+            (
+                -self.gamma_D,
+                LaplacianPenalty("other-class", self.n_neighbors_other, "connectivity"),
+            ),
+        ]
+
+    def _make_feature_map(self, X):
+        if self.kernel == "linear" and (self.solver == "cg" or X.shape[1] < X.shape[0]):
+            return LinearFeatures()
+        return super()._make_feature_map(X)
+
+    def _solve_square(self, Z, Y, weights, M):
+        if self.solver != "cg":
+            return super()._solve_square(Z, Y, weights, M)
+        sol = solve_penalized_least_squares(
+            Z,
+            Y,
+            weights,
+            M,
+            ridge=self.gamma_A,
+            fit_intercept=self._fit_intercept(),
+            method="cg",
+            tol=self.tol,
+            max_iter=self.max_iter,
+        )
+        info = {"factorization": sol.factorization, "convex": sol.convex, "n_iter": sol.n_iter}
+        return sol.coef, sol.intercept, info

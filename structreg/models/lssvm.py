@@ -1,0 +1,98 @@
+"""Least-squares support vector machine (Suykens & Vandewalle 1999)."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.multiclass import OneVsOneClassifier
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..kernels import kernel_matrix, resolve_gamma
+from ..solvers import solve_bordered
+from ._base import StructuralClassifier, pm_one_targets
+
+
+class LSSVM(StructuralClassifier):
+    """Least-squares SVM classifier: the bordered linear system with a bias.
+
+    ``min 1/2 ||w||^2 + C/2 sum_i e_i^2`` s.t. ``y_i = w^T phi(x_i) + b + e_i``, i.e.
+
+        [ 0   1^T         ] [ b     ]   [ 0 ]
+        [ 1   K + I / C   ] [ alpha ] = [ Y ]
+
+    solved with :func:`structreg.solvers.solve_bordered` (Cholesky of ``K + I/C`` and the
+    Schur complement of the border).  This is the regression form of LS-SVM classification;
+    for two classes it gives the same classifier as the ``y_i y_j K_ij`` form of the 1999 paper
+    (the targets are +-1, so ``y_i^2 = 1``).  It equals :class:`RLSC` with
+    ``fit_intercept=True`` and ``gamma_A = 1 / (n C)``.
+
+    Parameters
+    ----------
+    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    gamma : float, "scale" or None, default="scale"
+    degree : int, default=3
+    coef0 : float, default=1.0
+    C : float, default=1.0
+        Weight of the squared errors (the LS-SVM paper's gamma).
+    multi_class : {"ovr", "ovo"}, default="ovr"
+        ``"ovr"``: one-of-c targets coded +-1, all outputs from one factorisation (the same as
+        c one-vs-rest LS-SVMs, and, up to the bias, as 0/1 one-of-c coding).  ``"ovo"``: one
+        LS-SVM per pair of classes with voting (:class:`sklearn.multiclass.OneVsOneClassifier`).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    dual_coef_ : ndarray of shape (n_samples, n_outputs)
+        ``alpha``; ``f(x) = k(x, X_fit_) @ dual_coef_ + intercept_``.
+    intercept_ : ndarray of shape (n_outputs,)
+    X_fit_ : ndarray of shape (n_samples, n_features)
+    solver_info_ : dict
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from structreg import LSSVM
+    >>> X, y = load_iris(return_X_y=True)
+    >>> LSSVM(gamma=0.5, C=10.0).fit(X, y).score(X, y) > 0.95
+    True
+    """
+
+    _semi_supervised = False
+
+    def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, C=1.0, multi_class="ovr"):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.C = C
+        self.multi_class = multi_class
+
+    def _kernel(self, X, Y=None):
+        return kernel_matrix(
+            X, Y, kernel=self.kernel, gamma=self.gamma_, degree=self.degree, coef0=self.coef0
+        )
+
+    def fit(self, X, y):
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=float)
+        self.classes_, y_codes, labeled = self._encode_labels(np.asarray(y), None)
+        if self.multi_class == "ovo" and len(self.classes_) > 2:
+            binary = clone(self).set_params(multi_class="ovr")
+            self.ovo_ = OneVsOneClassifier(binary).fit(X, y_codes)
+            self.solver_info_ = {"multi_class": "ovo"}
+            return self
+        self.gamma_ = resolve_gamma(X, self.kernel, self.gamma)
+        self.X_fit_ = X
+        Y = pm_one_targets(y_codes, labeled, len(self.classes_))
+        sol = solve_bordered(self._kernel(X), Y, reg=1.0 / self.C)
+        self.dual_coef_, self.intercept_ = sol.dual_coef, sol.intercept
+        self.solver_info_ = {"factorization": sol.factorization, "singular": sol.singular}
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=float, reset=False)
+        if hasattr(self, "ovo_"):
+            return self.ovo_.decision_function(X)
+        F = self._kernel(X, self.X_fit_) @ self.dual_coef_ + self.intercept_
+        return F.ravel() if F.shape[1] == 1 else F

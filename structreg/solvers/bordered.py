@@ -1,0 +1,57 @@
+"""The bordered (saddle-point) system of LS-SVM and DRLSC.
+
+Both LS-SVM (Suykens & Vandewalle 1999, in its regression form) and DRLSC (Xue, Chen & Yang
+2009, Theorems 1-2) end in
+
+    [ 0   1^T        ] [ b     ]   [ 0 ]
+    [ 1   Omega + rI ] [ Gamma ] = [ Y ]
+
+with a symmetric n x n ``Omega`` (the kernel matrix for LS-SVM, ``X S_eta^+ X^T`` for DRLSC),
+``r > 0`` (``1/C`` for LS-SVM, 1 for DRLSC) and one column of ``Y`` per output.  The bordered
+matrix is always indefinite (it is a saddle-point matrix), so it is not factorised directly
+when it can be avoided:
+
+* if ``A = Omega + rI`` is positive definite (always for LS-SVM with a PSD kernel; for DRLSC
+  whenever ``S_eta`` is PSD), Cholesky of ``A`` and the Schur complement of the border:
+  ``b = 1^T A^{-1} Y / 1^T A^{-1} 1``, ``Gamma = A^{-1} (Y - 1 b)``;
+* otherwise (DRLSC with eta < 1 can make ``Omega`` indefinite) the whole bordered matrix is
+  solved through its symmetric eigendecomposition with a pseudo-inverse: the unique solution
+  when it is nonsingular, the minimum-norm solution when it is singular.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .square import cholesky_solve, eigh_solve
+
+
+@dataclass
+class BorderedSolution:
+    """``intercept`` (n_outputs,), ``dual_coef`` (n, n_outputs) and how they were found."""
+
+    intercept: np.ndarray
+    dual_coef: np.ndarray
+    factorization: str
+    singular: bool
+
+
+def solve_bordered(Omega: np.ndarray, Y: np.ndarray, reg: float) -> BorderedSolution:
+    """Solve ``[[0, 1^T], [1, Omega + reg I]] [b; Gamma] = [0; Y]`` (see module docstring)."""
+    Omega = np.asarray(Omega, dtype=float)
+    Y = np.asarray(Y, dtype=float)
+    n = Omega.shape[0]
+    A = Omega + reg * np.eye(n)
+    ones = np.ones((n, 1))
+    sol = cholesky_solve(0.5 * (A + A.T), np.hstack([ones, Y]))
+    if sol is not None:
+        eta, nu = sol[:, :1], sol[:, 1:]
+        b = (ones.T @ nu) / (ones.T @ eta)
+        return BorderedSolution(b.ravel(), nu - eta @ b, "cholesky+schur", False)
+    border = np.zeros((n + 1, n + 1))
+    border[0, 1:] = border[1:, 0] = 1.0
+    border[1:, 1:] = A
+    x, _, singular = eigh_solve(border, np.vstack([np.zeros((1, Y.shape[1])), Y]))
+    return BorderedSolution(x[0], x[1:], "eigh", singular)
