@@ -39,6 +39,11 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
     "margin": [StrOptions({"global", "local"})],
     "n_neighbors_other": [Interval(Integral, 1, None, closed="left")],
     "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+    "n_clusters": [Interval(Integral, 1, None, closed="left")],
+    "n_centers": [Interval(Integral, 1, None, closed="left")],
+    "m": [Interval(Real, 1, None, closed="neither")],
+    "init": [StrOptions({"k-means++", "random"}), "array-like"],
+    "random_state": ["random_state"],
     "eta": [Interval(Real, 0, 1, closed="both")],
     "solver": [StrOptions({"bordered", "primal", "direct", "cg"})],
 }

@@ -29,10 +29,10 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import kmeans_plusplus
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._params import PARAMETER_CONSTRAINTS
+from .._params import constraints_for
 
 __all__ = ["FuzzyCMeans", "fuzzy_cmeans"]
 
@@ -270,15 +270,6 @@ default="k-means++"
     array([[0.5, 0.5]])
     """
 
-    _parameter_constraints: dict = {
-        "n_clusters": [Interval(Integral, 1, None, closed="left")],
-        "m": [Interval(Real, 1, None, closed="neither")],
-        "tol": PARAMETER_CONSTRAINTS["tol"],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "init": [StrOptions({"k-means++", "random"}), "array-like"],
-        "random_state": ["random_state"],
-    }
-
     def __init__(
         self,
         n_clusters: int = 3,
@@ -354,3 +345,10 @@ default="k-means++"
         labels : ndarray of shape (n_samples,)
         """
         return np.argmax(self.predict_memberships(X), axis=1)
+
+
+# the glossary's rules, except that fuzzy c-means always needs an iteration cap
+FuzzyCMeans._parameter_constraints = {
+    **constraints_for(FuzzyCMeans),
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+}

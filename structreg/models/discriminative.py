@@ -220,7 +220,8 @@ class DiscriminativeRLS(StructuralClassifier):
     convex only for small enough ``gamma_D`` (reported in ``solver_info_["convex"]`` by the
     direct solver, with a :class:`~structreg.solvers.NonConvexObjectiveWarning` otherwise; CG
     reports False only when it meets negative curvature, else None = not checked); the returned
-    solution is always the stationary point the closed form defines.  One-of-c targets coded +-1, argmax.
+    solution is always the stationary point the closed form defines.  One-of-c targets coded
+    +-1, argmax.
 
     Presets: GDR = ``DiscriminativeRLS(margin="global", kernel="rbf")``, LDR =
     ``margin="local"`` with ``kernel="rbf"``, LGDR / LLDR = the same with ``kernel="linear"``.
@@ -277,6 +278,7 @@ class DiscriminativeRLS(StructuralClassifier):
         gamma_D=0.1,
         n_neighbors=5,
         n_neighbors_other=5,
+        fit_intercept=None,
         solver="direct",
         tol=1e-8,
         max_iter=None,
