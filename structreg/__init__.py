@@ -3,6 +3,7 @@
 from .models import (
     DRGV,
     DRLSC,
+    GRBFN,
     LSSVM,
     RLSC,
     UNLABELED,
@@ -17,6 +18,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "DRGV",
     "DRLSC",
+    "GRBFN",
     "LSSVM",
     "DiscriminativeRLS",
     "RLSC",

@@ -2,6 +2,7 @@
 
 from ._base import UNLABELED, StructuralClassifier, is_unlabeled
 from .discriminative import DRGV, DRLSC, DiscriminativeRLS
+from .grbfn import GRBFN
 from .lssvm import LSSVM
 from .manifold import LapRLSC, LapSVM
 from .rlsc import RLSC
@@ -9,6 +10,7 @@ from .rlsc import RLSC
 __all__ = [
     "DRGV",
     "DRLSC",
+    "GRBFN",
     "LSSVM",
     "DiscriminativeRLS",
     "RLSC",

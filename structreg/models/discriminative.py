@@ -7,7 +7,7 @@ import numpy as np
 from scipy.linalg import pinvh
 
 from ..solvers import solve_bordered, solve_penalized_least_squares
-from ..solvers.square import penalty_products
+from ..solvers.square import penalty_products, warn_nonconvex
 from ..structure import ClassScatterPenalty, LaplacianPenalty
 from ._base import LinearFeatures, StructuralClassifier
 
@@ -33,7 +33,8 @@ class _DRLSCBase(StructuralClassifier):
     normal equations ``(Z~^T (I + M) Z~) [w; b] = Z~^T Y`` (``Z~ = [Z, 1]``) with
     :func:`structreg.solvers.solve_penalized_least_squares` (Cholesky, or eigh pseudo-inverse
     for indefinite / singular systems): always a stationary point, minimum-norm when singular.
-    ``solver_info_["convex"]`` reports whether the objective was convex (S PSD).
+    ``solver_info_["convex"]`` reports whether the objective was convex (its Hessian
+    ``[Z, 1]^T (I + M) [Z, 1]`` PSD) and ``solver_info_["S_eta_psd"]`` whether ``S_eta`` was.
     """
 
     _semi_supervised = False
@@ -64,18 +65,25 @@ class _DRLSCBase(StructuralClassifier):
                 "singular": sol.singular,
             }
             return sol.coef, sol.intercept, info
-        S = Z.T @ penalty_products(M, Z)
+        MZ = penalty_products(M, Z)
+        S = Z.T @ MZ
         S = 0.5 * (S + S.T)
         S_pinv = pinvh(S)
-        eig = np.linalg.eigvalsh(S) if S.size else np.zeros(0)
-        tol = max(S.shape[0], 1) * np.finfo(float).eps * max(np.abs(eig).max(initial=0), 1e-300)
         SZ = S_pinv @ Z.T
         sol = solve_bordered(Z @ SZ, Y, reg=1.0)
+        # convexity of the objective itself: Hessian [Z, 1]^T (I + M) [Z, 1]
+        A = np.hstack([Z, np.ones((Z.shape[0], 1))])
+        H = A.T @ (weights[:, None] * A) + A.T @ np.hstack([MZ, penalty_products(M, A[:, -1:])])
+        eig = np.linalg.eigvalsh(0.5 * (H + H.T))
+        tol = len(eig) * np.finfo(float).eps * max(np.abs(eig).max(initial=0.0), 1e-300)
         info = {
             "factorization": "pinvh+" + sol.factorization,
             "convex": bool(eig.min(initial=0.0) >= -tol),
-            "singular": bool(np.any(np.abs(eig) <= tol)),
+            "S_eta_psd": bool(np.linalg.eigvalsh(S).min(initial=0.0) >= -tol),
+            "singular": bool(sol.singular),
         }
+        if not info["convex"]:
+            warn_nonconvex("the DRLSC objective has a negative-curvature direction")
         return SZ @ sol.dual_coef, sol.intercept, info
 
 
@@ -254,6 +262,8 @@ class DiscriminativeRLS(StructuralClassifier):
     ----------
     classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_
         See :class:`StructuralClassifier`.
+    n_iter_ : int
+        Iterations of the CG/MINRES solver (largest over the outputs); 1 for ``"direct"``.
 
     Examples
     --------
@@ -326,6 +336,7 @@ class DiscriminativeRLS(StructuralClassifier):
 
     def _solve_square(self, Z, Y, weights, M):
         if self.solver != "cg":
+            self.n_iter_ = 1  # one factorisation
             return super()._solve_square(Z, Y, weights, M)
         sol = solve_penalized_least_squares(
             Z,
@@ -338,5 +349,6 @@ class DiscriminativeRLS(StructuralClassifier):
             tol=self.tol,
             max_iter=self.max_iter,
         )
-        info = {"factorization": sol.factorization, "convex": sol.convex, "n_iter": sol.n_iter}
+        info = {"factorization": sol.factorization, "convex": sol.convex}
+        self.n_iter_ = max(sol.n_iter, 1)
         return sol.coef, sol.intercept, info

@@ -211,17 +211,22 @@ def build_penalties(penalties, X, y, labeled) -> tuple[object, bool]:
     return combine(terms, X.shape[0]), psd
 
 
-def diagonal_plus_low_rank(d: np.ndarray, U: np.ndarray, s: np.ndarray) -> LinearOperator:
-    """The symmetric operator ``diag(d) + U diag(s) U^T`` (O(n r) per product)."""
-    n = len(d)
+class DiagonalPlusLowRank(LinearOperator):
+    """The symmetric operator ``diag(d) + U diag(s) U^T`` (O(n r) per product; picklable)."""
 
-    def matmat(V):
+    def __init__(self, d: np.ndarray, U: np.ndarray, s: np.ndarray):
+        self.d, self.U, self.s = np.asarray(d, float), np.asarray(U, float), np.asarray(s, float)
+        super().__init__(dtype=np.dtype(float), shape=(len(d), len(d)))
+
+    def _matmat(self, V):
         V = np.asarray(V, dtype=float)
-        V2 = V.reshape(n, -1)
-        out = d[:, None] * V2 + U @ (s[:, None] * (U.T @ V2))
-        return out.reshape(V.shape)
+        return self.d[:, None] * V + self.U @ (self.s[:, None] * (self.U.T @ V))
 
-    return LinearOperator((n, n), matvec=matmat, rmatvec=matmat, matmat=matmat, dtype=float)
+    def _matvec(self, v):
+        return self._matmat(np.reshape(v, (-1, 1))).ravel()
+
+    def _adjoint(self):
+        return self
 
 
 class ClassScatterPenalty(Penalty):
@@ -271,16 +276,16 @@ class ClassScatterPenalty(Penalty):
                 d = np.zeros(n)
                 for j, c in enumerate(classes):
                     d[labeled & (y == c)] = 1.0 / counts[j]
-                return diagonal_plus_low_rank(d, E, -np.ones(len(classes)))
+                return DiagonalPlusLowRank(d, E, -np.ones(len(classes)))
             k = len(classes)  # 2 (k E E^T - (E 1)(E 1)^T)
             U = np.hstack([E, E.sum(axis=1, keepdims=True)])
-            return diagonal_plus_low_rank(np.zeros(n), U, np.r_[np.full(k, 2.0 * k), -2.0])
+            return DiagonalPlusLowRank(np.zeros(n), U, np.r_[np.full(k, 2.0 * k), -2.0])
         within_d, within_s = labeled.astype(float), -counts  # I_c - n_c e_c e_c^T per class
         if self.kind == "within":
-            return diagonal_plus_low_rank(within_d, E, within_s)
+            return DiagonalPlusLowRank(within_d, E, within_s)
         N = labeled.sum()
         if self.kind == "total":  # I - N mean mean^T on the labeled points
-            return diagonal_plus_low_rank(within_d, mean[:, None], np.array([-float(N)]))
+            return DiagonalPlusLowRank(within_d, mean[:, None], np.array([-float(N)]))
         # between = total - within = sum_c n_c e_c e_c^T - N mean mean^T
         U = np.hstack([E, mean[:, None]])
-        return diagonal_plus_low_rank(np.zeros(n), U, np.r_[counts, -float(N)])
+        return DiagonalPlusLowRank(np.zeros(n), U, np.r_[counts, -float(N)])

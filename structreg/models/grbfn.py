@@ -1,0 +1,101 @@
+"""Generalized radial basis function network (Haykin) with fuzzy c-means centres."""
+
+from __future__ import annotations
+
+from ..clustering import FuzzyCMeans
+from ..kernels import LandmarkFeatureMap
+from ._base import StructuralClassifier
+
+
+class GRBFN(StructuralClassifier):
+    """Generalized RBF network: Gaussian units on fuzzy c-means centres, regularised output.
+
+    ``f(x) = sum_j w_j k(c_j, x) (+ b)`` with the centres ``c_j`` from fuzzy c-means on the
+    training inputs and the output weights from the regularised least squares
+    ``min (1/n) ||G w - Y||^2 + gamma_A w^T G_0 w`` (``G_ij = k(x_i, c_j)``,
+    ``G_0 = k(C, C)``), i.e. Haykin's ``(G^T G + lambda G_0) w = G^T Y`` with
+    ``lambda = n gamma_A``.  Solved as a linear model on the landmark feature map
+    (:class:`~structreg.kernels.LandmarkFeatureMap`, ``G_0 = R^T R``), so centres that coincide
+    numerically are merged instead of making ``G_0`` singular.  One-of-c targets coded +-1.
+
+    Parameters
+    ----------
+    n_centers : int, default=10
+        Number of hidden units (fuzzy c-means clusters); at most the number of samples.
+    kernel : {"rbf", "linear", "poly"} or callable, default="rbf"
+        The Green's function of the units.
+    gamma : float, "scale" or None, default="scale"
+    degree : int, default=3
+    coef0 : float, default=1.0
+    gamma_A : float, default=1e-3
+        Weight of ``w^T G_0 w`` (the RKHS norm of f).
+    m : float, default=2.0
+        Fuzzifier of fuzzy c-means.
+    fit_intercept : bool, default=True
+        Unpenalised output bias.
+    random_state : int, RandomState or None, default=None
+        Seed of the fuzzy c-means initialisation.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    centers_ : ndarray of shape (n_centers, n_features)
+        Fuzzy c-means centres.
+    feature_map_ : LandmarkFeatureMap
+    coef_, dual_coef_, intercept_, solver_info_
+        See :class:`StructuralClassifier`; ``dual_coef_`` are the output weights ``w`` of the
+        units kept in ``feature_map_.basis_``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from structreg import GRBFN
+    >>> X, y = load_iris(return_X_y=True)
+    >>> GRBFN(n_centers=9, gamma=0.5, random_state=0).fit(X, y).score(X, y) > 0.9
+    True
+    """
+
+    _semi_supervised = False
+
+    def __init__(
+        self,
+        n_centers=10,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=1.0,
+        gamma_A=1e-3,
+        m=2.0,
+        fit_intercept=True,
+        random_state=None,
+    ):
+        self.n_centers = n_centers
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.gamma_A = gamma_A
+        self.m = m
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+
+    def _loss(self):
+        return "square"
+
+    def _penalty_terms(self, n_samples, n_labeled):
+        return []
+
+    def _make_feature_map(self, X):
+        if self.n_centers > X.shape[0]:
+            raise ValueError(
+                f"n_centers={self.n_centers} exceeds the number of samples ({X.shape[0]})"
+            )
+        fcm = FuzzyCMeans(n_clusters=self.n_centers, m=self.m, random_state=self.random_state)
+        self.centers_ = fcm.fit(X).cluster_centers_
+        return LandmarkFeatureMap(
+            landmarks=self.centers_,
+            kernel=self.kernel,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+        )
