@@ -2,6 +2,8 @@
 
 ``structreg demo`` fits LapRLSC and RLSC on the two-moons toy and on a real data set with a
 few labels per class and prints their accuracies on the unlabeled points.
+``structreg reproduce drlsc|dr`` runs the toy-problem reproductions of the
+discriminative-regularization papers (more papers and tables come with the experiment engine).
 ``structreg datasets list|info NAME|path`` inspects the data sets.
 """
 
@@ -12,6 +14,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 from sklearn.preprocessing import StandardScaler
@@ -122,6 +125,39 @@ def datasets_command(args: argparse.Namespace) -> int:
     return 0
 
 
+REPRODUCTIONS = {
+    "drlsc": {"toy": "Tables 4-5 and Fig. 1: RN, DRGV, DRLSC on the two-moons sets A, B, C"},
+    "dr": {"fig2": "Fig. 2: GDR vs LDR decision boundaries on three two-moons sets"},
+}
+
+
+def reproduce(args: argparse.Namespace) -> int:
+    from .experiments import dr_toy, drlsc_toy
+
+    tables = REPRODUCTIONS[args.paper]
+    table = args.table or next(iter(tables))
+    if table not in tables:
+        available = ", ".join(f"{k} ({v})" for k, v in tables.items())
+        print(
+            f"structreg reproduce {args.paper}: table {table!r} is not available yet; "
+            f"available: {available}",
+            file=sys.stderr,
+        )
+        return 2
+    out = args.out
+    if (args.paper, table) == ("drlsc", "toy"):
+        drlsc_toy(
+            out, n_draws=2 if args.quick else args.draws, quick=args.quick, n_jobs=args.n_jobs
+        )
+        print((Path(out) / "drlsc_toy.md").read_text())
+        print(f"written: {out}/drlsc_toy.md, drlsc_toy.csv, drlsc_toy_fig1.png")
+    else:
+        dr_toy(out)
+        print((Path(out) / "dr_toy.md").read_text())
+        print(f"written: {out}/dr_toy.md, dr_toy_fig2.png")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="structreg", description="Structure-aware regularized classifiers."
@@ -134,6 +170,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=int, default=10, help="random draws of the labels")
     p.set_defaults(func=demo)
+    p = sub.add_parser("reproduce", help="run a paper's experiment and write tables/figures")
+    p.add_argument("paper", choices=sorted(REPRODUCTIONS))
+    p.add_argument("--table", help="which table/figure (default: the first available)")
+    p.add_argument("--quick", action="store_true", help="2 draws and a coarse grid")
+    p.add_argument("--draws", type=int, default=10, help="random draws (default 10)")
+    p.add_argument("--n-jobs", type=int, default=None)
+    p.add_argument("--out", default="results", help="output folder (default: results)")
+    p.set_defaults(func=reproduce)
     p = sub.add_parser("datasets", help="list, describe or locate the data sets")
     p.add_argument("action", choices=("list", "info", "path"))
     p.add_argument("name", nargs="?")

@@ -29,7 +29,7 @@ def _pm(y, n_classes):
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_drlsc_eta_one_dual_equals_primal_normal_equations(n_classes):
     X, y = _blobs(centers=n_classes)
-    dual = DRLSC(eta=1.0, n_neighbors=4).fit(X, y)
+    dual = DRLSC(eta=1.0, n_neighbors=4, solver="bordered").fit(X, y)
     assert dual.solver_info_["convex"] and not dual.solver_info_["singular"]
     # primal normal equations of 1/2 sum e^2 + 1/2 f^T L_w f, written out by hand
     M = _drlsc_matrix(X, y, 1.0, 4)
@@ -45,7 +45,7 @@ def test_drlsc_eta_one_dual_equals_primal_normal_equations(n_classes):
 def test_drlsc_bordered_system_of_theorem_2():
     """The fitted (b, Gamma) solve [[0, 1^T], [1, Omega + I]] [b; Gamma] = [0; Y]."""
     X, y = _blobs(centers=3)
-    clf = DRLSC(eta=0.7, n_neighbors=4).fit(X, y)
+    clf = DRLSC(eta=0.7, n_neighbors=4, solver="bordered").fit(X, y)
     S = X.T @ _drlsc_matrix(X, y, 0.7, 4) @ X
     S_pinv = np.linalg.pinv(S)
     Omega = X @ S_pinv @ X.T
@@ -61,7 +61,7 @@ def test_drlsc_indefinite_s_eta_but_convex_objective():
     """S_eta indefinite (eta < 1) while the loss keeps the objective convex: the bordered
     pseudo-inverse solution is the unique minimiser (= primal normal equations)."""
     X, y = make_blobs(60, centers=[[0, 0], [1, 1]], cluster_std=1.0, random_state=3)
-    clf = DRLSC(eta=0.2, n_neighbors=6).fit(X, y)
+    clf = DRLSC(eta=0.2, n_neighbors=6, solver="bordered").fit(X, y)
     assert clf.solver_info_["S_eta_psd"] is False and clf.solver_info_["convex"] is True
     primal = DRLSC(eta=0.2, n_neighbors=6, solver="primal").fit(X, y)
     np.testing.assert_allclose(clf.decision_function(X), primal.decision_function(X), atol=1e-8)
@@ -72,7 +72,7 @@ def test_drlsc_non_convex_case_is_a_saddle_stationary_point():
     returned solution is its stationary point (gradient zero), not a minimiser."""
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(60, 2)), np.arange(60) % 2
-    clf = DRLSC(eta=0.0, n_neighbors=10).fit(X, y)
+    clf = DRLSC(eta=0.0, n_neighbors=10, solver="bordered").fit(X, y)
     assert clf.solver_info_["convex"] is False
     M = _drlsc_matrix(X, y, 0.0, 10)
     A = np.hstack([X, np.ones((len(X), 1))])
@@ -107,7 +107,7 @@ def test_drgv_penalty_is_generalized_variance():
     Sw = sum(((f[y == c] - means[c]) ** 2).sum() / (y == c).sum() for c in range(3))
     Sb = sum(((means[c] - means[k]) ** 2).sum() for c in range(3) for k in range(3) if k != c)
     np.testing.assert_allclose(np.trace(f.T @ (M @ f)), 0.3 * Sw - 0.7 * Sb)
-    clf = DRGV(eta=1.0).fit(X, y)
+    clf = DRGV(eta=1.0, solver="bordered").fit(X, y)
     primal = DRGV(eta=1.0, solver="primal").fit(X, y)
     np.testing.assert_allclose(clf.decision_function(X), primal.decision_function(X), atol=1e-8)
 
@@ -255,3 +255,23 @@ def test_errors(est, match):
     X, y = _blobs(n=60, centers=3)
     with pytest.raises(ValueError, match=match):
         est.fit(X, y)
+
+
+def test_drlsc_primal_is_stationary_when_s_eta_is_singular():
+    """More feature-map components than the graph constrains: S_eta is singular.  The default
+    primal solver still returns a stationary point of the stated objective."""
+    X, y = make_blobs(40, centers=2, cluster_std=1.5, random_state=0)
+    clf = DRLSC(eta=0.9, n_neighbors=5, kernel="rbf", gamma=0.05).fit(X, y)
+    Z = clf.feature_map_.transform(X)
+    M = _drlsc_matrix(X, y, 0.9, 5)
+    S = Z.T @ M @ Z
+    assert np.linalg.matrix_rank(S) < S.shape[0]
+    A = np.hstack([Z, np.ones((40, 1))])
+    wb = np.vstack([clf.coef_, clf.intercept_])
+    Y = _pm(y, 2)[:, -1:]
+
+    def rel_grad(v):  # gradient relative to the scale of the normal equations
+        g = A.T @ ((A @ v - Y) + M @ (A @ v))
+        return np.abs(g).max() / (np.linalg.norm(A, 2) * np.linalg.norm(Y))
+
+    assert rel_grad(wb) < 1e-5
