@@ -45,7 +45,7 @@ SETS = ("A", "B", "C")
 
 
 def _grids(quick: bool) -> dict[str, tuple[object, dict]]:
-    widths = [0.5, 2.0] if quick else [0.25, 0.5, 1.0, 2.0, 4.0]
+    widths = [0.5, 2.0] if quick else [0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
     gammas = [1.0 / (2.0 * s**2) for s in widths]  # sigma -> rbf gamma
     etas = [0.5, 0.9] if quick else [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0]
     ridges = [2.0**-8, 2.0**-2] if quick else [2.0**e for e in range(-10, 1, 2)]
