@@ -135,8 +135,8 @@ def warn_nonconvex(detail: str) -> None:
     warnings.warn(
         f"the structure penalty makes the objective non-convex ({detail}): it is unbounded "
         "below and the returned solution is its stationary point (a saddle), as the closed "
-        "form defines it. Increase the ridge (gamma_A) or reduce the negative penalty weight "
-        "for a convex problem.",
+        "form defines it. For a convex problem raise the ridge (gamma_A) or the weight of the "
+        "compactness terms (eta), or lower the weight of the subtracted ones (gamma_D, 1 - eta).",
         NonConvexObjectiveWarning,
         stacklevel=4,
     )
