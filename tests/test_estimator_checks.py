@@ -9,6 +9,7 @@ from structreg import (
     GRBFN,
     LSSVM,
     RLSC,
+    SRSVM,
     DiscriminativeRLS,
     LapRLSC,
     LapSVM,
@@ -46,6 +47,8 @@ ESTIMATORS = [
     LSSVM(),
     LSSVM(multi_class="ovo"),
     GRBFN(n_centers=3, random_state=0),
+    SRSVM(),
+    SRSVM(kernel="rbf", multi_class="ovo"),
 ]
 # LandmarkFeatureMap is not listed: its landmarks parameter fixes n_features, while the
 # checks feed data of several widths; it is exercised through GRBFN and test_kernels.py.

@@ -6,6 +6,7 @@ from .grbfn import GRBFN
 from .lssvm import LSSVM
 from .manifold import LapRLSC, LapSVM
 from .rlsc import RLSC
+from .srsvm import SRSVM
 
 __all__ = [
     "DRGV",
@@ -14,6 +15,7 @@ __all__ = [
     "LSSVM",
     "DiscriminativeRLS",
     "RLSC",
+    "SRSVM",
     "UNLABELED",
     "LapRLSC",
     "LapSVM",

@@ -180,6 +180,9 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
             kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
         )
 
+    def _prepare(self, X: np.ndarray, Z: np.ndarray, y_codes: np.ndarray, labeled: np.ndarray):
+        """Hook run after the feature map and before the penalties (e.g. clustering)."""
+
     def _loss_weights(self, labeled: np.ndarray) -> np.ndarray:
         """Per-sample loss weights c_i: ``1/l`` on the l labeled samples."""
         return labeled / labeled.sum()
@@ -240,10 +243,11 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         n, n_lab = X.shape[0], int(labeled.sum())
 
-        M, psd = build_penalties(self._penalty_terms(n, n_lab), X, y_codes, labeled)
-        self.penalty_ = M
         self.feature_map_ = self._make_feature_map(X)
         Z = self.feature_map_.fit_transform(X)
+        self._prepare(X, Z, y_codes, labeled)
+        M, psd = build_penalties(self._penalty_terms(n, n_lab), X, y_codes, labeled)
+        self.penalty_ = M
         weights = self._loss_weights(labeled)
         if self._loss() == "square":
             self._fit_square(Z, y_codes, labeled, weights, M)

@@ -11,15 +11,19 @@ from .graphs import (
 )
 from .penalties import (
     ClassScatterPenalty,
+    ClusterScatterPenalty,
     LaplacianPenalty,
     Penalty,
     PrecomputedPenalty,
     build_penalties,
     combine,
+    group_scatter,
 )
 
 __all__ = [
     "ClassScatterPenalty",
+    "ClusterScatterPenalty",
+    "group_scatter",
     "LaplacianPenalty",
     "Penalty",
     "PrecomputedPenalty",

@@ -229,6 +229,39 @@ class DiagonalPlusLowRank(LinearOperator):
         return self
 
 
+def group_scatter(groups: np.ndarray, member: np.ndarray, kind: str, definition: str):
+    """Scatter of the outputs over groups (classes or clusters) as a diagonal-plus-rank-g
+    operator; see :class:`ClassScatterPenalty` for the definitions.  Rows outside ``member``
+    are zero."""
+    y, labeled = np.asarray(groups), np.asarray(member, dtype=bool)
+    n = y.shape[0]
+    classes = np.unique(y[labeled])
+    counts = np.array([np.sum(labeled & (y == c)) for c in classes], dtype=float)
+    # E[:, c] = indicator of class c / n_c, so E^T f are the class means
+    E = np.zeros((n, len(classes)))
+    for j, c in enumerate(classes):
+        E[labeled & (y == c), j] = 1.0 / counts[j]
+    mean = labeled / labeled.sum()  # f^T mean = overall mean over labeled points
+    if definition == "variance":
+        if kind == "within":  # diag(1/n_c) - sum_c e_c e_c^T
+            d = np.zeros(n)
+            for j, c in enumerate(classes):
+                d[labeled & (y == c)] = 1.0 / counts[j]
+            return DiagonalPlusLowRank(d, E, -np.ones(len(classes)))
+        k = len(classes)  # 2 (k E E^T - (E 1)(E 1)^T)
+        U = np.hstack([E, E.sum(axis=1, keepdims=True)])
+        return DiagonalPlusLowRank(np.zeros(n), U, np.r_[np.full(k, 2.0 * k), -2.0])
+    within_d, within_s = labeled.astype(float), -counts  # I_c - n_c e_c e_c^T per class
+    if kind == "within":
+        return DiagonalPlusLowRank(within_d, E, within_s)
+    N = labeled.sum()
+    if kind == "total":  # I - N mean mean^T on the labeled points
+        return DiagonalPlusLowRank(within_d, mean[:, None], np.array([-float(N)]))
+    # between = total - within = sum_c n_c e_c e_c^T - N mean mean^T
+    U = np.hstack([E, mean[:, None]])
+    return DiagonalPlusLowRank(np.zeros(n), U, np.r_[counts, -float(N)])
+
+
 class ClassScatterPenalty(Penalty):
     """Within- or between-class scatter of the outputs, as ``f^T M f`` over labeled points.
 
@@ -263,29 +296,34 @@ class ClassScatterPenalty(Penalty):
             raise ValueError(f"definition must be 'scatter' or 'variance', got {self.definition!r}")
         if self.definition == "variance" and self.kind == "total":
             raise ValueError("kind='total' is only defined for definition='scatter'")
-        n = X.shape[0]
-        classes = np.unique(y[labeled])
-        counts = np.array([np.sum(labeled & (y == c)) for c in classes], dtype=float)
-        # E[:, c] = indicator of class c / n_c, so E^T f are the class means
-        E = np.zeros((n, len(classes)))
-        for j, c in enumerate(classes):
-            E[labeled & (y == c), j] = 1.0 / counts[j]
-        mean = labeled / labeled.sum()  # f^T mean = overall mean over labeled points
-        if self.definition == "variance":
-            if self.kind == "within":  # diag(1/n_c) - sum_c e_c e_c^T
-                d = np.zeros(n)
-                for j, c in enumerate(classes):
-                    d[labeled & (y == c)] = 1.0 / counts[j]
-                return DiagonalPlusLowRank(d, E, -np.ones(len(classes)))
-            k = len(classes)  # 2 (k E E^T - (E 1)(E 1)^T)
-            U = np.hstack([E, E.sum(axis=1, keepdims=True)])
-            return DiagonalPlusLowRank(np.zeros(n), U, np.r_[np.full(k, 2.0 * k), -2.0])
-        within_d, within_s = labeled.astype(float), -counts  # I_c - n_c e_c e_c^T per class
-        if self.kind == "within":
-            return DiagonalPlusLowRank(within_d, E, within_s)
-        N = labeled.sum()
-        if self.kind == "total":  # I - N mean mean^T on the labeled points
-            return DiagonalPlusLowRank(within_d, mean[:, None], np.array([-float(N)]))
-        # between = total - within = sum_c n_c e_c e_c^T - N mean mean^T
-        U = np.hstack([E, mean[:, None]])
-        return DiagonalPlusLowRank(np.zeros(n), U, np.r_[counts, -float(N)])
+        return group_scatter(y, labeled, self.kind, self.definition)
+
+
+class ClusterScatterPenalty(Penalty):
+    """Sum of the cluster covariances of the outputs: ``f^T Psi f`` with
+    ``Psi = blockdiag_C (I / |C| - 1 1^T / |C|^2)`` (SRSVM, Xue, Chen & Yang 2011, eqs. 10, 19).
+
+    For a linear model ``f = Z w + b`` this is ``w^T Sigma w`` with ``Sigma`` the sum over all
+    clusters of ``1/|C| sum_{i in C} (z_i - mu_C)(z_i - mu_C)^T``; the bias cancels.
+
+    Parameters
+    ----------
+    clusters : array-like of int, shape (n_samples,)
+        Cluster id of every training point (-1: in no cluster, e.g. unlabeled).  Models compute
+        it (e.g. SRSVM with Ward's linkage and the knee point) and pass it here.
+    """
+
+    psd = True
+
+    def __init__(self, clusters=None):
+        self.clusters = clusters
+
+    def build(self, X, y, labeled):
+        if self.clusters is None:
+            raise ValueError("ClusterScatterPenalty needs cluster ids")
+        ids = np.asarray(self.clusters)
+        if ids.shape != (X.shape[0],):
+            raise ValueError(
+                f"clusters has shape {ids.shape}; expected ({X.shape[0]},) over the training points"
+            )
+        return group_scatter(ids, ids >= 0, "within", "variance")
