@@ -44,3 +44,18 @@ def test_reproduce_command(tmp_path, capsys):
     assert "GDR vs LDR" in capsys.readouterr().out
     assert main(["reproduce", "drlsc", "--table", "6", "--out", str(tmp_path)]) == 2
     assert "not available yet" in capsys.readouterr().err
+
+
+def test_srsvm_xor_and_timing_quick(tmp_path):
+    from structreg.experiments import uci_timing, xor_toy
+
+    acc = xor_toy(tmp_path, fractions=(0.1,), n_draws=1, with_slmm=False)
+    assert acc["SRSVM"][10].shape == (1, 2) and acc["SRSVM"][10][0, 1] > 80
+    assert "| 10 |" in (tmp_path / "srsvm_xor.md").read_text()
+    assert (tmp_path / "srsvm_xor_fig56.png").stat().st_size > 10_000
+    res = uci_timing(tmp_path, repeats=1, with_socp=False)
+    text = (tmp_path / "srsvm_timing.md").read_text()
+    # data sets missing from the data home are listed, never dropped silently
+    assert "hepatitis" in res["skipped"] and "hepatitis: not available" in text
+    for name, r in res["results"].items():
+        assert r["times"]["SRSVM"][0] > 0 and sum(r["clusters"]) >= 2

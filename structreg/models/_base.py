@@ -115,7 +115,8 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
     solver_info_ : dict
         How the problem was solved (factorisation, convexity, ...).
     transduction_ : ndarray of shape (n_samples,)
-        Predicted labels of the training points (labeled and unlabeled).
+        Semi-supervised models: predicted labels of the training points (labeled and
+        unlabeled).
 
     Examples
     --------
@@ -255,7 +256,8 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
             if not self.gamma_A > 0:
                 raise ValueError("the hinge loss needs gamma_A > 0")
             self._fit_hinge(Z, y_codes, labeled, M, psd)
-        self.transduction_ = self.classes_[self._decide(self._decision_from_features(Z))]
+        if self._semi_supervised:  # labels of the training points, unlabeled ones included
+            self.transduction_ = self.classes_[self._decide(self._decision_from_features(Z))]
         return self
 
     def _fit_square(self, Z, y_codes, labeled, weights, M):
