@@ -57,5 +57,5 @@ def test_srsvm_xor_and_timing_quick(tmp_path):
     text = (tmp_path / "srsvm_timing.md").read_text()
     # data sets missing from the data home are listed, never dropped silently
     assert "hepatitis" in res["skipped"] and "hepatitis: not available" in text
-    for name, r in res["results"].items():
+    for r in res["results"].values():
         assert r["times"]["SRSVM"][0] > 0 and sum(r["clusters"]) >= 2
