@@ -276,3 +276,19 @@ def test_drlsc_primal_is_stationary_when_s_eta_is_singular():
         return np.abs(g).max() / (np.linalg.norm(A, 2) * np.linalg.norm(Y))
 
     assert rel_grad(wb) < 1e-5
+
+
+@pytest.mark.parametrize("margin", ["global", "local"])
+def test_sparse_input_on_the_cg_path(margin):
+    import scipy.sparse as sp
+
+    X, y = make_blobs(80, n_features=20, centers=3, random_state=0)
+    X[np.abs(X) < 3] = 0
+    common = dict(margin=margin, kernel="linear", gamma_D=1e-4, gamma_A=0.1)
+    a = DiscriminativeRLS(solver="cg", tol=1e-12, **common).fit(sp.csr_matrix(X), y)
+    b = DiscriminativeRLS(**common).fit(X, y)
+    np.testing.assert_allclose(
+        a.decision_function(sp.csr_matrix(X)), b.decision_function(X), atol=1e-8
+    )
+    with pytest.raises(TypeError, match="[Ss]parse"):
+        DiscriminativeRLS(**common).fit(sp.csr_matrix(X), y)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
@@ -238,7 +239,8 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=float, y_numeric=False)
+        sparse = "csr" if self._accepts_sparse() else False
+        X, y = validate_data(self, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
         y = column_or_1d(y, warn=True)
         classes, y_codes, labeled = self._encode_labels(y, unlabeled)
         self.classes_ = classes
@@ -307,7 +309,8 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
         """Output f(x): shape (n,) for two classes (positive means ``classes_[1]``), else
         (n, n_classes)."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=float, reset=False)
+        sparse = "csr" if self._accepts_sparse() else False
+        X = validate_data(self, X, dtype=float, reset=False, accept_sparse=sparse)
         if hasattr(self, "dual_coef_"):  # kernel expansion over the basis samples
             return self._square_output(
                 self.feature_map_.kernel_(X, self.feature_map_.basis_) @ self.dual_coef_
@@ -325,11 +328,16 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
         keep = self._labeled_mask(y, None)
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight)[keep]
-        return super().score(np.asarray(X)[keep], y[keep], sample_weight)
+        X = X[keep] if sp.issparse(X) else np.asarray(X)[keep]
+        return super().score(X, y[keep], sample_weight)
+
+    def _accepts_sparse(self) -> bool:
+        """Whether this configuration takes scipy.sparse X (matrix-free linear paths only)."""
+        return False
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = self._accepts_sparse()
         return tags
 
 

@@ -259,6 +259,7 @@ class DiscriminativeRLS(StructuralClassifier):
     fit_intercept : bool or None, default=None
         Unpenalised bias; None follows the paper (bias for the linear kernel only).
     solver : {"direct", "cg"}, default="direct"
+        ``"cg"`` with ``kernel="linear"`` also accepts scipy.sparse X (CSR), never densified.
     tol : float, default=1e-8
         Relative residual tolerance of ``solver="cg"``.
     max_iter : int or None, default=None
@@ -334,6 +335,9 @@ class DiscriminativeRLS(StructuralClassifier):
                 LaplacianPenalty("other-class", self.n_neighbors_other, "connectivity"),
             ),
         ]
+
+    def _accepts_sparse(self) -> bool:
+        return self.kernel == "linear" and self.solver == "cg"
 
     def _make_feature_map(self, X):
         if self.kernel == "linear" and (self.solver == "cg" or X.shape[1] < X.shape[0]):

@@ -62,7 +62,7 @@ def knn_graph(
     -------
     W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
     """
-    X = np.asarray(X, dtype=float)
+    X = _as_points(X)
     n = X.shape[0]
     _check_weights(weights, t)
     if not (isinstance(n_neighbors, (int, np.integer)) and n_neighbors >= 1):
@@ -86,7 +86,7 @@ def knn_graph(
     if symmetrize:  # union of both directions; every weight is a symmetric function of (i, j)
         pairs = np.unique(np.concatenate([rows * n + cols, cols * n + rows]))
         rows, cols = pairs // n, pairs % n
-    dist = np.sqrt(np.sum((X[rows] - X[cols]) ** 2, axis=1))
+    dist = _pair_distances(X, rows, cols)
     data = _edge_weights(X, rows, cols, dist, weights, t)
     return sp.csr_matrix((data, (rows, cols)), shape=(n, n))
 
@@ -98,7 +98,28 @@ def _edge_weights(X, rows, cols, dist, weights, t):
         if t is None:
             t = float(np.mean(dist**2)) if dist.size else 1.0
         return np.exp(-(dist**2) / (t if t > 0 else 1.0))
+    return _pair_dots(X, rows, cols)
+
+
+def _as_points(X):
+    """Dense float array, or CSR for sparse input (distances are computed pairwise)."""
+    return sp.csr_matrix(X, dtype=float) if sp.issparse(X) else np.asarray(X, dtype=float)
+
+
+def _pair_dots(X, rows, cols) -> np.ndarray:
+    """``<x_i, x_j>`` for the given pairs, dense or sparse X, O(nnz) per pair."""
+    if sp.issparse(X):
+        return np.asarray(X[rows].multiply(X[cols]).sum(axis=1)).ravel()
     return np.einsum("ij,ij->i", X[rows], X[cols])
+
+
+def _pair_distances(X, rows, cols) -> np.ndarray:
+    """``||x_i - x_j||`` for the given pairs, dense or sparse X."""
+    if sp.issparse(X):
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        d2 = sq[rows] + sq[cols] - 2.0 * _pair_dots(X, rows, cols)
+        return np.sqrt(np.maximum(d2, 0.0))
+    return np.sqrt(np.sum((X[rows] - X[cols]) ** 2, axis=1))
 
 
 def check_graph(W, n_samples: int) -> sp.csr_matrix:
@@ -178,7 +199,7 @@ def other_class_graph(
     Only ``weights="connectivity"`` and ``"heat"`` are meaningful here; ``t=None`` takes the mean
     squared edge length.
     """
-    X = np.asarray(X, dtype=float)
+    X = _as_points(X)
     n = X.shape[0]
     weights, t = kw.get("weights", "connectivity"), kw.get("t")
     _check_weights(weights, t)
@@ -198,7 +219,7 @@ def other_class_graph(
     rows, cols = np.concatenate(rows), np.concatenate(cols)
     pairs = np.unique(np.concatenate([rows * n + cols, cols * n + rows]))
     rows, cols = pairs // n, pairs % n
-    dist = np.sqrt(np.sum((X[rows] - X[cols]) ** 2, axis=1))
+    dist = _pair_distances(X, rows, cols)
     return sp.csr_matrix(
         (_edge_weights(X, rows, cols, dist, weights, t), (rows, cols)), shape=(n, n)
     )
@@ -213,7 +234,7 @@ def class_wise_graph(
     its own graph, and unlabeled points stay isolated.  Each class needs more than
     ``n_neighbors`` labeled points.
     """
-    X = np.asarray(X, dtype=float)
+    X = _as_points(X)
     n = X.shape[0]
     blocks = []
     for c in np.unique(y[labeled]):

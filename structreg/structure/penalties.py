@@ -23,6 +23,7 @@ from sklearn.base import BaseEstimator
 
 from .._params import GRAPH_CHOICES
 from .graphs import (
+    _pair_distances,
     check_graph,
     class_wise_graph,
     knn_graph,
@@ -119,7 +120,7 @@ class LaplacianPenalty(Penalty):
     def _width(self, X: np.ndarray, y: np.ndarray, labeled: np.ndarray) -> float:
         D = class_wise_graph(X, y, labeled, self.n_neighbors, weights="connectivity")
         rows, cols = D.nonzero()
-        d2 = np.sum((X[rows] - X[cols]) ** 2, axis=1)
+        d2 = _pair_distances(X, rows, cols) ** 2
         mean = float(d2.mean()) if d2.size else 1.0
         return mean if mean > 0 else 1.0
 
