@@ -3,8 +3,10 @@
 from .models import (
     DRGV,
     DRLSC,
+    EKM,
     GRBFN,
     LSSVM,
+    MPM,
     RLSC,
     SRSVM,
     UNLABELED,
@@ -19,6 +21,8 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "DRGV",
     "DRLSC",
+    "EKM",
+    "MPM",
     "GRBFN",
     "LSSVM",
     "DiscriminativeRLS",

@@ -41,6 +41,7 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
     "max_iter": [Interval(Integral, 1, None, closed="left"), None],
     "n_clusters": [Interval(Integral, 1, None, closed="left")],
     "lam": [Interval(Real, 0, None, closed="left")],
+    "reg": [Interval(Real, 0, None, closed="left")],
     "max_clusters": [Interval(Integral, 1, None, closed="left"), None],
     "n_centers": [Interval(Integral, 1, None, closed="left")],
     "m": [Interval(Real, 1, None, closed="neither")],

@@ -2,6 +2,7 @@
 
 from .bordered import BorderedSolution, solve_bordered
 from .hinge import DeformedFeatures, PrecomputedSVM
+from .mvee import minimum_volume_ellipsoid
 from .square import (
     LeastSquaresSolution,
     NonConvexObjectiveWarning,
@@ -13,6 +14,7 @@ from .square import (
 __all__ = [
     "BorderedSolution",
     "solve_bordered",
+    "minimum_volume_ellipsoid",
     "DeformedFeatures",
     "LeastSquaresSolution",
     "NonConvexObjectiveWarning",
