@@ -184,7 +184,9 @@ def fitted_bound(clf, X, y, *, theta: float = 0.05) -> dict:
     """:func:`classifier_bound` of a fitted *binary* kernel SVM on its training data.
 
     Supports structreg's hinge-loss models (``LapSVM``, ``SRSVM``, ``StructuralClassifier(
-    loss="hinge")``: the Gram matrix is their deformed kernel) and scikit-learn's ``SVC``.
+    loss="hinge")``: the Gram matrix is their deformed kernel; fit on fully labeled data),
+    ``EKM`` (the linear kernel of the remapped points) and scikit-learn's ``SVC``.  SLMM and MPM
+    are not SVMs in a kernel of their own and are not covered.
     """
     from sklearn.metrics.pairwise import pairwise_kernels
     from sklearn.svm import SVC
@@ -202,6 +204,10 @@ def fitted_bound(clf, X, y, *, theta: float = 0.05) -> dict:
         params = {"gamma": clf._gamma, "degree": clf.degree, "coef0": clf.coef0}
         keep = {"rbf": ["gamma"], "poly": ["gamma", "degree", "coef0"], "linear": []}
         gram = pairwise_kernels(X, metric=clf.kernel, **{k: params[k] for k in keep[clf.kernel]})
+    elif hasattr(clf, "remap") and isinstance(getattr(clf, "svc_", None), SVC):  # EKM
+        svc = clf.svc_
+        R = clf.remap(X)
+        gram = R @ R.T
     elif hasattr(clf, "svm_") and hasattr(clf, "deformation_"):
         svc = clf.svm_.svms_[0]
         gram = clf._Z_labeled @ clf._Z_labeled.T

@@ -59,3 +59,13 @@ def test_srsvm_xor_and_timing_quick(tmp_path):
     assert "hepatitis" in res["skipped"] and "hepatitis: not available" in text
     for r in res["results"].values():
         assert r["times"]["SRSVM"][0] > 0 and sum(r["clusters"]) >= 2
+
+
+def test_bound_figure(tmp_path):
+    from structreg.experiments import bound_figure
+
+    res = bound_figure(tmp_path, datasets=("sonar", "hepatitis"))
+    assert "hepatitis" in res["skipped"]
+    assert set(res["results"]["sonar"]) == {"SVM", "EKM", "LapSVM", "SRSVM"}
+    assert all(0 < b < np.inf for b in res["results"]["sonar"].values())
+    assert (tmp_path / "srsvm_bounds_fig10.png").stat().st_size > 5_000
