@@ -302,12 +302,16 @@ def ward_knee(X, *, max_clusters: int | None = None, log_scale: bool = True) -> 
         Observations, or a condensed Euclidean distance vector (see
         :func:`kernel_ward_distances` for kernel Ward from a Gram matrix).
     max_clusters : int, optional
-        Largest number of clusters considered.  Default ``min(n_samples, 20)``: the knee of a
-        Ward curve lies among the few expensive final merges, while the many cheap early
-        merges of a large class form a flat tail that only biases the two-line fit (the
-        reason for the L-method's refinement, whose minimum cutoff is 20); and clusters are
-        used to estimate covariance matrices, which more than about 20 clusters per class
-        would leave with too few points.
+        Largest number of clusters considered (at most ``n_samples``).  Default
+        ``min(n_samples // 2, 20)``.  The cap of 20: the knee of a Ward curve lies among the
+        few expensive final merges, while the many cheap early merges of a large class form
+        a long tail that only biases the two-line fit (the reason for the L-method's
+        refinement, whose minimum cutoff is 20).  The cap of ``n_samples // 2``: clusters
+        describe the data by their covariance matrices, which need two points, so the curve
+        stops where clusters hold two points on average; below it the log curve ends in the
+        steep drop of the nearest-neighbour merges, which pulls the knee to many tiny
+        clusters (simulated unstructured Gaussian classes of 20 points got 10 clusters on
+        average with the cap ``n_samples``, 3-4 with ``n_samples // 2``).
     log_scale : bool, default=True
         Fit the L-method's lines to the logarithm of the merge distances (Ward's ``W`` and
         scipy's height then give the same knee).  Merge costs between well separated groups
@@ -323,9 +327,10 @@ def ward_knee(X, *, max_clusters: int | None = None, log_scale: bool = True) -> 
 
     Notes
     -----
-    * One point, two points, or a curve too short for two lines (fewer than 4 points: at most
-      4 samples, or ``max_clusters < 5``) give a single cluster: no knee can be fitted, and a
-      cluster of one point has no covariance to speak of.
+    * One point, two points, or a curve too short for two lines (fewer than 4 points: fewer
+      than 10 samples with the default ``max_clusters``, or ``max_clusters < 5``) give a
+      single cluster: no knee can be fitted, and tiny clusters have no covariance to speak
+      of.
     * Identical points (all merge distances 0) give a single cluster.
     * The L-method needs two points left of the knee, so on a curve starting at 2 clusters
       it never returns 2; when it returns 3, :func:`_two_or_three` decides between 2 and 3.
@@ -346,7 +351,10 @@ def ward_knee(X, *, max_clusters: int | None = None, log_scale: bool = True) -> 
     if n <= 2:
         return np.zeros(n, dtype=int)
     Z, ks, d = merge_curve(X, squared=True)
-    m = min(n, DEFAULT_MAX_CLUSTERS if max_clusters is None else int(max_clusters))
+    if max_clusters is None:
+        m = min(n // 2, DEFAULT_MAX_CLUSTERS)
+    else:
+        m = min(n, int(max_clusters))
     keep = ks <= m
     ks, d = ks[keep], d[keep]
     if len(ks) == 0 or d[0] <= 0.0:

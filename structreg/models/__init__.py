@@ -8,6 +8,7 @@ from .lssvm import LSSVM
 from .manifold import LapRLSC, LapSVM
 from .minimax import MPM
 from .rlsc import RLSC
+from .slmm import SLMM
 from .srsvm import SRSVM
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "LSSVM",
     "DiscriminativeRLS",
     "RLSC",
+    "SLMM",
     "SRSVM",
     "UNLABELED",
     "LapRLSC",
