@@ -76,6 +76,8 @@ def _as_ward_input(X) -> tuple[np.ndarray, int]:
         if np.any(d < 0):
             raise ValueError("condensed distances must be non-negative")
         return d, n
+    if X.ndim == 2 and X.dtype == np.float64 and np.isfinite(X).all():
+        return X, X.shape[0]  # already valid: skip check_array's per-call overhead
     X = check_array(X, dtype=float, ensure_min_samples=0)
     return X, X.shape[0]
 
