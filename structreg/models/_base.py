@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from threadpoolctl import ThreadpoolController
 
 from .._params import constraints_for
-from ..kernels import KernelFeatureMap
+from ..kernels import EmpiricalKernelMap, KernelFeatureMap
 from ..solvers import DeformedFeatures, PrecomputedSVM, solve_penalized_least_squares
 from ..structure import build_penalties
 
@@ -78,6 +78,20 @@ class LinearFeatures:
 
     def transform(self, X: np.ndarray) -> np.ndarray:
         return X
+
+
+def explicit_feature_map(estimator, rtol: float | None = None):
+    """The inputs for the linear kernel, else the empirical kernel map of ``estimator``'s kernel
+    parameters (``kernel, gamma, degree, coef0``): the feature space of EKM, MPM and friends."""
+    if estimator.kernel == "linear":
+        return LinearFeatures()
+    return EmpiricalKernelMap(
+        kernel=estimator.kernel,
+        gamma=estimator.gamma,
+        degree=estimator.degree,
+        coef0=estimator.coef0,
+        rtol=rtol,
+    )
 
 
 class StructuralClassifier(ClassifierMixin, BaseEstimator):

@@ -16,9 +16,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._params import constraints_for
-from ..kernels import EmpiricalKernelMap
 from ..solvers.mvee import minimum_volume_ellipsoid
-from ._base import LinearFeatures
+from ._base import explicit_feature_map
 
 __all__ = ["EKM"]
 
@@ -147,15 +146,7 @@ class EKM(ClassifierMixin, BaseEstimator):
         self.rtol = rtol
 
     def _make_feature_map(self):
-        if self.kernel == "linear":
-            return LinearFeatures()
-        return EmpiricalKernelMap(
-            kernel=self.kernel,
-            gamma=self.gamma,
-            degree=self.degree,
-            coef0=self.coef0,
-            rtol=self.rtol,
-        )
+        return explicit_feature_map(self, rtol=self.rtol)
 
     def fit(self, X, y) -> EKM:
         """Fit the ellipsoid on X and the linear SVM on the remapped X.

@@ -18,8 +18,7 @@ from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._params import constraints_for
-from ..kernels import EmpiricalKernelMap
-from ._base import LinearFeatures
+from ._base import LinearFeatures, explicit_feature_map
 from .ellipsoid import _check_two_classes
 
 __all__ = ["MPM", "MPMSolution", "solve_mpm"]
@@ -279,11 +278,7 @@ class MPM(ClassifierMixin, BaseEstimator):
         self.multi_class = multi_class
 
     def _make_feature_map(self):
-        if self.kernel == "linear":
-            return LinearFeatures()
-        return EmpiricalKernelMap(
-            kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
-        )
+        return explicit_feature_map(self, rtol=None)
 
     def fit(self, X, y) -> MPM:
         """Fit the minimax probability machine.

@@ -101,6 +101,16 @@ def _edge_weights(X, rows, cols, dist, weights, t):
     return _pair_dots(X, rows, cols)
 
 
+def heat_reweight(W: sp.spmatrix, X, t: float | None = None) -> sp.csr_matrix:
+    """The edges of ``W`` with heat weights ``exp(-||x_i - x_j||^2 / t)``; ``t=None`` is the mean
+    squared edge length of ``W`` (one width for the whole graph)."""
+    W = sp.coo_matrix(W)
+    rows, cols = W.row, W.col
+    dist = _pair_distances(_as_points(X), rows, cols)
+    data = _edge_weights(None, rows, cols, dist, "heat", t)
+    return sp.csr_matrix((data, (rows, cols)), shape=W.shape)
+
+
 def _as_points(X):
     """Dense float array, or CSR for sparse input (distances are computed pairwise)."""
     return sp.csr_matrix(X, dtype=float) if sp.issparse(X) else np.asarray(X, dtype=float)

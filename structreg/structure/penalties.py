@@ -23,16 +23,14 @@ from sklearn.base import BaseEstimator
 
 from .._params import GRAPH_CHOICES
 from .graphs import (
-    _pair_distances,
     check_graph,
     class_wise_graph,
+    heat_reweight,
     knn_graph,
     laplacian,
     other_class_graph,
     split_by_labels,
 )
-
-GRAPHS = GRAPH_CHOICES
 
 
 class Penalty(BaseEstimator):
@@ -98,16 +96,17 @@ class LaplacianPenalty(Penalty):
         n = X.shape[0]
         if sp.issparse(self.graph) or isinstance(self.graph, np.ndarray):
             return check_graph(self.graph, n)
-        if self.graph not in GRAPHS:
+        if self.graph not in GRAPH_CHOICES:
             raise ValueError(
-                f"graph must be one of {GRAPHS} or a sparse matrix, got {self.graph!r}"
+                f"graph must be one of {GRAPH_CHOICES} or a sparse matrix, got {self.graph!r}"
             )
         if not isinstance(self.n_neighbors, Integral) or self.n_neighbors < 1:
             raise ValueError(f"n_neighbors must be a positive integer, got {self.n_neighbors!r}")
         kw = dict(weights=self.weights, t=self.t)
         if self.graph == "class-wise":
             if self.weights == "heat" and self.t is None:  # one width for all classes
-                kw["t"] = self._width(X, y, labeled)
+                W = class_wise_graph(X, y, labeled, self.n_neighbors, weights="connectivity")
+                return heat_reweight(W, X)
             return class_wise_graph(X, y, labeled, self.n_neighbors, **kw)
         if self.graph == "other-class":
             return other_class_graph(X, y, labeled, self.n_neighbors, **kw)
@@ -116,13 +115,6 @@ class LaplacianPenalty(Penalty):
             return W
         within, between = split_by_labels(W, y, labeled)
         return within if self.graph == "within-class" else between
-
-    def _width(self, X: np.ndarray, y: np.ndarray, labeled: np.ndarray) -> float:
-        D = class_wise_graph(X, y, labeled, self.n_neighbors, weights="connectivity")
-        rows, cols = D.nonzero()
-        d2 = _pair_distances(X, rows, cols) ** 2
-        mean = float(d2.mean()) if d2.size else 1.0
-        return mean if mean > 0 else 1.0
 
     def build(self, X, y, labeled):
         return laplacian(self.adjacency(X, y, labeled), normalized=self.normalized)
