@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from numbers import Integral, Real
 
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 GRAPH_CHOICES = ("knn", "class-wise", "other-class", "within-class", "between-class")
 
@@ -27,7 +27,8 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
     "gamma_A": [Interval(Real, 0, None, closed="left")],
     "gamma_I": [Interval(Real, 0, None, closed="left")],
     "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-    "graph": [StrOptions(set(GRAPH_CHOICES)), "sparse matrix", "array-like"],
+    # "l1": the sparse-reconstruction graph of SparseRLSC (not a Laplacian graph)
+    "graph": [StrOptions(set(GRAPH_CHOICES) | {"l1"}), "sparse matrix", "array-like"],
     "weights": [StrOptions({"connectivity", "heat", "dot"})],
     "t": [Interval(Real, 0, None, closed="neither"), None],
     "normalized": ["boolean"],
@@ -52,6 +53,18 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
     "random_state": ["random_state"],
     "eta": [Interval(Real, 0, 1, closed="both")],
     "solver": [StrOptions({"bordered", "primal", "direct", "cg"})],
+    "C_A": [Interval(Real, 0, None, closed="left")],
+    "C_I": [Interval(Real, 0, None, closed="left")],
+    "l1_mode": [StrOptions({"exact", "lasso"})],
+    "n_candidates": [Interval(Integral, 1, None, closed="left")],
+    "alpha": [Interval(Real, 0, None, closed="neither")],
+    "epsilon": [Interval(Real, 0, None, closed="left")],
+    "n_jobs": [Integral, None],
+    # DALapRLSC: weight of unlabeled points (DAMR's gamma) and the pluggable clusterer
+    "reliability": [Interval(Real, 0, 1, closed="both")],
+    "clusterer": [HasMethods(["fit_predict"]), None],
+    # SSDRWu: form of the between-class term
+    "separation": [StrOptions({"signed", "subtract", "add"})],
 }
 
 

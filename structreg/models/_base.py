@@ -199,6 +199,10 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
     def _fit_intercept(self) -> bool:
         return self.fit_intercept
 
+    def _ridge(self) -> float:
+        """Weight of the RKHS norm ``||f||_K^2`` in the objective."""
+        return self.gamma_A
+
     def _multi_class(self) -> str:
         return self.multi_class
 
@@ -308,7 +312,7 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
     def _solve_square(self, Z, Y, weights, M):
         """Square-loss solve on the design Z: returns ``(coef, intercept, info)``."""
         sol = solve_penalized_least_squares(
-            Z, Y, weights, M, ridge=self.gamma_A, fit_intercept=self._fit_intercept()
+            Z, Y, weights, M, ridge=self._ridge(), fit_intercept=self._fit_intercept()
         )
         info = {"factorization": sol.factorization, "convex": sol.convex, "singular": sol.singular}
         return sol.coef, sol.intercept, info

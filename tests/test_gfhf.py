@@ -1,0 +1,180 @@
+"""GFHF: harmonic property, clamping, agreement with LabelPropagation, out-of-sample rule."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_blobs, make_moons
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.semi_supervised import LabelPropagation
+
+from structreg.models.harmonic import GFHF, DisconnectedGraphWarning, harmonic_function
+from structreg.structure.graphs import knn_graph
+
+
+def _semi(y, n_per_class, seed=0):
+    """Copy of y with all but ``n_per_class`` random labels per class set to -1."""
+    rng = np.random.default_rng(seed)
+    keep = np.concatenate(
+        [rng.choice(np.flatnonzero(y == c), n_per_class, replace=False) for c in np.unique(y)]
+    )
+    y_semi = np.full_like(y, -1)
+    y_semi[keep] = y[keep]
+    return y_semi
+
+
+@pytest.fixture
+def moons():
+    X, y = make_moons(150, noise=0.06, random_state=1)
+    return X, y, _semi(y, 3)
+
+
+def test_unlabeled_values_are_harmonic_and_labeled_clamped(moons):
+    X, y, y_semi = moons
+    clf = GFHF().fit(X, y_semi)
+    W, F = clf.graph_, clf.label_distributions_
+    unl = y_semi == -1
+    degree = np.asarray(W.sum(axis=1)).ravel()
+    # W f = D f on the unlabeled rows: each value is the weighted mean of its neighbours'
+    np.testing.assert_allclose((W @ F)[unl], degree[unl, None] * F[unl], atol=1e-12)
+    np.testing.assert_array_equal(F[~unl], np.eye(2)[y_semi[~unl]])
+    np.testing.assert_allclose(F.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(clf.transduction_[~unl], y_semi[~unl])
+    assert (clf.transduction_ == y).mean() > 0.95
+    assert not clf.unreachable_.any()
+
+
+def test_knn_graph_and_width(moons):
+    X, _, y_semi = moons
+    clf = GFHF(n_neighbors=5).fit(X, y_semi)
+    expected = knn_graph(X, 5, weights="heat")
+    assert abs(clf.graph_ - expected).max() == 0
+    W = clf.graph_.tocoo()
+    d2 = np.sum((X[W.row] - X[W.col]) ** 2, axis=1)
+    assert clf.t_ == pytest.approx(d2.mean())
+    np.testing.assert_allclose(W.data, np.exp(-d2 / clf.t_))
+    assert GFHF(n_neighbors=5, t=0.3).fit(X, y_semi).t_ == 0.3
+
+
+@pytest.mark.parametrize("diagonal", [0.0, 1.0])
+def test_agrees_with_label_propagation_on_the_full_rbf_graph(diagonal):
+    # LabelPropagation iterates F <- D^-1 W F with rbf_kernel's unit self-loops and clamps the
+    # labeled rows; at its fixed point (D_uu - W_uu) F_u = W_ul Y_l, where the self-loops
+    # cancel, so it is GFHF on the same affinities with the diagonal removed.
+    X, y = make_blobs(90, centers=[[0, 0], [4, 0], [0, 4]], cluster_std=1.0, random_state=0)
+    y_semi = _semi(y, 3)
+    gamma = 0.5
+    W = rbf_kernel(X, gamma=gamma)
+    np.fill_diagonal(W, diagonal)
+    ours = GFHF(graph=W).fit(X, y_semi)
+    ref = LabelPropagation(kernel="rbf", gamma=gamma, max_iter=100000, tol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a ConvergenceWarning would void the comparison
+        ref.fit(X, y_semi)
+    np.testing.assert_array_equal(ours.transduction_, ref.transduction_)
+    np.testing.assert_allclose(ours.label_distributions_, ref.label_distributions_, atol=1e-9)
+    assert (ours.transduction_ == y).mean() > 0.9
+
+
+def test_out_of_sample_rule_is_the_knn_weighted_average(moons):
+    X, _, y_semi = moons
+    clf = GFHF(n_neighbors=6).fit(X, y_semi)
+    X_new = np.random.default_rng(3).uniform(-1.5, 2.5, size=(25, 2))
+    X_new[0] = X[10]  # a training point: its own value enters with weight 1
+    d2 = ((X_new[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    nearest = np.argsort(d2, axis=1)[:, :6]
+    w = np.exp(-np.take_along_axis(d2, nearest, axis=1) / clf.t_)
+    expected = np.einsum("ik,ikc->ic", w, clf.label_distributions_[nearest]) / w.sum(1)[:, None]
+    proba = clf.predict_proba(X_new)
+    np.testing.assert_allclose(proba, expected, rtol=1e-10)
+    np.testing.assert_array_equal(clf.predict(X_new), clf.classes_[expected.argmax(axis=1)])
+    far = clf.predict_proba(np.array([[1e3, 1e3]]))  # all weights underflow unshifted
+    assert np.all(np.isfinite(far)) and far.sum() == pytest.approx(1.0)
+
+
+def test_unlabeled_component_gets_the_prior_with_a_warning(rng):
+    A, yA = make_blobs(40, centers=[[0, 0], [3, 0]], cluster_std=0.4, random_state=0)
+    B = rng.normal(size=(15, 2)) * 0.3 + [100.0, 100.0]  # far away: no edge to A
+    X = np.vstack([A, B])
+    y_semi = np.r_[_semi(yA, 4), np.full(15, -1)]
+    y_semi[np.flatnonzero(y_semi == 1)[1:4]] = -1  # class 1 keeps 1 label: prior 4:1
+    with pytest.warns(DisconnectedGraphWarning, match="15 unlabeled training point"):
+        clf = GFHF(n_neighbors=4).fit(X, y_semi)
+    far = np.arange(len(X)) >= 40
+    np.testing.assert_array_equal(clf.unreachable_, far)
+    np.testing.assert_allclose(clf.label_distributions_[far], [[0.8, 0.2]] * 15)
+    np.testing.assert_array_equal(clf.transduction_[far], 0)
+    assert np.all(np.isfinite(clf.label_distributions_))
+    # the connected part is still harmonic
+    W, F = clf.graph_, clf.label_distributions_
+    unl = (y_semi == -1) & ~far
+    degree = np.asarray(W.sum(axis=1)).ravel()
+    np.testing.assert_allclose((W @ F)[unl], degree[unl, None] * F[unl], atol=1e-12)
+
+
+def test_isolated_vertex_of_a_precomputed_graph(moons):
+    X, _, y_semi = moons
+    W = knn_graph(X, 7, weights="heat").tolil()
+    i = np.flatnonzero(y_semi == -1)[0]
+    W[i, :] = 0
+    W[:, i] = 0
+    with pytest.warns(DisconnectedGraphWarning, match="1 unlabeled"):
+        clf = GFHF(graph=sp.csr_matrix(W)).fit(X, y_semi)
+    assert clf.unreachable_.sum() == 1 and clf.unreachable_[i]
+    # the width of the out-of-sample rule: mean squared distance to the 7 nearest points
+    d2 = np.sort(((X[:, None] - X[None]) ** 2).sum(axis=2), axis=1)[:, 1:8]
+    assert clf.t_ == pytest.approx(d2.mean())
+
+
+def test_harmonic_function_small_chain():
+    W = sp.csr_matrix(np.array([[0, 2, 0, 0], [2, 0, 1, 0], [0, 1, 0, 0], [0, 0, 0, 0.0]]))
+    F, unreachable = harmonic_function(W, np.array([True, False, False, False]), [[1.0]])
+    np.testing.assert_allclose(F[:3, 0], 1.0)
+    assert np.isnan(F[3, 0]) and unreachable.tolist() == [False, False, False, True]
+
+
+def test_label_conventions(moons):
+    X, y, y_semi = moons
+    names = np.array(["left", "right"], dtype=object)[y]
+    names[y_semi == -1] = None
+    clf = GFHF().fit(X, names)
+    assert list(clf.classes_) == ["left", "right"]
+    ref = GFHF().fit(X, y_semi)
+    np.testing.assert_array_equal(clf.transduction_, names_of(ref.transduction_))
+    # -1 as a real class: the unlabeled mask says which samples are unlabeled
+    pm = np.where(y == 0, -1, 1)
+    clf = GFHF().fit(X, pm, unlabeled=y_semi == -1)
+    np.testing.assert_array_equal(clf.classes_, [-1, 1])
+    np.testing.assert_array_equal(clf.transduction_, np.where(ref.transduction_ == 0, -1, 1))
+    assert clf.score(X, pm) == pytest.approx(ref.score(X, y))
+    assert ref.score(X, y_semi) == 1.0  # -1 markers are ignored by score
+
+
+def names_of(codes):
+    return np.array(["left", "right"], dtype=object)[codes]
+
+
+def test_errors(moons):
+    X, y, y_semi = moons
+    bad = X.copy()
+    bad[4, 0] = np.nan
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        GFHF().fit(bad, y_semi)
+    with pytest.raises(ValueError, match="at least 2 classes; got 0 labeled sample"):
+        GFHF().fit(X, np.full_like(y, -1))
+    with pytest.raises(ValueError, match="at least 2 classes; got 150 labeled sample.* 1 class"):
+        GFHF().fit(X, np.zeros_like(y))
+    with pytest.raises(ValueError, match="precomputed graph has shape \\(10, 10\\)"):
+        GFHF(graph=np.ones((10, 10))).fit(X, y_semi)
+    with pytest.raises(ValueError, match="graph='knn' or a precomputed"):
+        GFHF(graph="class-wise").fit(X, y_semi)
+    with pytest.raises(ValueError, match="n_neighbors=200 must be smaller"):
+        GFHF(n_neighbors=200).fit(X, y_semi)
+    with pytest.raises(ValueError, match="unlabeled must be a boolean mask"):
+        GFHF().fit(X, y, unlabeled=np.zeros(3, bool))
+    clf = GFHF().fit(X, y_semi)
+    with pytest.raises(ValueError, match="X has 3 features, but GFHF is expecting 2"):
+        clf.predict(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        clf.predict_proba(bad)
