@@ -133,11 +133,14 @@ REPRODUCTIONS = {
         "timing": "Tables V and VII: running times and Ward cluster counts on two-class UCI sets",
         "bound": "Fig. 10: eigenvalue generalization bounds of SVM, EKM, LapSVM, SRSVM",
     },
+    "srlsc": {
+        "usps": "Fig. 7 and Table 4: S-RLSC, LapRLSC, GFHF, SRC, 1-NN on USPS vs labels per class"
+    },
 }
 
 
 def reproduce(args: argparse.Namespace) -> int:
-    from .experiments import bound_figure, dr_toy, drlsc_toy, uci_timing, xor_toy
+    from .experiments import bound_figure, dr_toy, drlsc_toy, srlsc_usps, uci_timing, xor_toy
 
     tables = REPRODUCTIONS[args.paper]
     table = args.table or next(iter(tables))
@@ -165,6 +168,12 @@ def reproduce(args: argparse.Namespace) -> int:
         xor_toy(out, fractions=fractions, n_draws=2 if args.quick else args.draws)
         print((Path(out) / "srsvm_xor.md").read_text())
         print(f"written: {out}/srsvm_xor.md, srsvm_xor.csv, srsvm_xor_fig56.png")
+    elif args.paper == "srlsc":
+        quick = dict(m_values=(5, 10, 40), n_draws=2, l1_mode="lasso", src_max_points=100)
+        full = dict(n_draws=args.draws, l1_mode=args.l1_mode)
+        srlsc_usps(out, n_jobs=args.n_jobs, **(quick if args.quick else full))
+        print((Path(out) / "srlsc_usps.md").read_text())
+        print(f"written: {out}/srlsc_usps.md, srlsc_usps.csv, srlsc_usps_fig7.png")
     elif table == "bound":
         bound_figure(out)
         print((Path(out) / "srsvm_bounds.md").read_text())
@@ -194,6 +203,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="2 draws and a coarse grid")
     p.add_argument("--draws", type=int, default=10, help="random draws (default 10)")
     p.add_argument("--n-jobs", type=int, default=None)
+    p.add_argument(
+        "--l1-mode",
+        choices=("exact", "lasso"),
+        default="exact",
+        help="srlsc: l1-graph solved exactly or by the fast lasso approximation",
+    )
     p.add_argument("--out", default="results", help="output folder (default: results)")
     p.set_defaults(func=reproduce)
     p = sub.add_parser("datasets", help="list, describe or locate the data sets")

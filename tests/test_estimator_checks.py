@@ -6,13 +6,19 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from structreg import (
     DRGV,
     DRLSC,
+    GFHF,
     GRBFN,
     LSSVM,
     RLSC,
+    SRC,
     SRSVM,
+    DALapRLSC,
     DiscriminativeRLS,
     LapRLSC,
     LapSVM,
+    SparseRLSC,
+    SSDRWang,
+    SSDRWu,
     StructuralClassifier,
 )
 from structreg.kernels import EmpiricalKernelMap, KernelFeatureMap
@@ -49,6 +55,15 @@ ESTIMATORS = [
     GRBFN(n_centers=3, random_state=0),
     SRSVM(),
     SRSVM(kernel="rbf", multi_class="ovo"),
+    SparseRLSC(),
+    SparseRLSC(l1_mode="lasso", n_candidates=5),
+    SRC(),
+    GFHF(n_neighbors=3),
+    DALapRLSC(random_state=0),
+    SSDRWu(),
+    SSDRWu(separation="subtract", gamma_D=1e-3),
+    SSDRWang(),
+    SSDRWang(kernel="rbf", fit_intercept=True),
 ]
 # LandmarkFeatureMap is not listed: its landmarks parameter fixes n_features, while the
 # checks feed data of several widths; it is exercised through GRBFN and test_kernels.py.

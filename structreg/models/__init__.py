@@ -1,17 +1,25 @@
 """Model layer: the estimators users import."""
 
 from ._base import UNLABELED, StructuralClassifier, is_unlabeled
+from .damr import DALapRLSC
 from .discriminative import DRGV, DRLSC, DiscriminativeRLS
 from .ellipsoid import EKM
 from .grbfn import GRBFN
+from .harmonic import GFHF
 from .lssvm import LSSVM
 from .manifold import LapRLSC, LapSVM
 from .minimax import MPM
 from .rlsc import RLSC
 from .slmm import SLMM
+from .sparse_representation import SRC
+from .sparse_rlsc import SparseRLSC
 from .srsvm import SRSVM
+from .ssdr import SSDRWang, SSDRWu
 
 __all__ = [
+    "DALapRLSC",
+    "SSDRWang",
+    "SSDRWu",
     "DRGV",
     "DRLSC",
     "EKM",
@@ -20,8 +28,11 @@ __all__ = [
     "LSSVM",
     "DiscriminativeRLS",
     "RLSC",
+    "GFHF",
     "SLMM",
+    "SRC",
     "SRSVM",
+    "SparseRLSC",
     "UNLABELED",
     "LapRLSC",
     "LapSVM",
