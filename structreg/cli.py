@@ -2,8 +2,8 @@
 
 ``structreg demo`` fits LapRLSC and RLSC on the two-moons toy and on a real data set with a
 few labels per class and prints their accuracies on the unlabeled points.
-``structreg reproduce drlsc|dr`` runs the toy-problem reproductions of the
-discriminative-regularization papers (more papers and tables come with the experiment engine).
+``structreg reproduce drlsc|dr|srsvm|srlsc|damr`` runs a paper's reproduction (toy problems,
+UCI tables, the USPS curve); see ``structreg reproduce --help``.
 ``structreg datasets list|info NAME|path`` inspects the data sets.
 """
 
@@ -133,6 +133,9 @@ REPRODUCTIONS = {
         "timing": "Tables V and VII: running times and Ward cluster counts on two-class UCI sets",
         "bound": "Fig. 10: eigenvalue generalization bounds of SVM, EKM, LapSVM, SRSVM",
     },
+    "damr": {
+        "tables": "Tables 3-5: LapRLSC, SSDR (Wang & Zhang), SSDR (Wu), DA_LapRLSC on UCI sets"
+    },
     "srlsc": {
         "usps": "Fig. 7 and Table 4: S-RLSC, LapRLSC, GFHF, SRC, 1-NN on USPS vs labels per class"
     },
@@ -155,7 +158,7 @@ def reproduce(args: argparse.Namespace) -> int:
     out = args.out
     if (args.paper, table) == ("drlsc", "toy"):
         drlsc_toy(
-            out, n_draws=2 if args.quick else args.draws, quick=args.quick, n_jobs=args.n_jobs
+            out, n_draws=2 if args.quick else args.draws or 10, quick=args.quick, n_jobs=args.n_jobs
         )
         print((Path(out) / "drlsc_toy.md").read_text())
         print(f"written: {out}/drlsc_toy.md, drlsc_toy.csv, drlsc_toy_fig1.png")
@@ -165,12 +168,21 @@ def reproduce(args: argparse.Namespace) -> int:
         print(f"written: {out}/dr_toy.md, dr_toy_fig2.png")
     elif table == "xor":
         fractions = (0.1, 0.5) if args.quick else (0.1, 0.2, 0.3, 0.4, 0.5)
-        xor_toy(out, fractions=fractions, n_draws=2 if args.quick else args.draws)
+        xor_toy(out, fractions=fractions, n_draws=2 if args.quick else args.draws or 10)
         print((Path(out) / "srsvm_xor.md").read_text())
         print(f"written: {out}/srsvm_xor.md, srsvm_xor.csv, srsvm_xor_fig56.png")
+    elif args.paper == "damr":
+        from .experiments.damr import damr_tables
+
+        if args.quick:
+            damr_tables(out, quick=True, n_jobs=args.n_jobs)
+        else:
+            damr_tables(out, n_repeats=args.draws or 20, n_jobs=args.n_jobs)
+        print((Path(out) / "damr_tables.md").read_text())
+        print(f"written: {out}/damr_tables.md, damr_tables.csv")
     elif args.paper == "srlsc":
         quick = dict(m_values=(5, 10, 40), n_draws=2, l1_mode="lasso", src_max_points=100)
-        full = dict(n_draws=args.draws, l1_mode=args.l1_mode)
+        full = dict(n_draws=args.draws or 5, l1_mode=args.l1_mode)
         srlsc_usps(out, n_jobs=args.n_jobs, **(quick if args.quick else full))
         print((Path(out) / "srlsc_usps.md").read_text())
         print(f"written: {out}/srlsc_usps.md, srlsc_usps.csv, srlsc_usps_fig7.png")
@@ -201,7 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paper", choices=sorted(REPRODUCTIONS))
     p.add_argument("--table", help="which table/figure (default: the first available)")
     p.add_argument("--quick", action="store_true", help="2 draws and a coarse grid")
-    p.add_argument("--draws", type=int, default=10, help="random draws (default 10)")
+    p.add_argument(
+        "--draws",
+        type=int,
+        default=None,
+        help="random draws / repetitions (default: 10; srlsc 5; damr 20 as in the paper)",
+    )
     p.add_argument("--n-jobs", type=int, default=None)
     p.add_argument(
         "--l1-mode",
