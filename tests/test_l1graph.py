@@ -224,7 +224,6 @@ def test_penalty_builds_from_all_training_rows(rng):
     [
         (np.array([[1.0, np.nan], [0.0, 1.0], [1.0, 1.0]]), {}, "NaN"),
         (np.array([[1.0, np.inf], [0.0, 1.0], [1.0, 1.0]]), {}, "infinity"),
-        (np.array([[1.0, 2.0], [0.0, 0.0], [1.0, 1.0]]), {}, r"rows \[1\] are all zeros"),
         (np.array([[1.0, 2.0]]), {}, "minimum of 2"),
         (np.ones((3, 2)), {"mode": "omp"}, "mode must be one of"),
         (np.ones((3, 2)), {"n_candidates": 0}, "n_candidates must be a positive integer"),
@@ -248,3 +247,18 @@ def test_reconstruction_penalty_bad_input():
         reconstruction_penalty(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="NaN"):
         reconstruction_penalty(np.array([[0.0, np.nan], [1.0, 0.0]]))
+
+
+@pytest.mark.parametrize("mode", ["exact", "lasso"])
+def test_zero_rows_get_empty_rows_and_columns(mode):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((12, 4))
+    X[[2, 7]] = 0.0
+    A = l1_graph(X, mode=mode, n_candidates=5).toarray()
+    assert A.shape == (12, 12)
+    assert not A[[2, 7]].any() and not A[:, [2, 7]].any()
+    keep = np.setdiff1d(np.arange(12), [2, 7])
+    np.testing.assert_allclose(
+        A[np.ix_(keep, keep)], l1_graph(X[keep], mode=mode, n_candidates=5).toarray()
+    )
+    assert l1_graph(np.zeros((3, 2))).nnz == 0

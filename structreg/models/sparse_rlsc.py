@@ -13,69 +13,69 @@ from ._base import StructuralClassifier
 class SparseRLSC(StructuralClassifier):
     """Semi-supervised least squares with an l1-graph (sparse reconstruction) penalty.
 
-        ``min sum_labeled ||y_i - F(x_i)||^2 + C_A ||F||_K^2 + C_I trace(F^T (I - A)^T (I - A) F)``
-        where row i of ``A`` is the sparse representation of ``x_i`` by the other training points
-        (labeled and unlabeled; :func:`structreg.structure.l1graph.l1_graph`).  This is ``l`` times
-        the paper's objective (its eq. 12) with ``C_A = gamma_A l`` and
-        ``C_I = gamma_I l / (l + u)^2``, so the minimiser is its closed form (eq. 17)
-        ``B = Y (K J + C_A I + C_I K (I - A)^T (I - A))^{-1}``, solved here through the shared
-        square-loss solver on the explicit kernel map (Cholesky of a PSD system).  One-of-c
-        targets, argmax prediction; unlabeled samples are marked ``-1`` (``None`` for string
-        labels) or by ``fit(..., unlabeled=mask)``; the model is inductive.
+    ``min sum_labeled ||y_i - F(x_i)||^2 + C_A ||F||_K^2 + C_I trace(F^T (I - A)^T (I - A) F)``
+    where row i of ``A`` is the sparse representation of ``x_i`` by the other training points
+    (labeled and unlabeled; :func:`structreg.structure.l1graph.l1_graph`).  This is ``l`` times
+    the paper's objective (its eq. 12) with ``C_A = gamma_A l`` and
+    ``C_I = gamma_I l / (l + u)^2``, so the minimiser is its closed form (eq. 17)
+    ``B = Y (K J + C_A I + C_I K (I - A)^T (I - A))^{-1}``, solved here through the shared
+    square-loss solver on the explicit kernel map (Cholesky of a PSD system).  One-of-c
+    targets, argmax prediction; unlabeled samples are marked ``-1`` (``None`` for string
+    labels) or by ``fit(..., unlabeled=mask)``; the model is inductive.
 
-        The paper normalises every sample to unit l2 norm before building the graph *and* the
-        kernel; the l1-graph always normalises, the kernel sees ``X`` as given -- put
-        :class:`sklearn.preprocessing.Normalizer` in front (see the example) to follow the paper.
+    The paper normalises every sample to unit l2 norm before building the graph *and* the
+    kernel; the l1-graph always normalises, the kernel sees ``X`` as given -- put
+    :class:`sklearn.preprocessing.Normalizer` in front (see the example) to follow the paper.
 
-        Parameters
-        ----------
-        C_A : float, default=0.005
-            RKHS-norm weight (the paper's ``gamma_A l``).
-        C_I : float, default=0.01
-            Sparse-reconstruction penalty weight (the paper's ``gamma_I l / (l + u)^2``).
-        kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
-        gamma : float, "scale" or None, default=4.0
-            ``exp(-gamma ||x - z||^2)``; 4.0 is the paper's ``exp(-||x - z||^2 / s^2)`` with
-            ``s = 0.5`` on unit-norm samples.
-        degree : int, default=3
-        coef0 : float, default=1.0
-        l1_mode : {"exact", "lasso"}, default="exact"
-            ``"exact"``: the l1-graph's basis-pursuit problems solved exactly; ``"lasso"``: the
-            fast approximation restricted to the ``n_candidates`` nearest points.
-        n_candidates : int, default=30
-            Candidate dictionary size of ``l1_mode="lasso"``.
-        alpha : float, default=1e-3
-            Lasso weight of ``l1_mode="lasso"``.
-        n_jobs : int or None, default=None
-            joblib workers for the l1-graph.
-        graph : "l1" or sparse matrix of shape (n_samples, n_samples), default="l1"
-            ``"l1"`` builds the l1-graph of the training points; a matrix is used as the
-            reconstruction coefficients ``A`` as given (e.g. one l1-graph reused across fits
-            with different labels; rows = points, zero diagonal).
-        fit_intercept : bool, default=False
-            Add an unpenalised bias (the paper has none).
+    Parameters
+    ----------
+    C_A : float, default=0.005
+        RKHS-norm weight (the paper's ``gamma_A l``).
+    C_I : float, default=0.01
+        Sparse-reconstruction penalty weight (the paper's ``gamma_I l / (l + u)^2``).
+    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    gamma : float, "scale" or None, default=4.0
+        ``exp(-gamma ||x - z||^2)``; 4.0 is the paper's ``exp(-||x - z||^2 / s^2)`` with
+        ``s = 0.5`` on unit-norm samples.
+    degree : int, default=3
+    coef0 : float, default=1.0
+    l1_mode : {"exact", "lasso"}, default="exact"
+        ``"exact"``: the l1-graph's basis-pursuit problems solved exactly; ``"lasso"``: the
+        fast approximation restricted to the ``n_candidates`` nearest points.
+    n_candidates : int, default=30
+        Candidate dictionary size of ``l1_mode="lasso"``.
+    alpha : float, default=1e-3
+        Lasso weight of ``l1_mode="lasso"``.
+    n_jobs : int or None, default=None
+        joblib workers for the l1-graph.
+    graph : "l1" or sparse matrix of shape (n_samples, n_samples), default="l1"
+        ``"l1"`` builds the l1-graph of the training points; a matrix is used as the
+        reconstruction coefficients ``A`` as given (e.g. one l1-graph reused across fits
+        with different labels; rows = points, zero diagonal).
+    fit_intercept : bool, default=False
+        Add an unpenalised bias (the paper has none).
 
-        Attributes
-        ----------
-        classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_,
-        transduction_
-            See :class:`StructuralClassifier`; ``penalty_`` is the sparse ``(I - A)^T (I - A)``.
+    Attributes
+    ----------
+    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_,
+    transduction_
+        See :class:`StructuralClassifier`; ``penalty_`` is the sparse ``(I - A)^T (I - A)``.
 
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from sklearn.datasets import load_digits
-        >>> from sklearn.pipeline import make_pipeline
-        >>> from sklearn.preprocessing import Normalizer
-        >>> from structreg import SparseRLSC
-        >>> X, y = load_digits(n_class=3, return_X_y=True)
-        >>> X, y = X[:150], y[:150]
-        >>> y_semi = np.full_like(y, -1)
-        >>> for c in range(3):
-        ...     y_semi[np.flatnonzero(y == c)[:5]] = c
-        >>> model = make_pipeline(Normalizer(), SparseRLSC(l1_mode="lasso")).fit(X, y_semi)
-        >>> bool((model[-1].transduction_ == y).mean() > 0.9)
-        True
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import Normalizer
+    >>> from structreg import SparseRLSC
+    >>> X, y = load_digits(n_class=3, return_X_y=True)
+    >>> X, y = X[:150], y[:150]
+    >>> y_semi = np.full_like(y, -1)
+    >>> for c in range(3):
+    ...     y_semi[np.flatnonzero(y == c)[:5]] = c
+    >>> model = make_pipeline(Normalizer(), SparseRLSC(l1_mode="lasso")).fit(X, y_semi)
+    >>> bool((model[-1].transduction_ == y).mean() > 0.9)
+    True
     """
 
     def __init__(
