@@ -181,7 +181,7 @@ def reproduce(args: argparse.Namespace) -> int:
         print((Path(out) / "damr_tables.md").read_text())
         print(f"written: {out}/damr_tables.md, damr_tables.csv")
     elif args.paper == "srlsc":
-        quick = dict(m_values=(5, 10, 40), n_draws=2, l1_mode="lasso", src_max_points=100)
+        quick = dict(m_values=(5, 10, 40), n_draws=2, l1_mode="lasso", src_max_points=40)
         full = dict(n_draws=args.draws or 5, l1_mode=args.l1_mode)
         srlsc_usps(out, n_jobs=args.n_jobs, **(quick if args.quick else full))
         print((Path(out) / "srlsc_usps.md").read_text())
