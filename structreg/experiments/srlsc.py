@@ -152,8 +152,9 @@ def srlsc_usps(
             y_semi = np.full(len(y1), UNLABELED)
             y_semi[labeled] = y1[labeled]
             unl = y_semi == UNLABELED
+            estimators = _methods(A, len(labeled), len(y1))
             for name in methods:
-                est = _methods(A, len(labeled), len(y1))[name]
+                est = estimators[name]
                 t0 = time.perf_counter()
                 truth_unl = y1[unl]
                 if name in ("SRC", "1-NN"):

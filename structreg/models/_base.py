@@ -62,6 +62,18 @@ def is_unlabeled(y: np.ndarray) -> np.ndarray:
     return np.zeros(y.shape, dtype=bool)
 
 
+def check_supervised_classes(estimator, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the targets of a supervised fit: ``(classes, codes)``, at least two classes."""
+    check_classification_targets(y)
+    classes, codes = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(
+            f"{type(estimator).__name__} needs samples of at least 2 classes; got 1 class "
+            f"({classes[0]!r})"
+        )
+    return classes, codes.ravel()
+
+
 def pm_one_targets(y_codes: np.ndarray, labeled: np.ndarray, n_classes: int) -> np.ndarray:
     """One-of-c targets coded +-1 (a single +-1 column for two classes); 0 where unlabeled."""
     binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(np.arange(n_classes))
@@ -94,7 +106,59 @@ def explicit_feature_map(estimator, rtol: float | None = None):
     )
 
 
-class StructuralClassifier(ClassifierMixin, BaseEstimator):
+class SemiSupervisedLabelsMixin:
+    """Label handling shared by the semi-supervised estimators.
+
+    ``y == -1`` (``None`` for object labels) or ``fit(..., unlabeled=mask)`` marks unlabeled
+    samples when the class attribute ``_semi_supervised`` is true; ``score`` ignores them.
+    """
+
+    _semi_supervised = True
+
+    def _labeled_mask(self, y: np.ndarray, unlabeled) -> np.ndarray:
+        if unlabeled is not None:
+            mask = column_or_1d(unlabeled)
+            if mask.dtype != bool or mask.shape != y.shape:
+                raise ValueError(
+                    f"unlabeled must be a boolean mask of shape {y.shape}, got dtype "
+                    f"{mask.dtype} and shape {mask.shape}"
+                )
+            return ~mask
+        if not self._semi_supervised:
+            return np.ones(y.shape, dtype=bool)
+        return ~is_unlabeled(y)
+
+    def _encode_labels(self, y, unlabeled):
+        labeled = self._labeled_mask(y, unlabeled)
+        y_lab = y[labeled]
+        if y_lab.dtype.kind == "f" and not np.all(np.isfinite(y_lab)):
+            raise ValueError("y contains NaN or infinite labels")
+        check_classification_targets(y_lab) if y_lab.size else None
+        if y_lab.dtype.kind == "O":
+            kinds = {type(v) for v in y_lab}
+            if len(kinds) > 1 and not all(issubclass(k, (Integral, Real)) for k in kinds):
+                raise ValueError(f"y mixes label types {sorted(k.__name__ for k in kinds)}")
+        classes, codes = np.unique(y_lab, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs labeled samples of at least 2 classes; got "
+                f"{labeled.sum()} labeled sample(s) and {len(classes)} class(es)"
+            )
+        y_codes = np.full(y.shape[0], -1, dtype=int)
+        y_codes[labeled] = codes.ravel()
+        return classes, y_codes, labeled
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy on the labeled samples of (X, y); unlabeled markers (-1/None) are ignored."""
+        y = np.asarray(y)
+        keep = self._labeled_mask(y, None)
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight)[keep]
+        X = X[keep] if sp.issparse(X) else np.asarray(X)[keep]
+        return super().score(X, y[keep], sample_weight)
+
+
+class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
     """Any loss with any weighted sum of structure penalties, in an RKHS.
 
     Minimises ``(1/l) sum_labeled loss + gamma_A ||f||_K^2 + sum_k w_k f^T M_k f`` where each
@@ -158,8 +222,6 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
     True
     """
 
-    _semi_supervised = True
-
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._parameter_constraints = constraints_for(cls)
@@ -220,40 +282,6 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
     def _loss_weights(self, labeled: np.ndarray) -> np.ndarray:
         """Per-sample loss weights c_i: ``1/l`` on the l labeled samples."""
         return labeled / labeled.sum()
-
-    # -- labels ------------------------------------------------------------------------------
-    def _labeled_mask(self, y: np.ndarray, unlabeled) -> np.ndarray:
-        if unlabeled is not None:
-            mask = column_or_1d(unlabeled)
-            if mask.dtype != bool or mask.shape != y.shape:
-                raise ValueError(
-                    f"unlabeled must be a boolean mask of shape {y.shape}, got dtype "
-                    f"{mask.dtype} and shape {mask.shape}"
-                )
-            return ~mask
-        if not self._semi_supervised:
-            return np.ones(y.shape, dtype=bool)
-        return ~is_unlabeled(y)
-
-    def _encode_labels(self, y, unlabeled):
-        labeled = self._labeled_mask(y, unlabeled)
-        y_lab = y[labeled]
-        if y_lab.dtype.kind == "f" and not np.all(np.isfinite(y_lab)):
-            raise ValueError("y contains NaN or infinite labels")
-        check_classification_targets(y_lab) if y_lab.size else None
-        if y_lab.dtype.kind == "O":
-            kinds = {type(v) for v in y_lab}
-            if len(kinds) > 1 and not all(issubclass(k, (Integral, Real)) for k in kinds):
-                raise ValueError(f"y mixes label types {sorted(k.__name__ for k in kinds)}")
-        classes, codes = np.unique(y_lab, return_inverse=True)
-        if len(classes) < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs labeled samples of at least 2 classes; got "
-                f"{labeled.sum()} labeled sample(s) and {len(classes)} class(es)"
-            )
-        y_codes = np.full(y.shape[0], -1, dtype=int)
-        y_codes[labeled] = codes.ravel()
-        return classes, y_codes, labeled
 
     # -- fit / predict -----------------------------------------------------------------------
     def fit(self, X, y, unlabeled=None):
@@ -361,15 +389,6 @@ class StructuralClassifier(ClassifierMixin, BaseEstimator):
         """Predicted class labels."""
         decision = self.decision_function(X)
         return self.classes_[self._decide(decision)]
-
-    def score(self, X, y, sample_weight=None):
-        """Accuracy on the labeled samples of (X, y); unlabeled markers (-1/None) are ignored."""
-        y = np.asarray(y)
-        keep = self._labeled_mask(y, None)
-        if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight)[keep]
-        X = X[keep] if sp.issparse(X) else np.asarray(X)[keep]
-        return super().score(X, y[keep], sample_weight)
 
     def _accepts_sparse(self) -> bool:
         """Whether this configuration takes scipy.sparse X (matrix-free linear paths only)."""

@@ -12,26 +12,13 @@ from scipy.linalg import eigh
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.svm import SVC
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._params import constraints_for
 from ..solvers.mvee import minimum_volume_ellipsoid
-from ._base import explicit_feature_map
+from ._base import check_supervised_classes, explicit_feature_map
 
 __all__ = ["EKM"]
-
-
-def _check_two_classes(estimator, y: np.ndarray) -> np.ndarray:
-    """Validate classification targets and return the sorted classes (at least two)."""
-    check_classification_targets(y)
-    classes = np.unique(y)
-    if len(classes) < 2:
-        raise ValueError(
-            f"{type(estimator).__name__} needs samples of at least 2 classes; got 1 class "
-            f"({classes[0]!r})"
-        )
-    return classes
 
 
 def _psd_sqrt(A: np.ndarray) -> np.ndarray:
@@ -162,7 +149,7 @@ class EKM(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=float)
-        classes = _check_two_classes(self, y)
+        classes = check_supervised_classes(self, y)[0]
         self.feature_map_ = self._make_feature_map()
         Z = self.feature_map_.fit_transform(X)
         self.center_, self.shape_, self.mvee_info_ = minimum_volume_ellipsoid(

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from .._params import constraints_for
 from ..structure.graphs import check_graph, knn_graph
-from ._base import StructuralClassifier
+from ._base import SemiSupervisedLabelsMixin
 
 __all__ = ["GFHF", "DisconnectedGraphWarning", "harmonic_function"]
 
@@ -96,7 +96,7 @@ def harmonic_function(
     return F, unreachable
 
 
-class GFHF(ClassifierMixin, BaseEstimator):
+class GFHF(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
     """Gaussian fields and harmonic functions: semi-supervised graph label inference.
 
     On a graph ``W`` over all training points the class scores are the harmonic function
@@ -171,9 +171,6 @@ class GFHF(ClassifierMixin, BaseEstimator):
     """
 
     _semi_supervised = True
-    # y == -1 / None / the ``unlabeled`` mask: the structural classifiers' label handling
-    _labeled_mask = StructuralClassifier._labeled_mask
-    _encode_labels = StructuralClassifier._encode_labels
 
     def __init__(self, n_neighbors=7, t=None, graph="knn"):
         self.n_neighbors = n_neighbors
@@ -285,14 +282,6 @@ class GFHF(ClassifierMixin, BaseEstimator):
         """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
-
-    def score(self, X, y, sample_weight=None) -> float:
-        """Accuracy on the labeled samples of (X, y); unlabeled markers (-1/None) are ignored."""
-        y = np.asarray(y)
-        keep = self._labeled_mask(y, None)
-        if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight)[keep]
-        return super().score(np.asarray(X)[keep], y[keep], sample_weight)
 
 
 def _positive_width(squared_lengths: np.ndarray) -> float:

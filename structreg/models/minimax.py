@@ -18,8 +18,7 @@ from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._params import constraints_for
-from ._base import LinearFeatures, explicit_feature_map
-from .ellipsoid import _check_two_classes
+from ._base import LinearFeatures, check_supervised_classes, explicit_feature_map
 
 __all__ = ["MPM", "MPMSolution", "solve_mpm"]
 
@@ -294,7 +293,7 @@ class MPM(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=float)
-        self.classes_ = _check_two_classes(self, y)
+        self.classes_ = check_supervised_classes(self, y)[0]
         self.feature_map_ = self._make_feature_map()
         Z = self.feature_map_.fit_transform(X)
         if len(self.classes_) == 2:

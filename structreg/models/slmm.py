@@ -71,11 +71,11 @@ import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .._params import constraints_for
 from ..kernels import KernelFeatureMap
+from ._base import check_supervised_classes
 
 __all__ = ["SLMM", "FixedRhoSOCP", "SLMMSolution", "cluster_cone_terms", "search_rho"]
 
@@ -442,11 +442,7 @@ class SLMM(ClassifierMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=float, y_numeric=False)
         y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        classes, codes = np.unique(y, return_inverse=True)
-        codes = codes.ravel()
-        if len(classes) < 2:
-            raise ValueError(f"SLMM needs samples of at least 2 classes; got {len(classes)} class")
+        classes, codes = check_supervised_classes(self, y)
         cp = _import_cvxpy()  # fail early, before the clustering
         del cp
         from ..clustering import class_clusters

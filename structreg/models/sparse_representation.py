@@ -22,10 +22,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import lars_path_gram
 from sklearn.utils import gen_even_slices
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._params import constraints_for
+from ._base import check_supervised_classes
 
 __all__ = ["SRC", "noisy_basis_pursuit", "unit_rows"]
 
@@ -265,12 +265,7 @@ class SRC(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=float)
-        check_classification_targets(y)
-        self.classes_, self.atom_classes_ = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"SRC needs samples of at least 2 classes; got 1 class ({self.classes_[0]!r})"
-            )
+        self.classes_, self.atom_classes_ = check_supervised_classes(self, y)
         self.dictionary_ = unit_rows(X)
         return self
 
