@@ -1,0 +1,233 @@
+"""The experiment engine: cells, tables, and a resumable, parallel runner.
+
+A paper's reproduction is a set of :class:`Table` objects.  A table *plans* its work as a list
+of :class:`Cell` s (one data set x method x split x setting each; a cell loads its own data and
+returns a small JSON-able dict), runs them through :func:`run_cells`, and *reports* the results
+as Markdown/CSV tables and PNG figures.  :func:`run_cells`
+
+* looks every cell up in the :class:`~structreg.experiments.store.ResultsStore` first and runs
+  only the missing ones (so an interrupted run resumes);
+* runs them with joblib on local cores (``n_jobs``), or on a ``dask.distributed`` cluster when a
+  scheduler address is given (joblib's dask backend; the same cells, the same results);
+* stores each result in the calling process as soon as it arrives;
+* shows a progress bar (counts, rate, ETA) on a terminal and stays quiet otherwise.
+
+Cells must be deterministic: everything a cell's result depends on is in its key (the seed
+is derived from the split number), so a resumed run gives the same table as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .store import CellKey, ResultsStore
+
+__all__ = ["Cell", "Options", "Plan", "Table", "TableRun", "run_cells", "run_table"]
+
+STORE_NAME = "results.sqlite"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One unit of work: ``func(dataset=..., method=..., split=..., **params)``.
+
+    ``func`` must be a module-level function (it is pickled to the workers) returning a
+    JSON-able dict.  The key is built from the same arguments, so a cell's stored result is
+    found again exactly when it would be recomputed with the same arguments.
+    """
+
+    key: CellKey
+    func: Callable[..., dict[str, Any]]
+
+    @classmethod
+    def make(
+        cls,
+        func: Callable[..., dict[str, Any]],
+        *,
+        paper: str,
+        table: str,
+        dataset: str,
+        method: str,
+        split: int,
+        **params: Any,
+    ) -> Cell:
+        return cls(CellKey(paper, table, dataset, method, split, params), func)
+
+    def run(self) -> dict[str, Any]:
+        k = self.key
+        return self.func(dataset=k.dataset, method=k.method, split=k.split, **dict(k.params))
+
+
+@dataclass(frozen=True)
+class Options:
+    """Run options every table understands (``extra`` holds paper-specific ones)."""
+
+    quick: bool = False
+    draws: int | None = None
+    n_jobs: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    """The cells of one table, and the data sets it cannot run with the reason."""
+
+    cells: list[Cell]
+    skipped: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Table:
+    """One reproducible table or figure of a paper.
+
+    ``plan(options)`` returns the :class:`Plan`; ``report(plan, results, out, options)``
+    writes the outputs (Markdown first) and returns their paths.  ``aliases`` are other names
+    accepted on the command line (e.g. ``"toy"`` for DRLSC's Tables 4-5).
+    """
+
+    paper: str
+    name: str
+    title: str
+    plan: Callable[[Options], Plan]
+    report: Callable[[Plan, dict[CellKey, dict[str, Any]], Path, Options], list[Path]]
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass
+class TableRun:
+    """What :func:`run_table` did: output paths, results, cells reused / computed, time."""
+
+    table: Table
+    paths: list[Path]
+    results: dict[CellKey, dict[str, Any]]
+    n_cached: int
+    n_computed: int
+    wall_time_s: float
+
+
+def _execute(index: int, cell: Cell) -> tuple[int, dict[str, Any], float]:
+    start = time.perf_counter()
+    result = cell.run()
+    return index, result, time.perf_counter() - start
+
+
+def _progress_bar(total: int, initial: int, desc: str, progress: bool | None):
+    from tqdm.auto import tqdm
+
+    # disable=None: on only when stderr is a terminal
+    return tqdm(
+        total=total,
+        initial=initial,
+        desc=desc,
+        unit="cell",
+        file=sys.stderr,
+        disable=None if progress is None else not progress,
+        dynamic_ncols=True,
+    )
+
+
+def _results_as_completed(
+    todo: Sequence[Cell], n_jobs: int | None, scheduler: Any
+) -> Iterator[tuple[int, dict[str, Any], float]]:
+    """Yield ``(index, result, seconds)`` in completion order."""
+    if scheduler is None and (n_jobs is None or n_jobs == 1):
+        for i, cell in enumerate(todo):  # in-process: plain tracebacks, no pickling
+            yield _execute(i, cell)
+        return
+    from joblib import Parallel, delayed, parallel_config
+
+    calls = (delayed(_execute)(i, cell) for i, cell in enumerate(todo))
+    if scheduler is None:
+        yield from Parallel(n_jobs=n_jobs, return_as="generator_unordered")(calls)
+        return
+    client = _dask_client(scheduler)
+    with parallel_config(backend="dask", wait_for_workers_timeout=60):
+        yield from Parallel(n_jobs=-1, return_as="generator_unordered")(calls)
+    if client is not scheduler:
+        client.close()
+
+
+def _dask_client(scheduler: Any) -> Any:
+    """A ``distributed.Client`` for an address (or the given client itself)."""
+    try:
+        from distributed import Client
+    except ImportError as exc:  # pragma: no cover - dask is in the test extra
+        raise ValueError(
+            "--scheduler needs dask.distributed: pip install 'structreg[dask]'"
+        ) from exc
+    return scheduler if isinstance(scheduler, Client) else Client(scheduler)
+
+
+def run_cells(
+    cells: Iterable[Cell],
+    store: ResultsStore,
+    *,
+    n_jobs: int | None = None,
+    scheduler: Any = None,
+    progress: bool | None = None,
+    desc: str = "",
+) -> tuple[dict[CellKey, dict[str, Any]], int]:
+    """Run the cells not yet in ``store``; return ``({key: result}, n_cached)``.
+
+    Parameters
+    ----------
+    cells : iterable of Cell
+        Duplicated keys run once.
+    store : ResultsStore
+        Finished cells are read from it and new ones written to it one by one.
+    n_jobs : int or None, default=None
+        joblib workers on this machine (None or 1: in this process).
+    scheduler : str, distributed.Client or None, default=None
+        A ``dask.distributed`` scheduler address (e.g. ``"tcp://127.0.0.1:8786"``) or client;
+        when given, the cells run on that cluster and ``n_jobs`` is ignored.
+    progress : bool or None, default=None
+        Progress bar on stderr; None shows it only when stderr is a terminal.
+    desc : str
+        Label of the progress bar.
+    """
+    unique = list({cell.key: cell for cell in cells}.values())
+    results = store.get_many(cell.key for cell in unique)
+    n_cached = len(results)
+    todo = [cell for cell in unique if cell.key not in results]
+    with _progress_bar(len(unique), n_cached, desc, progress) as bar:
+        for index, result, seconds in _results_as_completed(todo, n_jobs, scheduler):
+            key = todo[index].key
+            store.put(key, result, seconds)
+            results[key] = store.get(key)  # exactly what a resumed run will read back
+            bar.update(1)
+    return results, n_cached
+
+
+def run_table(
+    table: Table,
+    out: str | Path,
+    options: Options = Options(),
+    *,
+    scheduler: Any = None,
+    progress: bool | None = None,
+) -> TableRun:
+    """Plan, run (resuming from ``out/results.sqlite``) and report one table."""
+    start = time.perf_counter()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    plan = table.plan(options)
+    with ResultsStore(out / STORE_NAME) as store:
+        results, n_cached = run_cells(
+            plan.cells,
+            store,
+            n_jobs=options.n_jobs,
+            scheduler=scheduler,
+            progress=progress,
+            desc=f"{table.paper} {table.name}",
+        )
+    paths = table.report(plan, results, out, options)
+    return TableRun(
+        table, paths, results, n_cached, len(results) - n_cached, time.perf_counter() - start
+    )

@@ -1,0 +1,160 @@
+"""The results store of the reproductions: one embedded SQLite file per output folder.
+
+Every finished *cell* (one dataset x method x split x parameter setting of a paper's table) is
+one row, keyed by ``(paper, table, dataset, method, split, params)`` where ``params`` is the
+canonical JSON of the settings that determine the result (protocol version, quick flag, grid,
+...).  A cell is written in its own transaction as soon as it finishes, by the one process that
+owns the store (workers never write), so
+
+* re-running a reproduction skips the cells already in the store (it *resumes*);
+* a run killed at any moment (even with SIGKILL) loses only the cells in flight: SQLite's
+  write-ahead log makes each commit atomic, and a half-written transaction is rolled back the
+  next time the file is opened.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> from structreg.experiments.store import CellKey, ResultsStore
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "results.sqlite"
+>>> key = CellKey("drlsc", "7", "iris", "DRLSC", 0, {"quick": True})
+>>> with ResultsStore(path) as store:
+...     store.put(key, {"test_acc": 96.0}, seconds=0.5)
+...     store.get(key)
+{'test_acc': 96.0}
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CellKey", "ResultsStore", "canonical_json"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cells (
+    paper    TEXT    NOT NULL,
+    tbl      TEXT    NOT NULL,
+    dataset  TEXT    NOT NULL,
+    method   TEXT    NOT NULL,
+    split    INTEGER NOT NULL,
+    params   TEXT    NOT NULL,
+    result   TEXT    NOT NULL,
+    seconds  REAL,
+    host     TEXT,
+    finished TEXT,
+    PRIMARY KEY (paper, tbl, dataset, method, split, params)
+)
+"""
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no spaces: equal settings give equal strings."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_jsonable)
+
+
+def _jsonable(value: Any) -> Any:
+    """numpy scalars and arrays (and tuples, via json) become plain JSON values."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable: {value!r}")
+
+
+@dataclass(frozen=True)
+class CellKey:
+    """What identifies one cell of a reproduced table (see the module docstring)."""
+
+    paper: str
+    table: str
+    dataset: str
+    method: str
+    split: int
+    params: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    params_json: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "split", int(self.split))
+        object.__setattr__(self, "params_json", canonical_json(dict(self.params)))
+
+    def as_row(self) -> tuple[str, str, str, str, int, str]:
+        return (self.paper, self.table, self.dataset, self.method, self.split, self.params_json)
+
+
+class ResultsStore:
+    """Finished cells in an SQLite file (created on first use); a context manager.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The database file; its folder is created if needed.
+    timeout : float, default=30.0
+        Seconds to wait for a lock held by another process reading the same file.
+    """
+
+    def __init__(self, path: str | Path, timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._con = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+        self._con.execute("PRAGMA journal_mode=WAL")
+        self._con.execute("PRAGMA synchronous=NORMAL")
+        self._con.execute(_SCHEMA)
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._con.close()
+
+    def get(self, key: CellKey) -> dict[str, Any] | None:
+        """The stored result of ``key``, or None if that cell has not finished."""
+        row = self._con.execute(
+            "SELECT result FROM cells WHERE paper=? AND tbl=? AND dataset=? AND method=? "
+            "AND split=? AND params=?",
+            key.as_row(),
+        ).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def get_many(self, keys: Iterable[CellKey]) -> dict[CellKey, dict[str, Any]]:
+        """The stored results of those ``keys`` that have finished."""
+        found = {}
+        for key in keys:
+            result = self.get(key)
+            if result is not None:
+                found[key] = result
+        return found
+
+    def put(self, key: CellKey, result: Mapping[str, Any], seconds: float | None = None) -> None:
+        """Store one finished cell (atomically; replaces an earlier result of the same key)."""
+        text = canonical_json(dict(result))
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        self._con.execute("BEGIN IMMEDIATE")  # one transaction per cell
+        try:
+            self._con.execute(
+                "INSERT OR REPLACE INTO cells VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (*key.as_row(), text, seconds, socket.gethostname(), stamp),
+            )
+        except BaseException:
+            self._con.execute("ROLLBACK")
+            raise
+        self._con.execute("COMMIT")
+
+    def count(self, paper: str | None = None, table: str | None = None) -> int:
+        """Number of stored cells (of one paper / table)."""
+        sql, args = "SELECT COUNT(*) FROM cells WHERE 1=1", []
+        if paper is not None:
+            sql, args = sql + " AND paper=?", [*args, paper]
+        if table is not None:
+            sql, args = sql + " AND tbl=?", [*args, table]
+        return int(self._con.execute(sql, args).fetchone()[0])
+
+    def integrity_ok(self) -> bool:
+        """SQLite's own integrity check of the file."""
+        return self._con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
