@@ -143,7 +143,9 @@ REPRODUCTIONS = {
 
 
 def reproduce(args: argparse.Namespace) -> int:
-    from .experiments import bound_figure, dr_toy, drlsc_toy, srlsc_usps, uci_timing, xor_toy
+    from .experiments.srlsc import srlsc_usps
+    from .experiments.srsvm import bound_figure, uci_timing, xor_toy
+    from .experiments.toys import dr_toy, drlsc_toy
 
     tables = REPRODUCTIONS[args.paper]
     table = args.table or next(iter(tables))
