@@ -24,7 +24,9 @@ from scipy import stats
 __all__ = ["comparison_table", "significance_mark", "write_markdown"]
 
 
-def significance_mark(reference: Sequence[float], other: Sequence[float], alpha: float = 0.05) -> str:
+def significance_mark(
+    reference: Sequence[float], other: Sequence[float], alpha: float = 0.05
+) -> str:
     """``"*"`` if the paired t-test rejects equal means of the two methods at level ``alpha``."""
     a, b = np.asarray(reference, dtype=float), np.asarray(other, dtype=float)
     if a.shape != b.shape or a.size < 2 or np.allclose(a, b):
@@ -106,7 +108,9 @@ def comparison_table(
     if skipped:
         lines += ["", "Not run:", ""]
         lines += [f"- {row}: {reason}" for row, reason in skipped.items()]
-        rows += [[row, "", 0, "", "", "", "", f"skipped: {reason}"] for row, reason in skipped.items()]
+        rows += [
+            [row, "", 0, "", "", "", "", f"skipped: {reason}"] for row, reason in skipped.items()
+        ]
     if notes:
         lines += ["", *notes]
     md = out / f"{stem}.md"
@@ -114,8 +118,18 @@ def comparison_table(
     path_csv = out / f"{stem}.csv"
     with open(path_csv, "w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow([row_label.replace(" ", "_"), "method", "n_splits", "mean", "std",
-                         "paper", "difference", "mark"])
+        writer.writerow(
+            [
+                row_label.replace(" ", "_"),
+                "method",
+                "n_splits",
+                "mean",
+                "std",
+                "paper",
+                "difference",
+                "mark",
+            ]
+        )
         writer.writerows(rows)
     return [md, path_csv]
 
