@@ -2,8 +2,10 @@
 
 ``structreg demo`` fits LapRLSC and RLSC on the two-moons toy and on a real data set with a
 few labels per class and prints their accuracies on the unlabeled points.
-``structreg reproduce drlsc|dr|srsvm|srlsc|damr`` runs a paper's reproduction (toy problems,
-UCI tables, the USPS curve); see ``structreg reproduce --help``.
+``structreg reproduce drlsc|dr|srsvm|srlsc|damr [--table T] [--quick] [--n-jobs J]
+[--scheduler ADDR] [--out DIR]`` runs a paper's tables through the experiment engine
+(:mod:`structreg.experiments`), resuming from ``OUT/results.sqlite``; see
+``structreg reproduce --help``.
 ``structreg datasets list|info NAME|path`` inspects the data sets.
 """
 
@@ -20,6 +22,7 @@ import numpy as np
 from sklearn.preprocessing import StandardScaler
 
 from . import RLSC, LapRLSC
+from .experiments.registry import PAPERS
 from .models import UNLABELED
 
 # Fixed demo settings (not tuned per run): an RBF kernel, a heat-kernel 6-NN graph, and a
@@ -125,77 +128,32 @@ def datasets_command(args: argparse.Namespace) -> int:
     return 0
 
 
-REPRODUCTIONS = {
-    "drlsc": {"toy": "Tables 4-5 and Fig. 1: RN, DRGV, DRLSC on the two-moons sets A, B, C"},
-    "dr": {"fig2": "Fig. 2: GDR vs LDR decision boundaries on three two-moons sets"},
-    "srsvm": {
-        "xor": "Tables I-II and Figs. 5-6: SVM, SLMM, SRSVM on the XOR toy",
-        "timing": "Tables V and VII: running times and Ward cluster counts on two-class UCI sets",
-        "bound": "Fig. 10: eigenvalue generalization bounds of SVM, EKM, LapSVM, SRSVM",
-    },
-    "damr": {
-        "tables": "Tables 3-5: LapRLSC, SSDR (Wang & Zhang), SSDR (Wu), DA_LapRLSC on UCI sets"
-    },
-    "srlsc": {
-        "usps": "Fig. 7 and Table 4: S-RLSC, LapRLSC, GFHF, SRC, 1-NN on USPS vs labels per class"
-    },
-}
-
-
 def reproduce(args: argparse.Namespace) -> int:
-    from .experiments.srlsc import srlsc_usps
-    from .experiments.srsvm import bound_figure, uci_timing, xor_toy
-    from .experiments.toys import dr_toy, drlsc_toy
+    from .experiments import Options, find_table, paper_tables, run_table
 
-    tables = REPRODUCTIONS[args.paper]
-    table = args.table or next(iter(tables))
-    if table not in tables:
-        available = ", ".join(f"{k} ({v})" for k, v in tables.items())
+    if args.list_tables:
+        for table in paper_tables(args.paper):
+            aliases = f" (also: {', '.join(table.aliases)})" if table.aliases else ""
+            print(f"{table.name:<6} {table.title}{aliases}")
+        return 0
+    tables = [find_table(args.paper, args.table)] if args.table else paper_tables(args.paper)
+    extra: dict[str, object] = {}
+    if args.datasets:
+        extra["datasets"] = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    if args.l1_mode:
+        extra["l1_mode"] = args.l1_mode
+    if args.grid:
+        extra["grid"] = args.grid
+    options = Options(quick=args.quick, draws=args.draws, n_jobs=args.n_jobs, extra=extra)
+    progress = {"auto": None, "on": True, "off": False}[args.progress]
+    for table in tables:
+        run = run_table(table, args.out, options, scheduler=args.scheduler, progress=progress)
+        print(run.paths[0].read_text())
         print(
-            f"structreg reproduce {args.paper}: table {table!r} is not available yet; "
-            f"available: {available}",
-            file=sys.stderr,
+            f"{args.paper} table {table.name}: {run.n_computed} cells computed, {run.n_cached} "
+            f"reused from {Path(args.out) / 'results.sqlite'}; {run.wall_time_s:.1f} s"
         )
-        return 2
-    out = args.out
-    if (args.paper, table) == ("drlsc", "toy"):
-        drlsc_toy(
-            out, n_draws=2 if args.quick else args.draws or 10, quick=args.quick, n_jobs=args.n_jobs
-        )
-        print((Path(out) / "drlsc_toy.md").read_text())
-        print(f"written: {out}/drlsc_toy.md, drlsc_toy.csv, drlsc_toy_fig1.png")
-    elif args.paper == "dr":
-        dr_toy(out)
-        print((Path(out) / "dr_toy.md").read_text())
-        print(f"written: {out}/dr_toy.md, dr_toy_fig2.png")
-    elif table == "xor":
-        fractions = (0.1, 0.5) if args.quick else (0.1, 0.2, 0.3, 0.4, 0.5)
-        xor_toy(out, fractions=fractions, n_draws=2 if args.quick else args.draws or 10)
-        print((Path(out) / "srsvm_xor.md").read_text())
-        print(f"written: {out}/srsvm_xor.md, srsvm_xor.csv, srsvm_xor_fig56.png")
-    elif args.paper == "damr":
-        from .experiments.damr import damr_tables
-
-        if args.quick:
-            damr_tables(out, quick=True, n_jobs=args.n_jobs)
-        else:
-            damr_tables(out, n_repeats=args.draws or 20, n_jobs=args.n_jobs)
-        print((Path(out) / "damr_tables.md").read_text())
-        print(f"written: {out}/damr_tables.md, damr_tables.csv")
-    elif args.paper == "srlsc":
-        quick = dict(m_values=(5, 10, 40), n_draws=2, l1_mode="lasso", src_max_points=40)
-        full = dict(n_draws=args.draws or 5, l1_mode=args.l1_mode)
-        srlsc_usps(out, n_jobs=args.n_jobs, **(quick if args.quick else full))
-        print((Path(out) / "srlsc_usps.md").read_text())
-        print(f"written: {out}/srlsc_usps.md, srlsc_usps.csv, srlsc_usps_fig7.png")
-    elif table == "bound":
-        bound_figure(out)
-        print((Path(out) / "srsvm_bounds.md").read_text())
-        print(f"written: {out}/srsvm_bounds.md, srsvm_bounds_fig10.png")
-    else:
-        uci_timing(out, repeats=1 if args.quick else 3, with_socp=not args.quick)
-        print((Path(out) / "srsvm_timing.md").read_text())
-        print(f"written: {out}/srsvm_timing.md, srsvm_timing.csv")
+        print("written: " + ", ".join(str(p) for p in run.paths) + "\n")
     return 0
 
 
@@ -211,22 +169,50 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeats", type=int, default=10, help="random draws of the labels")
     p.set_defaults(func=demo)
-    p = sub.add_parser("reproduce", help="run a paper's experiment and write tables/figures")
-    p.add_argument("paper", choices=sorted(REPRODUCTIONS))
-    p.add_argument("--table", help="which table/figure (default: the first available)")
-    p.add_argument("--quick", action="store_true", help="2 draws and a coarse grid")
-    p.add_argument(
-        "--draws",
-        type=int,
-        default=None,
-        help="random draws / repetitions (default: 10; srlsc 5; damr 20 as in the paper)",
+    p = sub.add_parser(
+        "reproduce",
+        help="run a paper's tables and figures (resumable) and write Markdown/CSV/PNG",
+        description="Run a paper's experiment protocol and write its tables (Markdown and CSV, "
+        "the paper's numbers beside the reproduced ones) and figures (PNG). Finished cells are "
+        "kept in OUT/results.sqlite, so a re-run (or a run after an interruption) resumes.",
     )
-    p.add_argument("--n-jobs", type=int, default=None)
+    p.add_argument(
+        "paper", choices=sorted(PAPERS), help="; ".join(f"{k}: {v[1]}" for k, v in PAPERS.items())
+    )
+    p.add_argument(
+        "--table", help="one table/figure (default: all of the paper's; see --list-tables)"
+    )
+    p.add_argument("--list-tables", action="store_true", help="list the paper's tables and exit")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="reduced protocol (fewer splits, coarser grids, smaller sets): minutes, not hours",
+    )
+    p.add_argument(
+        "--draws", type=int, default=None, help="random splits/repetitions (default: the paper's)"
+    )
+    p.add_argument("--n-jobs", type=int, default=None, help="local worker processes (joblib)")
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDR",
+        help="run the cells on a dask.distributed cluster, e.g. tcp://127.0.0.1:8786",
+    )
+    p.add_argument("--datasets", help="comma-separated data sets to run (default: all available)")
     p.add_argument(
         "--l1-mode",
         choices=("exact", "lasso"),
-        default="exact",
-        help="srlsc: l1-graph solved exactly or by the fast lasso approximation",
+        default=None,
+        help="srlsc: l1-graph solved exactly (default) or by the fast lasso approximation",
+    )
+    p.add_argument(
+        "--grid", choices=("coarse", "paper"), default=None, help="damr: the 100-label CV grid"
+    )
+    p.add_argument(
+        "--progress",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="progress bar on stderr (auto: only on a terminal)",
     )
     p.add_argument("--out", default="results", help="output folder (default: results)")
     p.set_defaults(func=reproduce)

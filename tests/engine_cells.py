@@ -1,0 +1,44 @@
+"""Cell functions for the engine tests (a module, so that worker processes can import them)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from structreg.experiments import Cell, ResultsStore, run_cells
+
+
+def square(
+    *, dataset: str, method: str, split: int, scale: float = 1.0, sleep: float = 0.0, log: str = ""
+) -> dict:
+    """``split**2 * scale``; appends one line to ``log`` per execution (to count them)."""
+    if log:
+        with open(log, "a") as fh:
+            fh.write(f"{dataset} {method} {split} {os.getpid()}\n")
+    time.sleep(sleep)
+    return {"value": split**2 * scale, "dataset": dataset, "method": method}
+
+
+def cells(n: int, sleep: float = 0.0, log: str = "", table: str = "t") -> list[Cell]:
+    return [
+        Cell.make(
+            square,
+            paper="selftest",
+            table=table,
+            dataset="d",
+            method="m",
+            split=i,
+            scale=2.0,
+            sleep=sleep,
+            log=log,
+        )
+        for i in range(n)
+    ]
+
+
+if __name__ == "__main__":  # python engine_cells.py STORE N SLEEP LOG N_JOBS
+    store_path, n, sleep, log, n_jobs = sys.argv[1:6]
+    with ResultsStore(Path(store_path)) as store:
+        run_cells(cells(int(n), float(sleep), log), store, n_jobs=int(n_jobs), progress=False)
