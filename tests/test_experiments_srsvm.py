@@ -1,31 +1,128 @@
-"""SRSVM paper reproductions (Xue, Chen & Yang 2011)."""
+"""SRSVM paper reproduction (Xue, Chen & Yang 2011) on the experiment engine, on tiny settings."""
+
+import csv
 
 import numpy as np
 import pytest
 
+from structreg.experiments import Options, find_table, run_table
+from structreg.experiments.srsvm import (
+    TABLE2,
+    TABLES,
+    _search,
+    _task,
+)
+
 pytest.importorskip("matplotlib")
+pytest.importorskip("cvxpy")  # SLMM
+
+# one grid point: the tests check the plumbing, not the model selection
+TINY_GRID = {"exps": {"gamma": [-4], "C": [2], "lam": [0]}}
 
 
-def test_srsvm_xor_and_timing_quick(tmp_path):
-    from structreg.experiments.srsvm import uci_timing, xor_toy
+def test_tables_registered_with_aliases():
+    assert [t.name for t in TABLES] == ["II", "V", "VI", "VII", "fig9", "fig10"]
+    for name, expected in [
+        ("xor", "II"),
+        ("I", "II"),
+        ("fig5", "II"),
+        ("Fig. 6", "II"),
+        ("timing", "V"),
+        ("table VI", "VI"),
+        ("vii", "VII"),
+        ("9", "fig9"),
+        ("Fig. 9", "fig9"),
+        ("10", "fig10"),
+        ("bound", "fig10"),
+    ]:
+        assert find_table("srsvm", name).name == expected
 
-    acc = xor_toy(tmp_path, fractions=(0.1,), n_draws=1, with_slmm=False)
-    assert acc["SRSVM"][10].shape == (1, 2) and acc["SRSVM"][10][0, 1] > 80
-    assert "| 10 |" in (tmp_path / "srsvm_xor.md").read_text()
-    assert (tmp_path / "srsvm_xor_fig56.png").stat().st_size > 10_000
-    res = uci_timing(tmp_path, repeats=1, with_socp=False)
-    text = (tmp_path / "srsvm_timing.md").read_text()
-    # data sets missing from the data home are listed, never dropped silently
-    assert "hepatitis" in res["skipped"] and "hepatitis: not available" in text
-    for r in res["results"].values():
-        assert r["times"]["SRSVM"][0] > 0 and sum(r["clusters"]) >= 2
+
+def test_coarse_to_fine_search_finds_the_optimum():
+    target = (3, -5)
+    calls = []
+
+    def evaluate(points):
+        calls.append(len(points))
+        return [-abs(p[0] - target[0]) - abs(p[1] - target[1]) for p in points]
+
+    best, score, n = _search(evaluate, ["gamma", "C"], {"lo": -10, "hi": 10, "steps": [4, 2, 1]})
+    assert best == {"gamma": 3, "C": -5} and score == 0
+    assert calls[0] == 36 and n == sum(calls) < 36 + 2 * 9  # no point is evaluated twice
+    # ties go to the smallest exponents
+    best, _, _ = _search(lambda pts: [1.0] * len(pts), ["C"], {"exps": {"C": [-2, 0, 3]}})
+    assert best == {"C": 0}
 
 
-def test_bound_figure(tmp_path):
-    from structreg.experiments.srsvm import bound_figure
+def test_splits_depend_on_data_set_and_split_only():
+    a = _task("xor", "XOR 10%", 0)
+    b = _task("xor", "XOR 10%", 0)
+    assert all(np.array_equal(u, v) for u, v in zip(a, b, strict=True))
+    assert len(a[1]) == 80 and len(a[3]) == 720  # 10 % of each Gaussian of 200
+    c = _task("xor", "XOR 10%", 1)
+    assert not np.array_equal(a[0], c[0])
 
-    res = bound_figure(tmp_path, datasets=("sonar", "hepatitis"))
-    assert "hepatitis" in res["skipped"]
-    assert set(res["results"]["sonar"]) == {"SVM", "EKM", "LapSVM", "SRSVM"}
-    assert all(0 < b < np.inf for b in res["results"]["sonar"].values())
-    assert (tmp_path / "srsvm_bounds_fig10.png").stat().st_size > 5_000
+
+def test_xor_table_end_to_end(tmp_path):
+    table = find_table("srsvm", "II")
+    extra = {"fractions": [10], "methods": ["SVM", "SRSVM"], "grid": TINY_GRID}
+    options = Options(quick=True, draws=1, extra=extra)
+    run = run_table(table, tmp_path, options)
+    assert run.n_computed == 2  # SVM and SRSVM at 10 %, one draw (SLMM: see the UCI test)
+    md, csv_path, train_csv, png = run.paths
+    assert md.name == "srsvm_II.md" and png.stat().st_size > 10_000
+    text = md.read_text()
+    assert f"({TABLE2[10]['SRSVM'][1]:.2f}," in text and "| 10 |" in text
+    for res in run.results.values():
+        assert 85 <= res["test_acc"] <= 100 and res["fit_s"] > 0 and "grid" in res
+    with open(train_csv) as fh:
+        assert {row["method"] for row in csv.DictReader(fh)} == {"SVM", "SRSVM"}
+    assert run_table(table, tmp_path, options).n_computed == 0
+
+
+def test_uci_tables_share_cells(tmp_path):
+    options = Options(
+        quick=True, draws=2, extra={"datasets": ["automobile", "hepatitis"], "grid": TINY_GRID}
+    )
+    run = run_table(find_table("srsvm", "V"), tmp_path, options)
+    assert run.n_computed == 2 * 5  # automobile x 2 splits x 5 methods
+    text = run.paths[0].read_text()
+    assert "0.47 / 0.02" in text  # the paper's SVM times on automobile
+    assert "hepatitis: not in the data home" in text
+    for res in run.results.values():
+        assert 60 <= res["test_acc"] <= 100
+        assert res["fit_s"] > 0 and res["predict_s"] > 0
+        assert res["bound"]["bound"] is None or 0 < res["bound"]["bound"] < 10
+    by_method = {k.method: r for k, r in run.results.items() if k.split == 0}
+    assert by_method["SLMM"]["n_support"] is None and by_method["SVM"]["n_support"] > 0
+    assert len(by_method["SRSVM"]["n_clusters"]) == 2
+    for name, expected in [("VI", "59"), ("VII", "7 (4, 3)"), ("fig10", "SRSVM")]:
+        again = run_table(find_table("srsvm", name), tmp_path, options)
+        assert again.n_computed == 0 and again.n_cached == 10
+        body = again.paths[0].read_text()
+        assert expected in body and "hepatitis" in body
+    assert (tmp_path / "srsvm_fig10.png").stat().st_size > 5_000
+    assert run_table(find_table("srsvm", "V"), tmp_path, options).n_computed == 0
+
+
+def test_fig9_plan_and_run(tmp_path):
+    table = find_table("srsvm", "fig9")
+    quick = table.plan(Options(quick=True))
+    assert {c.key.dataset for c in quick.cells} == {"COIL-20 G9/P63"}
+    assert "USPS 10%" in quick.skipped and "COIL-20 G18/P54" in quick.skipped
+    full = table.plan(Options())
+    assert {c.key.method for c in full.cells if c.key.dataset.startswith("USPS")} == {
+        "SVM",
+        "EKM",
+        "LapSVM",
+        "SRSVM",
+    }
+    # LapSVM on COIL-20 G9: 6 images per object in a CV fold, fewer than the graph's
+    # 6 neighbours + 1, so the graphs use fewer neighbours
+    methods = ["LapSVM", "SRSVM"]
+    extra = {"settings": ["COIL-20 G9/P63"], "methods": methods, "grid": TINY_GRID}
+    run = run_table(table, tmp_path, Options(quick=True, draws=1, extra=extra))
+    assert run.n_computed == 2
+    assert all(85 <= r["test_acc"] <= 100 for r in run.results.values())
+    assert "COIL-20 G9/P63" in run.paths[0].read_text()
+    assert run.paths[-1].suffix == ".png"
