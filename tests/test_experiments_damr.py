@@ -1,67 +1,108 @@
-"""The DAMR reproduction (structreg.experiments.damr) runs end to end on tiny settings."""
+"""The DAMR reproduction (structreg.experiments.damr) on the experiment engine, tiny settings."""
 
 import csv
 
 import numpy as np
 import pytest
 
+from structreg.clustering import FuzzyCMeans
+from structreg.experiments import Options, find_table, run_table
 from structreg.experiments.damr import (
     METHODS,
     TABLE2,
     TABLE3,
     TABLE4,
     TABLE5,
+    TABLES,
+    _half_split,
     _pick_labeled,
-    damr_tables,
-    param_grids,
+    make_estimator,
+    search_axes,
 )
+from structreg.structure.graphs import knn_graph
 
 
-def test_damr_tables_tiny(tmp_path):
-    res = damr_tables(tmp_path, n_labeled=(10,), n_repeats=2, datasets=["wdbc", "Sonar"])
-    md = (tmp_path / "damr_tables.md").read_text()
-    with open(tmp_path / "damr_tables.csv") as fh:
-        rows = list(csv.DictReader(fh))
+def _csv(path):
+    with open(path) as fh:
+        return list(csv.DictReader(fh))
 
-    assert set(res["accuracy"][10]) == {"Sonar", "Wdbc"}
-    for per in res["accuracy"][10].values():
-        assert set(per) == set(METHODS)
-        for values in per.values():
-            assert values.shape == (2,) and np.all((values >= 0) & (values <= 100))
-    # Wdbc is easy: the graph methods are far better than chance even with 10 labels
-    wdbc = res["accuracy"][10]["Wdbc"]
-    assert all(wdbc[m].mean() > 75 for m in ("LapRLSC", "SSDR_Wu", "DA_LapRLSC"))
-    assert all(v.mean() > 50 for v in wdbc.values())
-    assert all(t.min() > 0 for t in res["fit_time"][10]["Wdbc"].values())
 
-    # every Table-2 set is accounted for: run or skipped with a reason, never dropped
-    assert set(res["datasets"]) | set(res["skipped"]) == set(TABLE2)
-    assert res["skipped"]["Pima"] == "not run: not requested"
+def test_tables_end_to_end_and_resume(tmp_path):
+    options = Options(draws=2, extra={"datasets": ["wdbc", "Sonar"]})
+    t3, t4, t5 = TABLES
+    run3 = run_table(t3, tmp_path, options)
+    assert run3.n_computed == 4 and [p.name for p in run3.paths] == ["damr_3.md", "damr_3.csv"]
+    md = run3.paths[0].read_text()
+    # the paper's values sit beside the reproduced ones; every Table-2 set is accounted for
+    assert "(67.33, " in md and "62.81 ± 0.00" in md and "Table 3" in md
+    assert "- Pima: not run: not requested" in md
     for name in ("Austra", "Ethn", "Isolet"):  # not in the shipped data home
-        assert res["skipped"][name] == "skipped: not in the data home"
-        assert f"| {name} (" in md and "skipped: not in the data home" in md
-        assert any(r["dataset"] == name and r["status"].startswith("skipped") for r in rows)
+        assert f"- {name}: skipped: not in the data home" in md
+    rows = [r for r in _csv(run3.paths[1]) if r["method"]]
+    assert len(rows) == 2 * len(METHODS)
+    wdbc = {r["method"]: float(r["mean"]) for r in rows if r["data_set"] == "Wdbc"}
+    # Wdbc is easy: the graph methods are far better than chance even with 10 labels
+    assert all(wdbc[m] > 75 for m in ("Lap_RLSC", "SSDR [16] (Wu)", "DA_LapRLSC"))
+    assert all(0 <= float(r["mean"]) <= 100 for r in rows)
 
-    # the paper's values sit beside the reproduced ones, in the Markdown and the CSV
-    assert "Table 3: 10 labeled points" in md and "Table 5" in md and "(62.81 ± 0.00)" in md
-    run = [r for r in rows if r["status"] == "run"]
-    assert len(run) == 2 * len(METHODS)
-    assert {float(r["paper_acc_mean"]) for r in run if r["dataset"] == "Wdbc"} >= {67.33}
-    assert res["summary"][10]["n_sets"] == 2
+    # Table 4 with the coarse-to-fine grid on one set and one repetition
+    opt4 = Options(draws=1, extra={"datasets": ["sonar"], "grid": "coarse"})
+    run4 = run_table(t4, tmp_path, opt4)
+    assert run4.n_computed == 1
+    (result,) = run4.results.values()
+    assert result["n_labeled"] == 100 and set(result["params"]) == set(METHODS)
+    assert result["params"]["DA_LapRLSC"]["reliability"] in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+    assert 0 < result["n_evaluated"]["DA_LapRLSC"] < 150  # fewer than the full grid
+    md4 = run4.paths[0].read_text()
+    assert "(77.73, " in md4 and "coarse-to-fine" in md4 and "Chosen parameters" in md4
+
+    # Table 5 reads the cells of Tables 3 and 4: nothing new to compute
+    run5 = run_table(t5, tmp_path, Options(draws=1, extra=opt4.extra))
+    assert run5.n_computed == 0 and run5.n_cached == 2
+    md5 = run5.paths[0].read_text()
+    assert "(0.2527 ± 0.0031)" in md5 and "100 labeled points" in md5
+    times = [r for r in _csv(run5.paths[1]) if r["method"]]
+    assert all(float(r["fit_s_mean"]) > 0 for r in times)
+    # a second run on the same folder computes nothing
+    assert run_table(t3, tmp_path, options).n_computed == 0
 
 
-def test_reference_tables_and_grids():
+def test_shared_graph_and_clusters_give_the_plain_fits():
+    Xtr, _, ytr, _ = _half_split("Sonar", 0)
+    labeled = _pick_labeled(ytr, 30, np.random.default_rng(0))
+    y_semi = np.full_like(ytr, -1)
+    y_semi[labeled] = ytr[labeled]
+    graph = knn_graph(Xtr, 10, weights="heat")
+    clusters = FuzzyCMeans(n_clusters=2, random_state=3).fit_predict(Xtr)
+    params = {"gamma_A": 0.1, "gamma_I": 10.0}
+    for method, p in [
+        ("LapRLSC", params),
+        ("SSDR_Wu", {**params, "eta": 0.4}),
+        ("DA_LapRLSC", {"gamma_A": 0.1, "gamma_D": 10.0, "reliability": 0.8}),
+    ]:
+        shared = make_estimator(method, 3, graph=graph, clusters=clusters, **p).fit(Xtr, y_semi)
+        plain = make_estimator(method, 3, **p).fit(Xtr, y_semi)
+        np.testing.assert_allclose(
+            shared.decision_function(Xtr), plain.decision_function(Xtr), rtol=1e-9, atol=1e-12
+        )
+
+
+def test_reference_tables_and_search_spaces():
     for table in (TABLE3, TABLE4, TABLE5):
         assert list(table) == list(TABLE2)
         assert all(set(row) == set(METHODS) for row in table.values())
     assert TABLE3["Isolet"]["DA_LapRLSC"] == (94.13, 0.10)
     assert TABLE4["Vehicle"]["SSDR_Wu"] == (81.11, 0.09)
     assert TABLE5["Ethn"]["SSDR_Wang"] == (541.8539, 21.3753)
-    paper = param_grids("paper")
-    assert len(paper["DA_LapRLSC"]["gamma_A"]) == 5
-    assert paper["SSDR_Wu"]["eta"] == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    axes, refine = search_axes("DA_LapRLSC", "paper")
+    assert not refine and np.prod([len(a.values) for a in axes]) == 150
+    assert [a.coarse_indices() for a in axes] == [list(range(5)), list(range(5)), list(range(6))]
+    axes, refine = search_axes("SSDR_Wu", "coarse")
+    assert refine and axes[2].values == (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+    assert [axes[0].values[i] for i in axes[0].coarse_indices()] == [0.01, 1.0, 100.0]
     with pytest.raises(ValueError, match="grid"):
-        param_grids("fine")
+        search_axes("LapRLSC", "fine")
+    assert [t.name for t in TABLES] == ["3", "4", "5"] and find_table("damr", "Table 5").name == "5"
 
 
 def test_labeled_points_cover_every_class():
@@ -72,6 +113,8 @@ def test_labeled_points_cover_every_class():
     assert len(_pick_labeled(y, 500, np.random.default_rng(0))) == 100
 
 
-def test_unknown_dataset_is_rejected(tmp_path):
+def test_unknown_dataset_and_grid_are_rejected():
     with pytest.raises(ValueError, match="Table 2"):
-        damr_tables(tmp_path, datasets=["iris"], n_repeats=1, n_labeled=(10,))
+        TABLES[0].plan(Options(extra={"datasets": ["iris"]}))
+    with pytest.raises(ValueError, match="grid"):
+        TABLES[1].plan(Options(extra={"grid": "fine"}))

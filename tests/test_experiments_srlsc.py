@@ -1,23 +1,112 @@
-"""S-RLSC paper reproduction (Fan et al. 2011)."""
+"""S-RLSC paper reproduction (Fan et al. 2011) on the experiment engine, on tiny settings."""
 
+import csv
+
+import numpy as np
 import pytest
+
+from structreg.experiments import Options, find_table, run_table
+from structreg.experiments.srlsc import (
+    METHODS,
+    TABLES,
+    _shared,
+    _SharedLapRLSC,
+    _SharedSparseRLSC,
+    cached_l1_graph,
+    labeled_points,
+    usps_subset,
+)
+from structreg.models import LapRLSC, SparseRLSC
+from structreg.models._base import UNLABELED
 
 pytest.importorskip("matplotlib")
 
+TINY = {"per_class": 30, "m_values": [3, 5], "l1_mode": "lasso", "src_max_points": 15}
 
-def test_srlsc_usps_tiny(tmp_path):
-    from structreg.experiments.srlsc import srlsc_usps
 
-    res = srlsc_usps(
-        tmp_path, m_values=(5,), n_draws=1, l1_mode="lasso", src_max_points=20, per_class=30
-    )
-    text = (tmp_path / "srlsc_usps.md").read_text()
-    assert "Extended Yale B" in text and "skipped" in text.lower()
-    assert "72.63" in text  # the paper's Table 4 value printed beside ours
-    for part in ("unlabeled", "out_of_sample"):
-        for method, acc in res[part].items():
-            assert acc.shape == (1, 1)
-            assert 30 < acc[0, 0] <= 100, (part, method)  # 10 classes: chance is 10 %
-    assert (tmp_path / "srlsc_usps_fig7.png").stat().st_size > 10_000
-    # the l1-graph is cached: a second run reads it instead of recomputing it
-    assert len(list(tmp_path.glob("l1_graph_lasso_*.A.npz"))) == 1
+def test_tables_registered_with_aliases():
+    assert [t.name for t in TABLES] == ["fig7", "4"]
+    for name in ("fig7", "7", "curve", "Fig. 7"):
+        assert find_table("srlsc", name).name == "fig7"
+    assert find_table("srlsc", "table 4").name == "4"
+
+
+def test_usps_tables_end_to_end(tmp_path):
+    out = tmp_path / "out"
+    options = Options(draws=2, extra={**TINY, "cache_dir": str(tmp_path / "cache")})
+    fig7, table4 = TABLES
+    run = run_table(fig7, out, options)
+    assert run.n_computed == 2 * 2 * len(METHODS) and run.n_cached == 0
+    md, csv_path, png = run.paths
+    assert md.name == "srlsc_fig7.md" and png.stat().st_size > 10_000
+    text = md.read_text()
+    assert "Extended Yale B" in text and "Not run" in text and "m = 5" in text
+    with open(csv_path) as fh:
+        rows = [r for r in csv.DictReader(fh) if r["method"]]
+    assert len(rows) == 2 * len(METHODS)
+    for r in rows:  # 10 classes: chance is 10 %
+        assert r["n_splits"] == "2" and 25 < float(r["mean"]) <= 100, r
+    # the l1-graph was computed once, in the cache folder
+    assert len(list((tmp_path / "cache").glob("l1graph_usps_30pc_lasso_*.npz"))) == 1
+
+    # Table 4 reads the same cells: nothing new to compute; the paper's values are printed
+    run4 = run_table(table4, out, options)
+    assert run4.n_computed == 0 and run4.n_cached == 2 * len(METHODS)  # only m = 5
+    text4 = run4.paths[0].read_text()
+    assert run4.paths[0].name == "srlsc_4.md" and "72.63" in text4 and "m = 5" in text4
+    assert "m = 3" not in text4 and "MIT CBCL" in text4
+    # a second run of the same table on the same folder computes nothing
+    assert run_table(fig7, out, options).n_computed == 0
+
+
+def test_shared_estimators_equal_the_plain_ones(tmp_path):
+    X1, y1, _, _ = usps_subset(12)
+    store = _shared(12)
+    A, _, _, computed = cached_l1_graph(X1, 12, "lasso", tmp_path)
+    assert computed and not cached_l1_graph(X1, 12, "lasso", tmp_path)[3]  # read back
+    store.l1("lasso", str(tmp_path))
+    y_semi = np.full(len(y1), UNLABELED)
+    for draw in (0, 1):  # the second fit reuses the feature map and the product
+        lab = labeled_points(y1, 2, draw)
+        y_semi[:] = UNLABELED
+        y_semi[lab] = y1[lab]
+        shared = _SharedSparseRLSC(gamma=4.0, graph=A)
+        shared._store, shared._l1_mode = store, "lasso"
+        plain = SparseRLSC(gamma=4.0, graph=A)
+        np.testing.assert_allclose(
+            shared.fit(X1, y_semi).decision_function(X1[:20]),
+            plain.fit(X1, y_semi).decision_function(X1[:20]),
+            rtol=1e-7,
+            atol=1e-9,
+        )
+        lap = _SharedLapRLSC(gamma=4.0, gamma_A=1e-3, gamma_I=1.0, graph=store.knn())
+        lap._store = store
+        plain_lap = LapRLSC(gamma=4.0, gamma_A=1e-3, gamma_I=1.0, n_neighbors=7)
+        np.testing.assert_allclose(
+            lap.fit(X1, y_semi).decision_function(X1[:20]),
+            plain_lap.fit(X1, y_semi).decision_function(X1[:20]),
+            rtol=1e-7,
+            atol=1e-9,
+        )
+    assert len(store.maps) == 1 and len(store.products) == 1
+
+
+def test_labeled_points_nested_and_per_class():
+    y = np.repeat(np.arange(3), 10)
+    small, large = labeled_points(y, 2, 0), labeled_points(y, 5, 0)
+    assert set(small) <= set(large) and np.bincount(y[large]).tolist() == [5, 5, 5]
+    assert not np.array_equal(labeled_points(y, 5, 1), large)
+
+
+def test_bad_settings_are_rejected():
+    with pytest.raises(ValueError, match="m must be below"):
+        TABLES[0].plan(Options(extra={"per_class": 30, "m_values": [40], "l1_mode": "lasso"}))
+    with pytest.raises(ValueError, match="l1_mode"):
+        TABLES[0].plan(Options(extra={"l1_mode": "fast"}))
+
+
+def test_usps_not_requested_is_listed(tmp_path):
+    plan = TABLES[1].plan(Options(extra={"datasets": ["wdbc"]}))
+    assert plan.cells == [] and plan.skipped["USPS"] == "not run: not requested"
+    paths = TABLES[1].report(plan, {}, tmp_path, Options())
+    assert "USPS: not run: not requested" in paths[0].read_text()

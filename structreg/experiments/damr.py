@@ -1,8 +1,18 @@
 """Reproduction of the DAMR paper's UCI experiments (Wang, Chen, Xue & Fu, Neurocomputing 2014,
-Section 5, Tables 2-5): Lap_RLSC, SSDR of Wang & Zhang [24], SSDR of Wu et al. [16] and
-DA_LapRLSC with 10 and 100 labeled points.
+Section 5, Tables 2-5) on the experiment engine: Lap_RLSC, SSDR of Wang & Zhang [24], SSDR of
+Wu et al. [16] and DA_LapRLSC with 10 and 100 labeled points.
 
-:func:`damr_tables` runs the protocol and writes ``damr_tables.md`` and ``damr_tables.csv``.
+Tables (``TABLES``; ``structreg reproduce damr [--table 3|4|5]``):
+
+* ``3``: test accuracy with 10 labeled points, the paper's fixed parameters;
+* ``4``: test accuracy with 100 labeled points, parameters chosen by 5-fold cross-validation
+  over the paper's ranges;
+* ``5``: fit times with 10 labeled points beside the paper's, and the search + refit times of
+  the 100-label runs (read from the cells of Tables 3 and 4: nothing is computed twice).
+
+Cells: one per (data set, repetition, number of labels), ``method="all"``: the four methods
+share the split, the scaling, the graph and the clustering of a repetition (and Table 3's
+DA_LapRLSC - Lap_RLSC disagreement needs both).  Cell-key tables ``"3"`` and ``"4"``.
 
 Protocol (Section 5 of the paper, and what it leaves open)
 ----------------------------------------------------------
@@ -21,34 +31,48 @@ Protocol (Section 5 of the paper, and what it leaves open)
   - Bupa, Ionosphere, Pima, Sonar: as shipped.
 
 * Each repetition splits the set into two halves at random, *stratified by class* (the
-  paper's Wdbc numbers, 62.81 % = 179 / 285 for a constant prediction, fit a stratified half).
-  Features are standardised with the mean and standard deviation of the *training half*
-  (labeled and unlabeled points; the paper does not say how it scaled).  ``n_labeled`` points
-  of the training half are labeled: first one random point of every class (so that every
-  class has a label), then the rest uniformly at random from the remaining points; all other
-  training points are unlabeled.  If the training half has fewer points than ``n_labeled``
-  (Automobile: 79 with 100 labels) it is labeled entirely.  Test accuracy is measured on the
-  other half.  The same half split is used for 10 and 100 labels of one repetition.
+  paper's Wdbc numbers, 62.81 % = 179 / 285 for a constant prediction, fit a stratified half);
+  the split depends only on the set and the repetition, so the 10- and 100-label cells of a
+  repetition share it.  Features are standardised with the mean and standard deviation of
+  the *training half* (labeled and unlabeled points; the paper does not say how it scaled).
+  ``n_labeled`` points of the training half are labeled: first one random point of every
+  class, then the rest uniformly at random; all other training points are unlabeled.  If the
+  training half has fewer points than ``n_labeled`` (Automobile: 79 with 100 labels) it is
+  labeled entirely.  Test accuracy is measured on the other half.
 * Linear kernel, no bias (the paper's eq. 3 absorbs it into the kernel, and its eq. 15 has
   none), kNN graph with k = 10 and heat-kernel weights ``exp(-||x_i - x_j||^2 / t)`` with
   ``t`` the mean squared kNN distance (the paper does not give its width), fuzzy c-means
   with as many clusters as classes, seeded per repetition.
-* 10 labels: the paper's fixed parameters; 100 labels (any ``n_labeled > 10``): 5-fold
-  cross-validation on the labeled points only, stratified by class, with
-  :class:`~structreg.model_selection.SemiSupervisedKFold` (every unlabeled point is in every
-  training fold, only labeled points are scored) and refit on all training points.  Grids:
-  the paper's gamma of DA_LapRLSC and gamma_D of SSDR [16] in {0, .2, .4, .6, .8, 1}; "the
-  other parameters all selected from the range [0.01, 0.1, 1, 10, 100]".  ``grid="paper"``
-  uses exactly that (25 / 25 / 150 / 150 candidates for Lap_RLSC / SSDR [24] / SSDR [16] /
-  DA_LapRLSC); the default ``grid="coarse"`` keeps the six-value grids and thins the others
-  to {0.01, 1, 100} (9 / 9 / 54 / 54 candidates, the same thinning for every method).
-* Accuracy is printed as the paper prints it, "mean +- variance" over the repetitions.  The
-  paper's variances (0.00 on Wdbc, where every run predicts the majority class; 2.07 at
-  most) are those of the accuracy as a *fraction*, multiplied by 100 like the mean:
-  ``var(acc / 100) * 100 = var(acc in %) / 100``.  We print the same quantity; the CSV also
-  has the standard deviation in %.  Times (Table 5) are the mean +- variance of the
-  seconds of one ``fit`` (graph, clustering and solve; prediction excluded) at 10 labels, on
-  this machine (the paper's are from other hardware and a MATLAB implementation).
+* 10 labels: the paper's fixed parameters.  100 labels: 5-fold cross-validation on the
+  labeled points (folds stratified by class when every class has 5 labels, by
+  :class:`~structreg.model_selection.SemiSupervisedKFold`), then a refit on the whole
+  training half with the chosen parameters.  The CV is *transductive*: a fold's labels are
+  hidden (those points become unlabeled points of the training half) and scored on the
+  model's labels for them, so every fold and every candidate is fitted on the same points
+  -- which is what lets the kNN graph (Lap_RLSC, SSDR [16]) and the fuzzy c-means clustering
+  (DA_LapRLSC) be built once per repetition and reused by every fold and grid point (the
+  signed graph of DA_LapRLSC depends on the visible labels and is rebuilt per fit).  The
+  scores of the folds are pooled (accuracy over all held-out labels).
+* Ranges: the paper's gamma of DA_LapRLSC and gamma_D of SSDR [16] in {0, .2, .4, .6, .8,
+  1}; "the other parameters all selected from the range [0.01, 0.1, 1, 10, 100]".
+  ``grid="paper"`` (the default of the full protocol) evaluates every combination (25 / 25 /
+  150 / 150 candidates for Lap_RLSC / SSDR [24] / SSDR [16] / DA_LapRLSC).  ``grid="coarse"``
+  (``--quick``) is a coarse-to-fine search inside the same ranges
+  (:func:`structreg.experiments.search.coarse_to_fine`): every other value of each range
+  ({0.01, 1, 100} and {0, .4, .8, 1}), then a pattern search from the best point to the
+  paper's resolution (about a third of the fits).  Ties keep the first candidate in the
+  paper's order.
+* Accuracy: the Markdown tables show the mean ± std over the repetitions (with the paper's
+  mean, the difference and the paired t-test mark against DA_LapRLSC); a second table gives
+  the spread in the paper's convention, "mean +- variance", whose variances (0.00 on Wdbc,
+  where every run predicts the majority class; 2.07 at most) are those of the accuracy as a
+  *fraction* times 100: ``var(acc / 100) * 100 = var(acc in %) / 100``.  Times (Table 5) are
+  the seconds of one ``fit`` (graph, clustering and solve; prediction excluded) at 10
+  labels, on this machine (the paper's are from other hardware and a MATLAB implementation);
+  for 100 labels, the seconds of the search and of the refit.
+
+``options.extra``: ``datasets`` (Table-2 or data-home names), ``grid`` ("coarse" or
+"paper").  ``--quick``: 3 repetitions, the sets of at most 400 points, ``grid="coarse"``.
 
 Parameter mapping (paper symbol -> structreg parameter)
 ------------------------------------------------------
@@ -80,23 +104,47 @@ term ``gamma_A ||f||_K^2``, so the weights carry over unchanged.
 from __future__ import annotations
 
 import csv
+import functools
 import time
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
+from ..clustering import FuzzyCMeans
 from ..datasets import list_datasets, load_dataset
-from ..model_selection import semi_supervised_grid_search
+from ..model_selection import SemiSupervisedKFold
 from ..models.damr import DALapRLSC
 from ..models.manifold import LapRLSC
 from ..models.ssdr import SSDRWang, SSDRWu
+from ..structure.graphs import knn_graph
+from .engine import Cell, Options, Plan, Table
+from .report import comparison_table, write_markdown
+from .search import Axis, coarse_to_fine, cv_evaluator
+from .store import CellKey
 
+__all__ = [
+    "METHODS",
+    "TABLE2",
+    "TABLE3",
+    "TABLE4",
+    "TABLE5",
+    "TABLES",
+    "fixed_estimators",
+    "load_table2_dataset",
+    "make_estimator",
+    "search_axes",
+]
+
+PAPER = "damr"
+VERSION = 1
 METHODS = ("LapRLSC", "SSDR_Wang", "SSDR_Wu", "DA_LapRLSC")
 """Keys of the four methods in the returned dicts and the CSV."""
 
@@ -195,10 +243,22 @@ TABLE5 = _rows(
 
 FIXED_MAX_LABELS = 10
 """Label counts up to this use the paper's fixed 10-label parameters; larger ones use CV."""
+N_REPEATS, QUICK_REPEATS = 20, 3
 QUICK_MAX_SIZE = 400
-"""``quick=True`` runs only the data sets with at most this many points."""
+"""``--quick`` runs only the data sets with at most this many points."""
+LABEL_COUNTS = {"3": 10, "4": 100}
+"""Cell-key table -> labeled points."""
 _SIX = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-_RANGES = {"paper": (0.01, 0.1, 1.0, 10.0, 100.0), "coarse": (0.01, 1.0, 100.0)}
+_RANGE = (0.01, 0.1, 1.0, 10.0, 100.0)
+GRIDS = ("coarse", "paper")
+# the searched parameters of each method: (name, values), in the paper's order
+_SPACE = {
+    "LapRLSC": (("gamma_A", _RANGE), ("gamma_I", _RANGE)),
+    "SSDR_Wang": (("gamma_A", _RANGE), ("lam", _RANGE)),
+    "SSDR_Wu": (("gamma_A", _RANGE), ("gamma_I", _RANGE), ("eta", _SIX)),
+    "DA_LapRLSC": (("gamma_A", _RANGE), ("gamma_D", _RANGE), ("reliability", _SIX)),
+}
+_GRAPH = {"kernel": "linear", "n_neighbors": 10, "weights": "heat"}
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -240,10 +300,12 @@ _SOURCES: dict[str, tuple[tuple[str, ...], Callable | None]] = {
 }
 
 
+@functools.cache
 def load_table2_dataset(name: str) -> tuple[np.ndarray, np.ndarray, str] | str:
     """``(X, y, how)`` of a Table-2 set in its two-class version, or the reason it is skipped.
 
-    ``y`` holds integer class codes 0, 1; ``how`` says which version was built.
+    ``y`` holds integer class codes 0, 1; ``how`` says which version was built.  Cached per
+    process (the arrays are read-only).
     """
     candidates, loader = _SOURCES[name]
     available = set(list_datasets())
@@ -260,37 +322,78 @@ def load_table2_dataset(name: str) -> tuple[np.ndarray, np.ndarray, str] | str:
             f"skipped: {found[0]!r} has {n_classes} classes here and the two-class version "
             "the paper used is not known"
         )
-    return np.asarray(X, dtype=float), y, f"{found[0]}: {how}"
+    X, y = np.asarray(X, dtype=float), np.asarray(y)
+    X.setflags(write=False)
+    y.setflags(write=False)
+    return X, y, f"{found[0]}: {how}"
 
 
 # -- estimators ------------------------------------------------------------------------------
+class _FixedClusters(ClusterMixin, BaseEstimator):
+    """A "clusterer" that returns cluster ids computed beforehand (reused across fits)."""
+
+    def __init__(self, labels=None):
+        self.labels = labels
+
+    def fit(self, X, y=None):
+        labels = np.asarray(self.labels)
+        if labels.shape != (np.shape(X)[0],):
+            raise ValueError(f"{labels.shape[0]} cluster ids for {np.shape(X)[0]} points")
+        self.labels_ = labels
+        return self
+
+
+def make_estimator(
+    method: str,
+    seed: int,
+    *,
+    graph=None,
+    clusters: np.ndarray | None = None,
+    **params: float,
+):
+    """One of the four methods: the paper's 10-label parameters, overridden by ``params``.
+
+    ``graph``: a precomputed 10-NN heat graph of the training points for Lap_RLSC and
+    SSDR [16] (what they would build themselves); ``clusters``: precomputed fuzzy c-means ids
+    for DA_LapRLSC (what its default clusterer with ``random_state=seed`` would find).
+    """
+    knn = {**_GRAPH, "graph": "knn" if graph is None else graph}
+    if method == "LapRLSC":
+        return LapRLSC(**{"gamma_A": 1.0, "gamma_I": 1.0, **knn, **params})
+    if method == "SSDR_Wang":
+        return SSDRWang(**{"kernel": "linear", "gamma_A": 1.0, "lam": 1.0, **params})
+    if method == "SSDR_Wu":
+        return SSDRWu(
+            **{"gamma_A": 1.0, "gamma_I": 1.0, "eta": 0.6, "gamma_D": 1.0, **knn, **params}
+        )
+    if method == "DA_LapRLSC":
+        clusterer = None if clusters is None else _FixedClusters(clusters)
+        return DALapRLSC(
+            **{"gamma_A": 1.0, "gamma_D": 1.0, "reliability": 1.0, **_GRAPH, **params},
+            clusterer=clusterer,
+            random_state=seed,
+        )
+    raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
+
+
 def fixed_estimators(seed: int) -> dict[str, Any]:
     """The four methods with the paper's fixed 10-label parameters (mapping: module doc)."""
-    graph = {"kernel": "linear", "n_neighbors": 10, "weights": "heat"}
-    return {
-        "LapRLSC": LapRLSC(gamma_A=1.0, gamma_I=1.0, **graph),
-        "SSDR_Wang": SSDRWang(kernel="linear", gamma_A=1.0, lam=1.0),
-        "SSDR_Wu": SSDRWu(gamma_A=1.0, gamma_I=1.0, eta=0.6, gamma_D=1.0, **graph),
-        "DA_LapRLSC": DALapRLSC(
-            gamma_A=1.0, gamma_D=1.0, reliability=1.0, random_state=seed, **graph
-        ),
-    }
+    return {method: make_estimator(method, seed) for method in METHODS}
 
 
-def param_grids(grid: str = "coarse") -> dict[str, dict[str, list[float]]]:
-    """The 100-label cross-validation grids (``"paper"`` or the thinned ``"coarse"``)."""
-    if grid not in _RANGES:
-        raise ValueError(f"grid must be one of {sorted(_RANGES)}, got {grid!r}")
-    r, six = list(_RANGES[grid]), list(_SIX)
-    return {
-        "LapRLSC": {"gamma_A": r, "gamma_I": r},
-        "SSDR_Wang": {"gamma_A": r, "lam": r},
-        "SSDR_Wu": {"gamma_A": r, "gamma_I": r, "eta": six},
-        "DA_LapRLSC": {"gamma_A": r, "gamma_D": r, "reliability": six},
-    }
+def search_axes(method: str, grid: str) -> tuple[list[Axis], bool]:
+    """The CV search space of ``method``: ``(axes, refine)`` for :func:`coarse_to_fine`.
+
+    ``"paper"``: every value of every range, no refinement (the full grid); ``"coarse"``:
+    every other value first, then the pattern search down to the paper's resolution.
+    """
+    if grid not in GRIDS:
+        raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
+    step = 1 if grid == "paper" else 2
+    return [Axis(name, values, step) for name, values in _SPACE[method]], grid == "coarse"
 
 
-# -- one (data set, repetition) cell ---------------------------------------------------------
+# -- one cell: a (data set, repetition, number of labels) ------------------------------------
 def _pick_labeled(y: np.ndarray, n_labeled: int, rng: np.random.Generator) -> np.ndarray:
     """One random point per class (in random class order), then uniform random points."""
     n = len(y)
@@ -303,58 +406,99 @@ def _pick_labeled(y: np.ndarray, n_labeled: int, rng: np.random.Generator) -> np
     return np.sort(np.concatenate([np.asarray(first, dtype=int), more]))
 
 
-def _cell(
-    X: np.ndarray,
-    y: np.ndarray,
-    seed_key: Sequence[int],
-    n_labeled: Sequence[int],
-    grid: str,
-) -> dict[int, dict[str, Any]]:
-    """Run every label count on one random half split; return per-method results."""
-    rng = np.random.default_rng(list(seed_key))
-    split_seed = int(rng.integers(2**31 - 1))
+def _half_split(name: str, rep: int):
+    """The standardised stratified half split of repetition ``rep`` (shared by 10 and 100)."""
+    X, y, _ = load_table2_dataset(name)
+    rng = np.random.default_rng([list(TABLE2).index(name), rep])
     train, test = train_test_split(
-        np.arange(len(y)), test_size=0.5, stratify=y, random_state=split_seed
+        np.arange(len(y)), test_size=0.5, stratify=y, random_state=int(rng.integers(2**31 - 1))
     )
     scaler = StandardScaler().fit(X[train])
-    Xtr, Xte, ytr, yte = scaler.transform(X[train]), scaler.transform(X[test]), y[train], y[test]
-    out: dict[int, dict[str, Any]] = {}
-    for nl in n_labeled:
-        seed = int(rng.integers(2**31 - 1))
-        labeled = _pick_labeled(ytr, nl, rng)
-        y_semi = np.full_like(ytr, -1)
-        y_semi[labeled] = ytr[labeled]
-        res: dict[str, Any] = {"n_labeled": len(labeled), "acc": {}, "time": {}, "params": {}}
-        messages: set[str] = set()
-        predicted: dict[str, np.ndarray] = {}
-        for method, est in fixed_estimators(seed).items():
-            if nl > FIXED_MAX_LABELS:
-                counts = np.bincount(ytr[labeled])
-                est = semi_supervised_grid_search(
-                    est,
-                    param_grids(grid)[method],
-                    n_splits=5,
-                    stratify=bool(counts.min() >= 5),
-                    random_state=seed,
-                    error_score="raise",
-                )
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
+    return scaler.transform(X[train]), scaler.transform(X[test]), y[train], y[test]
+
+
+def _transductive_fold_eval(method, seed, X, y_semi, graph, clusters):
+    """Fold evaluator for :func:`cv_evaluator`: hide the test fold's labels, count hits."""
+
+    def fold_eval(candidates: list[dict], train: np.ndarray, test: np.ndarray) -> list[float]:
+        y_fold = y_semi.copy()
+        y_fold[test] = -1
+        hits = []
+        for params in candidates:
+            est = make_estimator(method, seed, graph=graph, clusters=clusters, **params)
+            est.fit(X, y_fold)
+            hits.append(float(np.sum(est.transduction_[test] == y_semi[test])))
+        return hits
+
+    return fold_eval
+
+
+def _damr_cell(
+    *, dataset: str, method: str, split: int, v: int, n_labeled: int, grid: str | None = None
+) -> dict[str, Any]:
+    """All four methods on one half split with ``n_labeled`` labels (see the module doc).
+
+    The kNN searches run on one OpenMP thread: on these small sets more threads only cost
+    (5x slower on a busy 2-core machine), and parallelism comes from the cells.
+    """
+    with threadpool_limits(limits=1, user_api="openmp"):
+        return _run_cell(dataset, split, n_labeled, grid)
+
+
+def _run_cell(dataset: str, split: int, n_labeled: int, grid: str | None) -> dict[str, Any]:
+    Xtr, Xte, ytr, yte = _half_split(dataset, split)
+    rng = np.random.default_rng([list(TABLE2).index(dataset), split, n_labeled])
+    seed = int(rng.integers(2**31 - 1))
+    labeled = _pick_labeled(ytr, n_labeled, rng)
+    y_semi = np.full_like(ytr, -1)
+    y_semi[labeled] = ytr[labeled]
+    res: dict[str, Any] = {
+        "n_labeled": int(len(labeled)),
+        "n_train": int(len(ytr)),
+        "acc": {},
+        "time": {},
+    }
+    cv = n_labeled > FIXED_MAX_LABELS
+    if cv:
+        res.update(params={}, cv_score={}, search_time={}, n_evaluated={})
+        t0 = time.perf_counter()
+        graph = knn_graph(Xtr, _GRAPH["n_neighbors"], weights="heat")
+        clusters = FuzzyCMeans(n_clusters=2, random_state=seed).fit_predict(Xtr)
+        res["shared_time"] = time.perf_counter() - t0  # graph + clustering, once
+        counts = np.bincount(ytr[labeled])
+        splitter = SemiSupervisedKFold(
+            n_splits=5, stratify=bool(counts.min() >= 5), shuffle=True, random_state=seed
+        )
+        folds = list(splitter.split(Xtr, y_semi))
+    messages: set[str] = set()
+    predicted: dict[str, np.ndarray] = {}
+    for method_ in METHODS:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            params: dict[str, float] = {}
+            if cv:
                 t0 = time.perf_counter()
-                est.fit(Xtr, y_semi)
-                res["time"][method] = time.perf_counter() - t0
-                predicted[method] = est.predict(Xte)
-                res["acc"][method] = 100.0 * float(np.mean(predicted[method] == yte))
-            messages.update(f"{method}: {w.category.__name__}: {w.message}" for w in caught)
-            if nl > FIXED_MAX_LABELS:
-                res["params"][method] = dict(est.best_params_)
-        res["warnings"] = sorted(messages)
-        res["disagree"] = 100.0 * float(np.mean(predicted["DA_LapRLSC"] != predicted["LapRLSC"]))
-        out[nl] = res
-    return out
+                axes, refine = search_axes(method_, grid)
+                fold_eval = _transductive_fold_eval(method_, seed, Xtr, y_semi, graph, clusters)
+                found = coarse_to_fine(cv_evaluator(fold_eval, folds), axes, refine=refine)
+                params = {k: float(v) for k, v in found.best_params.items()}
+                res["search_time"][method_] = time.perf_counter() - t0
+                res["params"][method_] = params
+                res["cv_score"][method_] = 100.0 * found.best_score
+                res["n_evaluated"][method_] = found.n_evaluated
+            est = make_estimator(method_, seed, **params)  # builds its own graph, clusters
+            t0 = time.perf_counter()
+            est.fit(Xtr, y_semi)
+            res["time"][method_] = time.perf_counter() - t0
+            predicted[method_] = est.predict(Xte)
+            res["acc"][method_] = 100.0 * float(np.mean(predicted[method_] == yte))
+        messages.update(f"{method_}: {w.category.__name__}: {w.message}" for w in caught)
+    res["warnings"] = sorted(messages)
+    res["disagree"] = 100.0 * float(np.mean(predicted["DA_LapRLSC"] != predicted["LapRLSC"]))
+    return res
 
 
-# -- the experiment --------------------------------------------------------------------------
+# -- plan ------------------------------------------------------------------------------------
 def _resolve(datasets: Iterable[str] | None) -> list[str] | None:
     if datasets is None:
         return None
@@ -370,294 +514,346 @@ def _resolve(datasets: Iterable[str] | None) -> list[str] | None:
     return chosen
 
 
-def damr_tables(
-    out_dir: str | Path,
-    *,
-    n_labeled: Sequence[int] = (10, 100),
-    n_repeats: int = 20,
-    datasets: Iterable[str] | None = None,
-    quick: bool = False,
-    n_jobs: int | None = None,
-    random_state: int = 0,
-    grid: str = "coarse",
-) -> dict[str, Any]:
-    """Tables 3-5 of the DAMR paper: accuracy of four methods at 10 and 100 labels, and times.
+def _settings(options: Options) -> dict[str, Any]:
+    extra = dict(options.extra or {})
+    draws = options.draws or (QUICK_REPEATS if options.quick else N_REPEATS)
+    grid = extra.get("grid") or ("coarse" if options.quick else "paper")
+    if grid not in GRIDS:
+        raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
+    if draws < 1:
+        raise ValueError(f"draws must be positive, got {draws}")
+    return {"draws": int(draws), "grid": grid, "datasets": _resolve(extra.get("datasets"))}
 
-    See the module docstring for the protocol and the parameter mapping.
 
-    Parameters
-    ----------
-    out_dir : str or path-like
-        Folder for ``damr_tables.md`` and ``damr_tables.csv`` (created if needed).
-    n_labeled : sequence of int, default=(10, 100)
-        Labeled points in the training half; up to 10 use the paper's fixed parameters, more
-        use 5-fold cross-validation on the labeled points.
-    n_repeats : int, default=20
-        Random half splits per data set (20 in the paper).
-    datasets : iterable of str or None, default=None
-        Table-2 names (or data-home names, case-insensitive) to run; None runs every set of
-        Table 2 that the data home has.  Sets not in the data home are listed as skipped.
-    quick : bool, default=False
-        Smoke run: at most 3 repetitions, only the label counts up to 10 (10 if none) and,
-        when ``datasets`` is None, only the sets with at most 400 points.
-    n_jobs : int or None, default=None
-        joblib workers over the (data set, repetition) cells.
-    random_state : int, default=0
-        Seed; a cell's randomness depends only on it, the set and the repetition index.
-    grid : {"coarse", "paper"}, default="coarse"
-        Cross-validation grids for ``n_labeled > 10`` (see :func:`param_grids`).
-
-    Returns
-    -------
-    dict
-        ``accuracy[n_labeled][set][method]``: test accuracies (%) of the repetitions;
-        ``fit_time[n_labeled][set][method]``: seconds per fit (with CV: the whole search);
-        ``best_params[n_labeled][set][method]``: the chosen parameters per repetition (CV
-        only); ``n_labeled_used[n_labeled][set]``: labeled points actually used;
-        ``summary[n_labeled]``: counts of sets where DA_LapRLSC's mean is >= / > Lap_RLSC's;
-        ``disagreement[n_labeled][set]``: % of test points on which DA_LapRLSC and Lap_RLSC
-        predict different labels, per repetition;
-        ``datasets``: how each run set was built; ``skipped``: Table-2 sets not run, with
-        the reason; ``warnings``; ``wall_time_s``.
-    """
-    start = time.perf_counter()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    n_labeled = tuple(int(n) for n in n_labeled)
-    if quick:
-        n_repeats = min(n_repeats, 3)
-        n_labeled = tuple(n for n in n_labeled if n <= FIXED_MAX_LABELS) or (FIXED_MAX_LABELS,)
-    if n_repeats < 1 or not n_labeled or min(n_labeled) < 1:
-        raise ValueError("n_repeats and every n_labeled must be positive")
-    param_grids(grid)  # validate early
-    requested = _resolve(datasets)
-
-    data, built, skipped = {}, {}, {}
+def _plan(options: Options, cell_tables: tuple[str, ...]) -> Plan:
+    s = _settings(options)
+    built, skipped = {}, {}
     for name in TABLE2:
         loaded = load_table2_dataset(name)
         if isinstance(loaded, str):
             skipped[name] = loaded
             continue
-        if requested is not None and name not in requested:
+        if s["datasets"] is not None and name not in s["datasets"]:
             skipped[name] = "not run: not requested"
             continue
         X, y, how = loaded
-        if quick and requested is None and len(y) > QUICK_MAX_SIZE:
-            skipped[name] = f"not run: quick mode runs only the sets of <= {QUICK_MAX_SIZE} points"
+        if options.quick and s["datasets"] is None and len(y) > QUICK_MAX_SIZE:
+            skipped[name] = f"not run: --quick runs only the sets of <= {QUICK_MAX_SIZE} points"
             continue
-        data[name] = (X, y)
         built[name] = f"{how}; n = {len(y)}, d = {X.shape[1]}, classes {np.bincount(y).tolist()}"
-
-    names = list(data)
-    index = {name: k for k, name in enumerate(TABLE2)}
-    tasks = [(name, rep) for name in names for rep in range(n_repeats)]
-    cells = Parallel(n_jobs=n_jobs)(
-        delayed(_cell)(*data[name], (random_state, index[name], rep), n_labeled, grid)
-        for name, rep in tasks
-    )
-    accuracy: dict[int, dict[str, dict[str, np.ndarray]]] = {}
-    fit_time: dict[int, dict[str, dict[str, np.ndarray]]] = {}
-    best_params: dict[int, dict[str, dict[str, list]]] = {}
-    used: dict[int, dict[str, int]] = {}
-    disagree: dict[int, dict[str, np.ndarray]] = {}
-    messages: set[str] = set()
-    for nl in n_labeled:
-        accuracy[nl], fit_time[nl], best_params[nl], used[nl], disagree[nl] = {}, {}, {}, {}, {}
-        for name in names:
-            rows = [cell[nl] for (n_, _), cell in zip(tasks, cells, strict=True) if n_ == name]
-            accuracy[nl][name] = {m: np.array([r["acc"][m] for r in rows]) for m in METHODS}
-            fit_time[nl][name] = {m: np.array([r["time"][m] for r in rows]) for m in METHODS}
-            used[nl][name] = int(rows[0]["n_labeled"])
-            disagree[nl][name] = np.array([r["disagree"] for r in rows])
-            if nl > FIXED_MAX_LABELS:
-                best_params[nl][name] = {m: [r["params"][m] for r in rows] for m in METHODS}
-            messages.update(f"{name}, {nl} labels, {w}" for r in rows for w in r["warnings"])
-    summary = {}
-    for nl in n_labeled:
-        means = {k: {m: v.mean() for m, v in d.items()} for k, d in accuracy[nl].items()}
-        paper = TABLE3 if nl <= FIXED_MAX_LABELS else TABLE4
-        summary[nl] = {
-            "n_sets": len(names),
-            "da_ge_lap": int(sum(m["DA_LapRLSC"] >= m["LapRLSC"] for m in means.values())),
-            "da_gt_lap": int(sum(m["DA_LapRLSC"] > m["LapRLSC"] for m in means.values())),
-            "paper_da_gt_lap": int(
-                sum(paper[k]["DA_LapRLSC"][0] > paper[k]["LapRLSC"][0] for k in means)
-            ),
-        }
-    result = {
-        "accuracy": accuracy,
-        "fit_time": fit_time,
-        "best_params": best_params,
-        "n_labeled_used": used,
-        "disagreement": disagree,
-        "summary": summary,
-        "datasets": built,
-        "skipped": skipped,
-        "warnings": sorted(messages),
-        "wall_time_s": time.perf_counter() - start,
-    }
-    _write(out, result, n_repeats=n_repeats, grid=grid, quick=quick)
-    return result
+    cells = []
+    for table in cell_tables:
+        n_labeled = LABEL_COUNTS[table]
+        params: dict[str, Any] = {"v": VERSION, "n_labeled": n_labeled}
+        if n_labeled > FIXED_MAX_LABELS:
+            params["grid"] = s["grid"]
+        for name in built:
+            for rep in range(s["draws"]):
+                cells.append(
+                    Cell.make(
+                        _damr_cell,
+                        paper=PAPER,
+                        table=table,
+                        dataset=name,
+                        method="all",
+                        split=rep,
+                        **params,
+                    )
+                )
+    return Plan(cells, skipped, context={"settings": s, "built": built})
 
 
-# -- output ----------------------------------------------------------------------------------
+def plan_table3(options: Options) -> Plan:
+    """10 labels, fixed parameters."""
+    return _plan(options, ("3",))
+
+
+def plan_table4(options: Options) -> Plan:
+    """100 labels, 5-fold CV."""
+    return _plan(options, ("4",))
+
+
+def plan_table5(options: Options) -> Plan:
+    """Times: the cells of Tables 3 and 4."""
+    return _plan(options, ("3", "4"))
+
+
+# -- report ----------------------------------------------------------------------------------
 def _var100(acc: np.ndarray) -> float:
     """The paper's "variance": of the accuracy as a fraction, times 100."""
-    return float(np.var(acc / 100.0) * 100.0)
+    return float(np.var(np.asarray(acc) / 100.0) * 100.0)
 
 
-def _paper_table(nl: int) -> dict[str, dict[str, tuple[float, float]]] | None:
-    if nl == FIXED_MAX_LABELS:
-        return TABLE3
-    if nl == 100:
-        return TABLE4
-    return None
+def _rows(plan: Plan, results: dict[CellKey, dict], table: str) -> dict[str, list[dict]]:
+    """``{data set: [cell result per repetition, in order]}`` of one cell table."""
+    rows: dict[str, dict[int, dict]] = {}
+    for cell in plan.cells:
+        k = cell.key
+        if k.table == table and k in results:
+            rows.setdefault(k.dataset, {})[k.split] = results[k]
+    return {name: [by[r] for r in sorted(by)] for name, by in rows.items()}
 
 
-def _write(out: Path, res: dict[str, Any], *, n_repeats: int, grid: str, quick: bool) -> None:
-    acc, times = res["accuracy"], res["fit_time"]
-    heads = " | ".join(METHOD_TITLES[m] for m in METHODS)
-    lines = [
-        "# DAMR paper (Wang, Chen, Xue & Fu 2014), Tables 3-5: Lap_RLSC, SSDR [24], SSDR [16]"
-        " and DA_LapRLSC on UCI sets",
-        "",
-        f"{n_repeats} random stratified half splits per set{' (quick run)' if quick else ''}; "
-        "features standardised on the training half; linear kernel, no bias; heat-kernel kNN "
-        "graph, k = 10; fuzzy c-means with 2 clusters. Labeled points: one per class, the rest "
-        "uniformly at random in the training half; the other training points are unlabeled; "
-        "test accuracy on the other half. Cells: reproduced mean ± variance (the paper's "
-        "convention: variance of the fractional accuracy × 100), paper's value in brackets; "
-        "bold: best reproduced mean of the row. Protocol details and the parameter mapping: "
-        "docstring of `structreg.experiments.damr`.",
+def _intro(plan: Plan) -> list[str]:
+    s = plan.context["settings"]
+    return [
+        f"{s['draws']} random stratified half splits per set; features standardised on the "
+        "training half; linear kernel, no bias; heat-kernel 10-NN graph; fuzzy c-means with 2 "
+        "clusters. Labeled points: one per class, the rest uniformly at random in the training "
+        "half; the other training points are unlabeled; test accuracy on the other half. "
+        "Protocol details and the parameter mapping: docstring of `structreg.experiments.damr`.",
         "",
         "Parameters (paper -> structreg): Lap_RLSC (γ_A, γ_I) -> LapRLSC(gamma_A, gamma_I); "
         "SSDR [24] (γ1, γ2, λ) -> SSDRWang(gamma_A=γ1, lam=λ), γ2 has no counterpart; "
         "SSDR [16] (γ_A, γ_I, γ_D) -> SSDRWu(gamma_A, gamma_I, eta=γ_D, gamma_D=1, "
         "separation='signed'); DA_LapRLSC (γ_A, γ_D, γ) -> DALapRLSC(gamma_A, gamma_D, "
         "reliability=γ).",
-        "",
     ]
-    rows: list[list[Any]] = []
-    for nl in acc:
-        paper = _paper_table(nl)
-        if nl <= FIXED_MAX_LABELS:
-            how = (
-                "fixed parameters: Lap_RLSC (1, 1); SSDR [24] (1, 1, 1); SSDR [16] "
-                "(1, 1, 0.6); DA_LapRLSC (1, 1, 1)"
+
+
+def _datasets_notes(plan: Plan) -> list[str]:
+    lines = ["Data sets run (version used):", ""]
+    lines += [f"- {name}: {how}" for name, how in plan.context["built"].items()]
+    return lines
+
+
+def _accuracy_report(
+    plan: Plan, results: dict[CellKey, dict], out: Path, table: str, paper_table: dict
+) -> list[Path]:
+    rows = _rows(plan, results, table)
+    titles = [METHOD_TITLES[m] for m in METHODS]
+    values = {
+        name: {METHOD_TITLES[m]: [r["acc"][m] for r in reps] for m in METHODS}
+        for name, reps in rows.items()
+    }
+    paper = {name: {METHOD_TITLES[m]: paper_table[name][m][0] for m in METHODS} for name in TABLE2}
+    n_labeled = LABEL_COUNTS[table]
+    if n_labeled > FIXED_MAX_LABELS:
+        grid = plan.context["settings"]["grid"]
+        how = (
+            "5-fold transductive CV on the labeled points over {0.01, 0.1, 1, 10, 100} for γ_A, "
+            "γ_I, γ_D (DA), γ1 and λ and {0, .2, .4, .6, .8, 1} for γ (DA) and γ_D (SSDR [16]); "
+            + (
+                "every combination (grid 'paper')"
+                if grid == "paper"
+                else "coarse-to-fine search (grid 'coarse': every other value, then a pattern "
+                "search to the full resolution)"
             )
-            title = f"Table 3: {nl} labeled points" if nl == FIXED_MAX_LABELS else f"{nl} labels"
-        else:
-            r = ", ".join(f"{v:g}" for v in _RANGES[grid])
-            how = (
-                f"5-fold CV on the labeled points (SemiSupervisedKFold, stratified) over "
-                f"{{{r}}} for γ_A, γ_I, γ_D (DA), γ1 and λ, and {{0, .2, .4, .6, .8, 1}} for "
-                f"γ (DA) and γ_D (SSDR [16]) ({grid} grid); refit on the training half"
+            + "; refit on the training half with the chosen parameters."
+        )
+    else:
+        how = (
+            "Fixed parameters (the paper's): Lap_RLSC (1, 1); SSDR [24] (1, 1, 1); SSDR [16] "
+            "(1, 1, 0.6); DA_LapRLSC (1, 1, 1)."
+        )
+    notes = _spread_table(rows, paper_table) + [""] + _summary(rows, paper_table)
+    if n_labeled > FIXED_MAX_LABELS:
+        notes += [""] + _chosen_params(rows)
+    notes += [""] + _datasets_notes(plan)
+    messages = sorted(
+        {f"{n}: {w}" for n, reps in rows.items() for r in reps for w in r["warnings"]}
+    )
+    if messages:
+        notes += ["", "Warnings raised during the fits:", ""] + [f"- {w}" for w in messages[:30]]
+    return comparison_table(
+        out,
+        f"damr_{'3' if table == '3' else '4'}",
+        title=f"DAMR paper, Table {table}: test accuracy (%) with {n_labeled} labeled points",
+        values=values,
+        methods=titles,
+        paper=paper,
+        reference=METHOD_TITLES["DA_LapRLSC"],
+        skipped=plan.skipped,
+        intro=[*_intro(plan), "", how],
+        notes=notes,
+    )
+
+
+def _spread_table(rows: dict[str, list[dict]], paper_table: dict) -> list[str]:
+    lines = [
+        "Mean ± variance in the paper's convention (variance of the fractional accuracy × 100), "
+        "reproduced / paper:",
+        "",
+        "| data set | " + " | ".join(METHOD_TITLES[m] for m in METHODS) + " |",
+        "| --- |" + " --- |" * len(METHODS),
+    ]
+    for name, reps in rows.items():
+        cells = []
+        for m in METHODS:
+            acc = np.array([r["acc"][m] for r in reps])
+            ref = paper_table[name][m]
+            cells.append(f"{acc.mean():.2f} ± {_var100(acc):.2f} / {ref[0]:.2f} ± {ref[1]:.2f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _summary(rows: dict[str, list[dict]], paper_table: dict) -> list[str]:
+    means = {
+        n: {m: np.mean([r["acc"][m] for r in reps]) for m in METHODS} for n, reps in rows.items()
+    }
+    ge = sum(v["DA_LapRLSC"] >= v["LapRLSC"] for v in means.values())
+    gt = sum(v["DA_LapRLSC"] > v["LapRLSC"] for v in means.values())
+    paper_gt = sum(paper_table[n]["DA_LapRLSC"][0] > paper_table[n]["LapRLSC"][0] for n in means)
+    used = {n: reps[0]["n_labeled"] for n, reps in rows.items()}
+    short = [
+        f"{n} ({k} labels: the whole training half)" for n, k in used.items() if k not in (10, 100)
+    ]
+    return [
+        f"DA_LapRLSC's mean ≥ Lap_RLSC's on {ge} of {len(means)} reproduced sets (strictly "
+        f"greater on {gt}); the paper has DA_LapRLSC > Lap_RLSC on {paper_gt} of these "
+        f"{len(means)} sets. DA_LapRLSC and Lap_RLSC predict different labels on this % of the "
+        "test points (mean over the repetitions): "
+        + ", ".join(f"{n} {np.mean([r['disagree'] for r in reps]):.2f}" for n, reps in rows.items())
+        + "."
+        + (f" Fewer labels than asked: {', '.join(short)}." if short else "")
+    ]
+
+
+def _chosen_params(rows: dict[str, list[dict]]) -> list[str]:
+    lines = [
+        "Chosen parameters (most frequent over the repetitions, with its count) and mean "
+        "number of candidates evaluated per search:",
+        "",
+        "| data set | " + " | ".join(METHOD_TITLES[m] for m in METHODS) + " |",
+        "| --- |" + " --- |" * len(METHODS),
+    ]
+    for name, reps in rows.items():
+        cells = []
+        for m in METHODS:
+            counts = Counter(
+                ", ".join(f"{k}={v:g}" for k, v in r["params"][m].items()) for r in reps
             )
-            title = f"Table 4: {nl} labeled points" if nl == 100 else f"{nl} labels"
-        lines += [f"## {title}", "", how + ".", ""]
-        lines += [f"| data | {heads} |", "| --- |" + " --- |" * len(METHODS)]
-        for name, per in acc[nl].items():
-            means = {m: per[m].mean() for m in METHODS}
-            best = max(means.values())
-            cells = []
-            for m in METHODS:
-                mean, var = means[m], _var100(per[m])
-                text = f"{mean:.2f} ± {var:.2f}"
-                if mean == best:
-                    text = f"**{text}**"
-                if paper is not None:
-                    text += f" ({paper[name][m][0]:.2f} ± {paper[name][m][1]:.2f})"
-                cells.append(text)
-                ref = paper[name][m] if paper is not None else ("", "")
-                t = times[nl][name][m]
-                t_ref = TABLE5[name][m] if nl == FIXED_MAX_LABELS else ("", "")
-                rows.append(
-                    [
-                        {FIXED_MAX_LABELS: "table3", 100: "table4"}.get(nl, "accuracy"),
-                        nl,
-                        res["n_labeled_used"][nl][name],
-                        name,
-                        m,
-                        len(per[m]),
-                        f"{mean:.4f}",
-                        f"{var:.4f}",
-                        f"{per[m].std():.4f}",
-                        ref[0],
-                        ref[1],
-                        f"{t.mean():.6f}",
-                        f"{t.var():.3g}",
-                        t_ref[0],
-                        t_ref[1],
-                        "run",
-                    ]
-                )
-            label = name
-            if res["n_labeled_used"][nl][name] != nl:
-                label += f" ({res['n_labeled_used'][nl][name]} labels: whole training half)"
-            lines.append(f"| {label} | " + " | ".join(cells) + " |")
-        s = res["summary"][nl]
+            best, k = counts.most_common(1)[0]
+            n_eval = np.mean([r["n_evaluated"][m] for r in reps])
+            cells.append(f"{best} ({k}/{len(reps)}; {n_eval:.0f} cand.)")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def report_table3(plan: Plan, results: dict[CellKey, dict], out: Path, options: Options):
+    """``damr_3.md`` and ``.csv``."""
+    return _accuracy_report(plan, results, out, "3", TABLE3)
+
+
+def report_table4(plan: Plan, results: dict[CellKey, dict], out: Path, options: Options):
+    """``damr_4.md`` and ``.csv``."""
+    return _accuracy_report(plan, results, out, "4", TABLE4)
+
+
+def report_table5(plan: Plan, results: dict[CellKey, dict], out: Path, options: Options):
+    """``damr_5.md`` and ``.csv``: fit times at 10 labels, search + refit times at 100."""
+    out.mkdir(parents=True, exist_ok=True)
+    heads = " | ".join(METHOD_TITLES[m] for m in METHODS)
+    lines = [
+        "# DAMR paper, Table 5: computation time (s)",
+        "",
+        *_intro(plan),
+        "",
+        f"## {FIXED_MAX_LABELS} labeled points",
+        "",
+        "Mean ± variance over the repetitions of one `fit` (graph, clustering, solve; "
+        "prediction excluded) on this machine (cells run concurrently with --n-jobs; a busy "
+        "machine inflates them); the paper's (MATLAB, other hardware) in brackets.",
+        "",
+        f"| data set | {heads} |",
+        "| --- |" + " --- |" * len(METHODS),
+    ]
+    csv_rows: list[list[Any]] = []
+    for name, reps in _rows(plan, results, "3").items():
+        cells = []
+        for m in METHODS:
+            t = np.array([r["time"][m] for r in reps])
+            ref = TABLE5[name][m]
+            cells.append(f"{t.mean():.4f} ± {t.var():.1e} ({ref[0]:.4f} ± {ref[1]:.4f})")
+            csv_rows.append([10, name, m, len(t), t.mean(), t.var(), ref[0], ref[1], "", ""])
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    rows4 = _rows(plan, results, "4")
+    if rows4:
         lines += [
             "",
-            f"DA_LapRLSC's mean ≥ Lap_RLSC's on {s['da_ge_lap']} of {s['n_sets']} reproduced "
-            f"sets (strictly greater on {s['da_gt_lap']}); the paper has DA_LapRLSC > "
-            f"Lap_RLSC on {s['paper_da_gt_lap']} of these {s['n_sets']} sets. DA_LapRLSC and "
-            "Lap_RLSC predict different labels on this % of the test points (mean over the "
-            "repetitions): "
-            + ", ".join(f"{k} {v.mean():.2f}" for k, v in res["disagreement"][nl].items())
+            "## 100 labeled points (not in the paper)",
+            "",
+            "Mean seconds of the parameter search (all folds and candidates, graph and "
+            "clustering shared) + the refit with the chosen parameters; graph + clustering "
+            "built once per repetition: "
+            + ", ".join(
+                f"{n} {np.mean([r['shared_time'] for r in reps]):.3f} s"
+                for n, reps in rows4.items()
+            )
             + ".",
             "",
-        ]
-    if FIXED_MAX_LABELS in times:
-        lines += [
-            f"## Table 5: fit time (s) with {FIXED_MAX_LABELS} labeled points",
-            "",
-            "Mean ± variance over the repetitions of one `fit` (graph, clustering, solve) on "
-            "this machine; the paper's (MATLAB, other hardware) in brackets.",
-            "",
-            f"| data | {heads} |",
+            f"| data set | {heads} |",
             "| --- |" + " --- |" * len(METHODS),
         ]
-        for name, per in times[FIXED_MAX_LABELS].items():
-            cells = [
-                f"{per[m].mean():.4f} ± {per[m].var():.1e} "
-                f"({TABLE5[name][m][0]:.4f} ± {TABLE5[name][m][1]:.4f})"
-                for m in METHODS
-            ]
+        for name, reps in rows4.items():
+            cells = []
+            for m in METHODS:
+                search = np.array([r["search_time"][m] for r in reps])
+                fit = np.array([r["time"][m] for r in reps])
+                cells.append(f"{search.mean():.2f} + {fit.mean():.4f}")
+                csv_rows.append(
+                    [
+                        100,
+                        name,
+                        m,
+                        len(fit),
+                        fit.mean(),
+                        fit.var(),
+                        "",
+                        "",
+                        search.mean(),
+                        search.var(),
+                    ]
+                )
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
-        lines.append("")
-    lines += ["## Data sets of Table 2", "", "| data (paper n, d) | status |", "| --- | --- |"]
-    for name, (n, d) in TABLE2.items():
-        status = (
-            f"run: {res['datasets'][name]}" if name in res["datasets"] else res["skipped"][name]
-        )
-        lines.append(f"| {name} ({n}, {d}) | {status} |")
-        if name in res["skipped"]:
-            rows.append(["", "", "", name, "", 0] + [""] * 9 + [res["skipped"][name]])
-    if res["warnings"]:
-        lines += ["", "## Warnings raised during the fits", ""]
-        lines += [f"- {w}" for w in res["warnings"][:50]]
-    lines += ["", f"Wall time: {res['wall_time_s']:.1f} s.", ""]
-    (out / "damr_tables.md").write_text("\n".join(lines))
-    with open(out / "damr_tables.csv", "w", newline="") as fh:
+    if plan.skipped:
+        lines += ["", "Not run:", ""] + [f"- {n}: {why}" for n, why in plan.skipped.items()]
+        csv_rows += [
+            ["", n, "", 0, "", "", "", "", "", f"skipped: {why}"] for n, why in plan.skipped.items()
+        ]
+    md = write_markdown(out / "damr_5.md", lines)
+    path_csv = out / "damr_5.csv"
+    with open(path_csv, "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(
             [
-                "table",
                 "n_labeled",
-                "n_labeled_used",
-                "dataset",
+                "data_set",
                 "method",
-                "n_repeats",
-                "acc_mean",
-                "acc_var_x100",
-                "acc_std",
-                "paper_acc_mean",
-                "paper_acc_var",
+                "n_splits",
                 "fit_s_mean",
                 "fit_s_var",
                 "paper_fit_s_mean",
                 "paper_fit_s_var",
-                "status",
+                "search_s_mean",
+                "search_s_var",
             ]
         )
-        writer.writerows(rows)
+        writer.writerows(csv_rows)
+    return [md, path_csv]
+
+
+TABLES = (
+    Table(
+        PAPER,
+        "3",
+        "Table 3: Lap_RLSC, SSDR [24], SSDR [16], DA_LapRLSC on UCI sets, 10 labels, fixed "
+        "parameters",
+        plan_table3,
+        report_table3,
+    ),
+    Table(
+        PAPER,
+        "4",
+        "Table 4: the same with 100 labels, parameters by 5-fold CV over the paper's ranges",
+        plan_table4,
+        report_table4,
+    ),
+    Table(
+        PAPER,
+        "5",
+        "Table 5: fit times with 10 labels (and the 100-label search + refit times)",
+        plan_table5,
+        report_table5,
+    ),
+)
