@@ -1,0 +1,114 @@
+"""The coarse-to-fine search helper of the reproductions (structreg.experiments.search)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.svm import SVC
+
+from structreg.experiments.search import (
+    Axis,
+    coarse_to_fine,
+    cv_evaluator,
+    log2_axis,
+    search_cv,
+    stratified_folds,
+    trivial_gaussian_widths,
+    value_axis,
+)
+
+
+def _counting(score):
+    calls = []
+
+    def evaluate(batch):
+        calls.extend(batch)
+        return [score(c) for c in batch]
+
+    return evaluate, calls
+
+
+def test_finds_the_optimum_of_a_unimodal_function_with_few_evaluations():
+    # peak at x = 2^3, y = 0.7: a 21 x 11 grid, 231 points
+    def score(c):
+        return -((np.log2(c["x"]) - 3) ** 2) - 10 * (c["y"] - 0.7) ** 2
+
+    evaluate, calls = _counting(score)
+    axes = [
+        log2_axis("x", coarse_step=4),
+        value_axis("y", np.round(np.linspace(0, 1, 11), 1), coarse_step=5),
+    ]
+    res = coarse_to_fine(evaluate, axes)
+    assert res.best_params == {"x": 8.0, "y": 0.7}
+    assert res.n_evaluated == len(calls) < 60
+    assert len({tuple(sorted(c.items())) for c in calls}) == len(calls)  # nothing twice
+
+
+def test_coarse_grid_only_and_fixed_parameters():
+    evaluate, calls = _counting(lambda c: -abs(np.log2(c["x"]) - 3))
+    res = coarse_to_fine(evaluate, [log2_axis("x", coarse_step=5)], fixed={"k": 10}, refine=False)
+    assert sorted(np.log2([c["x"] for c in calls])) == [-10, -5, 0, 5, 10]
+    assert all(c["k"] == 10 for c in calls)
+    assert res.best_params == {"x": 2.0**5, "k": 10}
+
+
+def test_exhaustive_axis_is_always_evaluated_in_full():
+    evaluate, calls = _counting(lambda c: -abs(np.log2(c["s"]) - 1) - abs(np.log2(c["r"]) + 4))
+    res = coarse_to_fine(evaluate, [log2_axis("s", coarse_step=4), log2_axis("r", exhaustive=True)])
+    assert res.best_params == {"s": 2.0, "r": 2.0**-4}
+    per_s = {}
+    for c in calls:
+        per_s.setdefault(c["s"], set()).add(c["r"])
+    assert all(len(rs) == 21 for rs in per_s.values())
+
+
+def test_ties_keep_the_first_point_and_nan_never_wins():
+    evaluate, _ = _counting(lambda c: np.nan if c["x"] == 3 else float(c["x"] >= 1))
+    res = coarse_to_fine(evaluate, [value_axis("x", (3, 2, 1, 0))])
+    assert res.best_params == {"x": 2} and res.best_score == 1.0
+    with pytest.raises(ValueError, match="no values"):
+        Axis("x", ())
+
+
+def test_descending_log2_axis_and_keep():
+    axis = log2_axis("s", -2, 2, descending=True, keep=lambda v: v != 1.0)
+    assert axis.values == (4.0, 2.0, 0.5, 0.25)
+    assert axis.coarse_indices() == [0, 3] and Axis("a", (1, 2, 3), 2).coarse_indices() == [0, 2]
+
+
+def test_stratified_folds_keep_small_classes_in_training():
+    y = np.array([0] * 12 + [1] * 9 + [2] * 2)
+    folds = stratified_folds(y, 3, seed=0, min_train_per_class=2)
+    tested = np.concatenate([te for _, te in folds])
+    assert len(tested) == len(set(tested)) == 21  # class 2 never held out, no point twice
+    for train, test in folds:
+        assert set(train) | set(test) == set(range(23)) and not set(train) & set(test)
+        assert np.bincount(y[train]).min() >= 2
+        assert abs(np.sum(y[test] == 0) - 4) <= 1  # stratified
+    assert [t.tolist() for _, t in folds] == [
+        t.tolist() for _, t in stratified_folds(y, 3, seed=0, min_train_per_class=2)
+    ]
+
+
+def test_search_cv_matches_exhaustive_grid_search_on_iris():
+    X, y = load_iris(return_X_y=True)
+    folds = stratified_folds(y, 3, seed=1)
+    axes = [log2_axis("C", -6, 6, coarse_step=3), log2_axis("gamma", -6, 2, coarse_step=4)]
+    res = search_cv(SVC(), axes, X, y, cv=folds)
+    full = cv_evaluator(
+        lambda cands, tr, te: [
+            np.sum(SVC(**c).fit(X[tr], y[tr]).predict(X[te]) == y[te]) for c in cands
+        ],
+        folds,
+    )
+    grid = [{"C": c, "gamma": g} for c in axes[0].values for g in axes[1].values]
+    assert res.best_score >= max(full(grid)) - 0.02
+    assert res.n_evaluated < len(grid) / 2
+
+
+def test_trivial_gaussian_widths():
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    sigmas = [2.0**e for e in range(-10, 11)]
+    trivial = trivial_gaussian_widths(X, sigmas)
+    assert 2.0**-10 in trivial and "identity" in trivial[2.0**-10]
+    assert 1.0 not in trivial and 2.0**10 not in trivial
+    assert "all ones" in trivial_gaussian_widths(X, [1e6])[1e6]
