@@ -30,10 +30,13 @@ Protocol (the paper's Sec. 4.2, with what it leaves open fixed here and printed)
   ``gamma_I = C_I n^2 / l``: the same weights as S-RLSC's); k = 7 heat-kernel graph for
   LapRLSC and GFHF (heat width: the mean squared edge length, the paper gives none); SRC
   error tolerance 0.05;
-* SRC solves one l1 problem per test point (0.1 s with 100 atoms, 1-3 s with 1,000-1,900 on
-  this machine), so its two accuracies are measured on random subsets of at most
-  ``src_max_points`` unlabeled and ``src_max_points`` held-out points per cell (seeded by
-  the draw and m); the report says so;
+* SRC solves one l1 problem per test point (CPU seconds per point on this machine: 0.03
+  with 50 atoms, 0.9 with 400, 1.7 with 1,000, 3 with 1,900), so its two accuracies are
+  measured on random subsets of at most ``src_max_points`` unlabeled and ``src_max_points``
+  held-out points per cell (200 by default; seeded by the draw and m; 0 or None: all
+  points); the report says so.  SRC is most of the cost of the full protocol: about 12 s
+  per point summed over the nine m, i.e. ~7 CPU hours for 5 draws x 400 points (the other
+  methods together need minutes; the exact l1-graph ~3 min on 2 cores);
 * the paper reports one run (Table 4); here ``draws`` random draws per m (5 by default) give
   mean ± std and the paired t-test against S-RLSC.
 
@@ -71,6 +74,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -125,7 +129,7 @@ UNAVAILABLE = {
 }
 C_A, C_I, KERNEL_GAMMA, K_GRAPH, SRC_EPSILON = 0.005, 0.01, 1.0 / 0.5**2, 7, 0.05
 PER_CLASS, HOLDOUT, SUBSET_SEED, DRAW_SEED = 250, 0.15, 0, 2011
-FULL = {"m_values": FIG7_M, "draws": 5, "l1_mode": "exact", "src_max_points": 500}
+FULL = {"m_values": FIG7_M, "draws": 5, "l1_mode": "exact", "src_max_points": 200}
 QUICK = {"m_values": (5, 10, 40), "draws": 2, "l1_mode": "lasso", "src_max_points": 20}
 
 
@@ -165,7 +169,12 @@ def _graph_path(X: np.ndarray, per_class: int, mode: str, cache_dir: Path) -> Pa
 
 
 def cached_l1_graph(
-    X: np.ndarray, per_class: int, mode: str, cache_dir: str | Path, n_jobs: int | None = None
+    X: np.ndarray,
+    per_class: int,
+    mode: str,
+    cache_dir: str | Path,
+    n_jobs: int | None = None,
+    verbose: bool = False,
 ) -> tuple[sp.csr_matrix, float, Path, bool]:
     """The l1-graph of ``X``: ``(A, seconds to compute it, file, computed now?)``.
 
@@ -177,6 +186,12 @@ def cached_l1_graph(
         with np.load(path) as f:
             A = sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=tuple(f["shape"]))
             return A, float(f["seconds"]), path, False
+    if verbose:
+        print(
+            f"srlsc: computing the {mode} l1-graph of {X.shape[0]} points once (minutes in "
+            f"the exact mode); it is cached in {path}",
+            file=sys.stderr,
+        )
     t0 = time.perf_counter()
     A = sp.csr_matrix(l1_graph(X, mode=mode, n_jobs=n_jobs))
     seconds = time.perf_counter() - t0
@@ -418,7 +433,7 @@ def _plan(options: Options, m_filter: Sequence[int] | None) -> Plan:
             f"got m_values={s['m_values']}"
         )
     A, seconds, path, computed = cached_l1_graph(
-        X1, s["per_class"], s["l1_mode"], s["cache_dir"], n_jobs=options.n_jobs
+        X1, s["per_class"], s["l1_mode"], s["cache_dir"], n_jobs=options.n_jobs, verbose=True
     )
     context["graph"] = {
         "seconds": seconds,
