@@ -472,7 +472,7 @@ SMALL_TRAIN = 30
 GRIDS = {
     # coarse steps of the log2 axes, of MR's gamma_I, of eta, of k (DRLSC, MR) and whether
     # the pattern search refines
-    "full": {"log2": 4, "gamma_I": 5, "eta": 5, "k": 2, "k_mr": 3, "refine": True},
+    "full": {"log2": 4, "gamma_I": 5, "eta": 5, "k": 2, "k_mr": 4, "refine": True},
     "quick": {"log2": 5, "gamma_I": 5, "eta": 5, "k": 3, "k_mr": 4, "refine": False},
 }
 
@@ -918,7 +918,18 @@ def _fit_cell(dataset, method, split, kernel, grid, n_folds, fixed) -> dict[str,
 # Tables 6 and 7: UCI
 # ---------------------------------------------------------------------------------------------
 def _grid(options: Options) -> str:
-    return str(options.extra.get("grid", "quick" if options.quick else "full"))
+    grid = str(options.extra.get("grid") or ("quick" if options.quick else "full"))
+    if grid not in GRIDS:
+        raise ValueError(f"drlsc grids are {sorted(GRIDS)}, got {grid!r}")
+    return grid
+
+
+def uci_row(name: str) -> str:
+    """The Table-6/7 row of ``name`` (a row name or a data-home name, any case)."""
+    for row, (source, _) in UCI_SETS.items():
+        if name.lower() in (row.lower(), (source or "").lower()):
+            return row
+    raise ValueError(f"unknown data set {name!r}; choose from {list(UCI_SETS)}")
 
 
 def _draws(options: Options, full: int = 10, quick: int = 3) -> int:
@@ -937,9 +948,8 @@ def _uci_plan(table: str, kernel: str, methods: Sequence[str]):
     def plan(options: Options) -> Plan:
         grid, draws = _grid(options), _draws(options)
         wanted = options.extra.get("datasets")
-        unknown = [d for d in wanted or () if d not in UCI_SETS]
-        if unknown:
-            raise ValueError(f"unknown data sets {unknown}; choose from {list(UCI_SETS)}")
+        if wanted is not None:
+            wanted = [uci_row(d) for d in wanted]
         chosen = _methods(options, methods)
         cells, skipped, used = [], {}, {}
         for name in UCI_SETS:
@@ -973,15 +983,19 @@ def _uci_plan(table: str, kernel: str, methods: Sequence[str]):
                             v=VERSION,
                         )
                     )
+        # largest sets first: the long cells start early and the two workers finish together
+        cells.sort(key=lambda c: -used[c.key.dataset][0])
         context = {"kernel": kernel, "grid": grid, "draws": draws, "methods": chosen, "used": used}
         return Plan(cells, skipped, context=context)
 
     return plan
 
 
-def _collect(plan: Plan, results: dict[CellKey, dict]) -> dict[str, dict[str, list[dict]]]:
-    """``{dataset: {method: [result of run 0, 1, ...]}}`` in plan order."""
-    out: dict[str, dict[str, list]] = {}
+def _collect(
+    plan: Plan, results: dict[CellKey, dict], order: Sequence[str] = ()
+) -> dict[str, dict[str, list[dict]]]:
+    """``{dataset: {method: [result of run 0, 1, ...]}}``, data sets in ``order`` first."""
+    out: dict[str, dict[str, list]] = {d: {} for d in order}
     for cell in plan.cells:
         k = cell.key
         out.setdefault(k.dataset, {}).setdefault(k.method, []).append((k.split, results[k]))
@@ -1038,7 +1052,7 @@ def _cost_lines(by: dict[str, dict[str, list[dict]]]) -> list[str]:
 def _uci_report(table: str, title: str, reference: dict[str, dict[str, float]]):
     def report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
         ctx = plan.context
-        by = _collect(plan, results)
+        by = _collect(plan, results, order=list(ctx["used"]))
         values = {
             d: {m: [r["test_acc"] for r in rs] for m, rs in per.items()} for d, per in by.items()
         }
