@@ -36,7 +36,7 @@ Protocol (the paper's Sec. 4.2, with what it leaves open fixed here and printed)
   held-out points per cell (200 by default; seeded by the draw and m; 0 or None: all
   points); the report says so.  SRC is most of the cost of the full protocol: about 12 s
   per point summed over the nine m, i.e. ~7 CPU hours for 5 draws x 400 points (the other
-  methods together need minutes; the exact l1-graph ~3 min on 2 cores);
+  methods together need minutes; the exact l1-graph 3-7 min on 2 cores);
 * the paper reports one run (Table 4); here ``draws`` random draws per m (5 by default) give
   mean ± std and the paired t-test against S-RLSC.
 
@@ -46,9 +46,10 @@ Protocol (the paper's Sec. 4.2, with what it leaves open fixed here and printed)
 
 Reuse of the data-only work
 ---------------------------
-* The l1-graph over ``X1`` does not depend on the labels: it is computed once per data subset
-  and mode -- by :func:`plan`, in the calling process, with ``options.n_jobs`` workers -- and
-  stored as ``l1graph_usps_<per_class>pc_<mode>_<hash of X1>.npz`` in the cache folder:
+* The l1-graph over ``X1`` does not depend on the labels: it is computed once per data
+  subset and mode -- by the tables' ``plan``, in the calling process, with
+  ``options.n_jobs`` workers -- and stored as
+  ``l1graph_usps_<per_class>pc_<mode>_<hash of X1>.npz`` in the cache folder:
   ``options.extra["cache_dir"]`` if given, else ``$XDG_CACHE_HOME/structreg/l1graph``
   (``~/.cache/structreg/l1graph``; beside the user data cache, never in the team's data
   copy).  The folder is bound to the cell function with :func:`functools.partial`, *not* put
@@ -62,8 +63,10 @@ Reuse of the data-only work
   and LapRLSC are fitted through thin subclasses (:class:`_SharedSparseRLSC`,
   :class:`_SharedLapRLSC`) that take the prefitted feature map and the known product from
   the shared store instead of recomputing them; the results equal the plain estimators'
-  (tested).  GFHF keeps its own graph (its out-of-sample width would differ with a
-  precomputed one); SRC and 1-NN depend on the labeled points only.
+  (tested).  On the busy 2-core machine this took an S-RLSC cell from 9-11 s to about 2 s
+  after the first cell of a worker (LapRLSC: 4-6 s to 2 s).  GFHF keeps its own graph (its
+  out-of-sample width would differ with a precomputed one); SRC and 1-NN depend on the
+  labeled points only.
 
 The paper's other data sets (MIT CBCL, ITS, Extended Yale B and its noisy versions; Figs. 5,
 6, 8, Tables 2, 3, 5-7) are not in structreg's data home and are listed as skipped.
