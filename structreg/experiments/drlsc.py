@@ -41,10 +41,12 @@ Search (cost; :mod:`structreg.experiments.search`)
   nearest neighbour has ``k < 1e-8``) or all ones (``k > 1 - 1e-8`` for the farthest pair)
   are pruned: they give trivial classifiers (see
   :func:`~structreg.experiments.search.trivial_gaussian_widths`).  With standardised features
-  this removes the smallest widths (about 2^-10 .. 2^-4).
-* Coarse-to-fine: every 4th exponent of the width (and of SVM's ``C`` and MR's
-  ``gamma_I``), ``eta`` in {0, 0.5, 1}, every 2nd ``k`` of the list; then a pattern search
-  refines around the best point down to every exponent / every eta / every listed k.
+  this removes the smallest widths (2^-10 .. 2^-6 on most sets, up to 2^-1 on small
+  high-dimensional ones); no width is all ones.
+* Coarse-to-fine: every 4th exponent of the width and of SVM's ``C``, every 5th of MR's
+  ``gamma_I``, ``eta`` in {0, 0.5, 1}, every 2nd listed ``k`` of DRLSC and every 4th of MR;
+  then a pattern search refines around the best point down to every exponent / every eta /
+  every listed k.
 * Exhaustive at no extra cost: one symmetric eigendecomposition per (fold, width) gives every
   ``gamma_A`` of RN and every ``C`` of LS-SVM (spectral filters of the same Gram matrix), one
   per (fold, width, k, gamma_I) every ``gamma_A`` of MR; GRBFN's fuzzy c-means centres are
@@ -1015,7 +1017,7 @@ def _search_lines(grid: str, kernel: str, n_folds: int = N_FOLDS) -> list[str]:
     )
     width = (
         "Gaussian width sigma (k(x,z) = exp(-||x-z||^2 / (2 sigma^2))) in 2^-10..2^10 "
-        "without the widths whose Gram matrix on the training half is numerically the "
+        "without the widths whose Gram matrix on the training set is numerically the "
         "identity or all ones (trivial classifiers), "
         if kernel == "rbf"
         else ""
@@ -1025,13 +1027,15 @@ def _search_lines(grid: str, kernel: str, n_folds: int = N_FOLDS) -> list[str]:
         f"{SMALL_TRAIN} training points: as many folds as the largest class has points), one "
         "fold assignment per (data set, run) shared by all methods; a class that would keep "
         f"fewer than 2 points in a training fold is never held out. {width}regularisation "
-        "weights "
-        f"in 2^-10..2^10, eta in {{0, 0.1, ..., 1}}, k from {{{', '.join(map(str, K_LIST))}}} "
-        "cut at min_c n_c - 1 (training half and every CV training fold; k = 1 when that is 1). "
-        f"Coarse grid: every {g['log2']}th exponent of sigma, SVM's C and MR's gamma_I, every "
-        f"{g['eta']}th eta, every {g['k']}th k; {refine}. All 21 values of RN's and GRBFN's "
-        "gamma_A, LS-SVM's C and MR's gamma_A are always tried (one eigendecomposition per "
-        "fold and width gives them all). Best parameters refitted on the training half.",
+        f"weights in 2^-10..2^10, eta in {{0, 0.1, ..., 1}}, k from "
+        f"{{{', '.join(map(str, K_LIST))}}} cut at min_c n_c - 1 (training set and every CV "
+        "training fold; k = 1 when that is 1). Coarse grid (steps in list positions): "
+        f"sigma and SVM's C every {g['log2']}, MR's gamma_I every {g['gamma_I']}, eta every "
+        f"{g['eta']}, k every {g['k']} (DRLSC) / {g['k_mr']} (MR); {refine}. All 21 values of "
+        "RN's and GRBFN's gamma_A, LS-SVM's C and MR's gamma_A are always tried (one "
+        "eigendecomposition per fold and width gives them all). Ties prefer wider Gaussians, "
+        "larger ridges, smaller C, larger eta, smaller k. Best parameters refitted on the "
+        "training set.",
     ]
 
 
