@@ -76,6 +76,8 @@ RN: :class:`~structreg.models.RLSC` (kernel ridge, no bias).  GRBFN:
 gives no number), ridge ``gamma_A``.  SVM: libsvm through
 :class:`~structreg.solvers.PrecomputedSVM`, one-vs-rest for more than two classes (the
 paper's one-against-all); the final fit is scikit-learn's ``SVC`` (``OneVsRestClassifier``).
+libsvm stops after ``SVM_MAX_ITER`` = 10^5 iterations per binary problem: uncapped, the
+largest C on non-separable sets (e.g. linear Cmc) runs for minutes per fit.
 LS-SVM: :class:`~structreg.models.LSSVM` (one-of-c +-1 targets, i.e. one-vs-rest with a bias).
 MR: supervised manifold regularisation, :class:`~structreg.models.LapRLSC` with every training
 point labeled, one kNN graph (heat weights, width the mean squared edge length) and a bias.
@@ -134,7 +136,7 @@ from .search import (
 from .store import CellKey
 
 PAPER = "drlsc"
-VERSION = 1
+VERSION = 2
 """Protocol version: part of every cell key (bump it when a cell's result would change)."""
 
 # ---------------------------------------------------------------------------------------------
@@ -469,6 +471,9 @@ def train_test(dataset: str, split: int) -> tuple[np.ndarray, np.ndarray, np.nda
 # ---------------------------------------------------------------------------------------------
 ETAS = tuple(round(0.1 * i, 1) for i in range(11))
 K_LIST = (2, 3, 5, 8, 12, 18, 27, 40, 60)
+SVM_MAX_ITER = 100_000
+"""libsvm's iteration cap per binary problem (reached only at large C on non-separable data,
+where an uncapped libsvm can run for minutes; such a candidate is an approximate SVM)."""
 N_FOLDS = 3
 SMALL_TRAIN = 30
 GRIDS = {
@@ -567,7 +572,7 @@ def make_estimator(method: str, kernel: str, params: dict[str, Any], n_classes: 
             **kw,
         )
     if method == "SVM":
-        svc = SVC(C=params["C"], **kw)
+        svc = SVC(C=params["C"], max_iter=params.get("max_iter", -1), **kw)
         return svc if n_classes == 2 else OneVsRestClassifier(svc)
     if method == "LS-SVM":
         return LSSVM(C=params["C"], **kw)
@@ -742,7 +747,7 @@ class SVMPath(FoldPath):
 
         K, Kte = self.cached((fold, "gram", candidates[0].get("sigma")), make)
         return [
-            PrecomputedSVM(C=c["C"], multi_class="ovr")
+            PrecomputedSVM(C=c["C"], multi_class="ovr", max_iter=c.get("max_iter", -1))
             .fit(K, self.y[train], self.n_classes)
             .decision_function(Kte)
             for c in candidates
@@ -869,19 +874,54 @@ def fit_cell(
     grid: str,
     n_folds: int = N_FOLDS,
     fixed: dict[str, Any] | None = None,
+    search: dict[str, Any] | None = None,
     v: int = VERSION,
 ) -> dict[str, Any]:
     """Search the parameters of ``method`` by CV on the training half, refit, score.
 
-    ``fixed``: parameters not searched (e.g. the toy's k = 10).  Returns test / train / CV
-    accuracy (%), the chosen parameters, the number of candidates and the seconds spent.
+    ``fixed``: parameters not searched (e.g. the toy's k = 10, SVM's iteration cap).
+    ``search`` (the coarse steps of ``grid``) and ``v`` only key the stored result.  Returns
+    test / train / CV accuracy (%), the chosen parameters, the number of candidates and the
+    seconds (wall and CPU) spent.
     """
+    if search is not None and search != GRIDS[grid]:
+        raise ValueError(f"search settings {search} differ from the {grid!r} grid {GRIDS[grid]}")
     with warnings.catch_warnings():
         # saddle points of DRLSC / DRGV (eta < 1) are the paper's closed form; fuzzy c-means
         # stopping at max_iter a hair above its tolerance does not change the centres
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
         warnings.simplefilter("ignore", ConvergenceWarning)
         return _fit_cell(dataset, method, split, kernel, grid, n_folds, fixed)
+
+
+def make_cell(
+    table: str,
+    dataset: str,
+    method: str,
+    split: int,
+    kernel: str,
+    grid: str,
+    n_folds: int = N_FOLDS,
+    fixed: dict[str, Any] | None = None,
+) -> Cell:
+    """The cell of one (data set, run, method); its key holds the whole search setting."""
+    fixed = dict(fixed or {})
+    if method == "SVM":
+        fixed["max_iter"] = SVM_MAX_ITER
+    return Cell.make(
+        fit_cell,
+        paper=PAPER,
+        table=table,
+        dataset=dataset,
+        method=method,
+        split=split,
+        kernel=kernel,
+        grid=grid,
+        search=GRIDS[grid],
+        n_folds=n_folds,
+        fixed=fixed or None,
+        v=VERSION,
+    )
 
 
 def _fit_cell(dataset, method, split, kernel, grid, n_folds, fixed) -> dict[str, Any]:
@@ -971,20 +1011,7 @@ def _uci_plan(table: str, kernel: str, methods: Sequence[str]):
             used[name] = (X.shape[0], X.shape[1], int(y.max() + 1))
             for split in range(draws):
                 for method in chosen:
-                    cells.append(
-                        Cell.make(
-                            fit_cell,
-                            paper=PAPER,
-                            table=table,
-                            dataset=name,
-                            method=method,
-                            split=split,
-                            kernel=kernel,
-                            grid=grid,
-                            n_folds=N_FOLDS,
-                            v=VERSION,
-                        )
-                    )
+                    cells.append(make_cell(table, name, method, split, kernel, grid, N_FOLDS))
         # largest sets first: the long cells start early and the two workers finish together
         cells.sort(key=lambda c: -used[c.key.dataset][0])
         context = {"kernel": kernel, "grid": grid, "draws": draws, "methods": chosen, "used": used}
@@ -1035,7 +1062,8 @@ def _search_lines(grid: str, kernel: str, n_folds: int = N_FOLDS) -> list[str]:
         "RN's and GRBFN's gamma_A, LS-SVM's C and MR's gamma_A are always tried (one "
         "eigendecomposition per fold and width gives them all). Ties prefer wider Gaussians, "
         "larger ridges, smaller C, larger eta, smaller k. Best parameters refitted on the "
-        "training set.",
+        f"training set. libsvm (SVM) stops after {SVM_MAX_ITER:,} iterations per binary "
+        "problem (reached only at large C on non-separable sets).",
     ]
 
 
@@ -1147,18 +1175,8 @@ def _toy_plan(options: Options) -> Plan:
     grid, draws = _grid(options), _draws(options, full=10, quick=2)
     methods = _methods(options, TOY_METHODS)
     cells = [
-        Cell.make(
-            fit_cell,
-            paper=PAPER,
-            table="4-5",
-            dataset=f"moons:{s}",
-            method=m,
-            split=split,
-            kernel="rbf",
-            grid=grid,
-            n_folds=5,
-            fixed={"k": TOY_K} if m == "DRLSC" else None,
-            v=VERSION,
+        make_cell(
+            "4-5", f"moons:{s}", m, split, "rbf", grid, 5, {"k": TOY_K} if m == "DRLSC" else None
         )
         for s in TOY_SETS
         for split in range(draws)
@@ -1265,20 +1283,7 @@ def _image_plan(table: str, rows: dict[str, str], quick_rows: Sequence[str], sou
                 continue
             for split in range(draws):
                 for m in chosen:
-                    cells.append(
-                        Cell.make(
-                            fit_cell,
-                            paper=PAPER,
-                            table=table,
-                            dataset=dataset,
-                            method=m,
-                            split=split,
-                            kernel="rbf",
-                            grid=grid,
-                            n_folds=N_FOLDS,
-                            v=VERSION,
-                        )
-                    )
+                    cells.append(make_cell(table, dataset, m, split, "rbf", grid, N_FOLDS))
         return Plan(
             cells, skipped, context={"grid": grid, "draws": draws, "methods": chosen, "rows": rows}
         )
