@@ -823,7 +823,13 @@ def _report_xor(plan: Plan, results: dict, out: Path, options: Options) -> list[
         paper=paper_test,
         reference="SRSVM",
         intro=intro,
-        notes=[*plan.notes, *lines, "", "Figure: " + f"{PAPER}_II_fig5_fig6.png"],
+        notes=[
+            *plan.notes,
+            *lines,
+            *_warning_lines(plan, results),
+            "",
+            f"Figure: {PAPER}_II_fig5_fig6.png",
+        ],
         row_label="% train",
     )
     train_csv = out / f"{PAPER}_II_train.csv"
@@ -932,9 +938,16 @@ def _skipped_lines(plan: Plan) -> list[str]:
     return ["", "Not run:", "", *(f"- {name}: {why}" for name, why in plan.skipped.items())]
 
 
-def _mean(values: Sequence[float | None]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return float(np.mean(vals)) if vals else None
+def _warning_lines(plan: Plan, results: dict) -> list[str]:
+    """Markdown lines counting the warnings caught in the cells (model selection included)."""
+    counts: dict[tuple[str, str], int] = {}
+    for cell in plan.cells:
+        for w in results.get(cell.key, {}).get("warnings", []):
+            counts[cell.key.method, w] = counts.get((cell.key.method, w), 0) + 1
+    if not counts:
+        return []
+    lines = ["", "Warnings caught in the cells (during model selection or the final fit):", ""]
+    return lines + [f"- {m}, {n} cell(s): {w}" for (m, w), n in sorted(counts.items())]
 
 
 def _fmt(v: float | None, digits: int = 2) -> str:
@@ -1040,6 +1053,7 @@ def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> li
                 mark = significance_mark(by_method["SRSVM"], v)
             cells.append(f"{v.mean():.2f} ± {v.std():.2f}{mark}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += _warning_lines(plan, results)
     lines += [*_skipped_lines(plan), *([""] + plan.notes if plan.notes else [])]
     md = write_markdown(out / f"{PAPER}_V.md", lines)
     path_csv = out / f"{PAPER}_V.csv"
@@ -1317,7 +1331,7 @@ def _report_images(plan: Plan, results: dict, out: Path, options: Options) -> li
         reference="SRSVM",
         skipped=plan.skipped,
         intro=intro,
-        notes=[*plan.notes, *time_lines],
+        notes=[*plan.notes, *time_lines, *_warning_lines(plan, results)],
         row_label="setting",
     )
     if values:
