@@ -108,6 +108,7 @@ from ..datasets import load_dataset, make_drlsc_moons
 from ..models import DiscriminativeRLS, LapRLSC
 from ..solvers import NonConvexObjectiveWarning
 from .engine import Cell, Options, Plan, Table
+from .plots import boundary_figure
 from .report import comparison_table, write_markdown
 from .search import (
     Axis,
@@ -118,7 +119,6 @@ from .search import (
     value_axis,
 )
 from .store import CellKey
-from .toys import _boundary_figure
 
 PAPER = "dr"
 VERSION = 2
@@ -863,7 +863,7 @@ def report_fig2(
     ]
     md = write_markdown(out / f"{PAPER}_fig2.md", lines)
     png = out / f"{PAPER}_fig2.png"
-    _boundary_figure(
+    boundary_figure(
         png,
         fitted,
         rows=[f"set {name}" for name in _TOY_SETS],

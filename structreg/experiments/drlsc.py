@@ -1241,7 +1241,7 @@ def _toy_report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
 
 
 def _toy_figure(path: Path, by, methods: Sequence[str]) -> None:
-    from .toys import _boundary_figure
+    from .plots import boundary_figure
 
     fitted = {}
     with warnings.catch_warnings():
@@ -1251,7 +1251,7 @@ def _toy_figure(path: Path, by, methods: Sequence[str]) -> None:
             for m in methods:
                 est = make_estimator(m, "rbf", by[f"moons:{s}"][m][0]["params"], 2)
                 fitted[(m, i)] = (est.fit(Xtr, ytr), Xtr, ytr, Xte, yte)
-    _boundary_figure(
+    boundary_figure(
         path,
         fitted,
         rows=[f"set {s}" for s in TOY_SETS],

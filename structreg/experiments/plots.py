@@ -1,6 +1,6 @@
-"""Decision-boundary figures of the toy problems.
+"""Figures shared by the reproductions: decision boundaries of classifiers on 2-D data.
 
-:func:`_boundary_figure` draws the decision regions of fitted classifiers on 2-D data.  The
+:func:`boundary_figure` draws the decision regions of fitted classifiers on 2-D data.  The
 DRLSC two-moons toy (Xue, Chen & Yang 2009, Tables 4-5 and Fig. 1) is table ``4-5`` of
 :mod:`structreg.experiments.drlsc`; Zhang et al.'s Fig. 2 (GDR vs LDR) is in
 :mod:`structreg.experiments.dr`.  Both use this figure.
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 
-def _boundary_figure(
+def boundary_figure(
     path: Path, fitted: dict, *, rows: list[str], cols: list[str], title: str
 ) -> None:
     import matplotlib
