@@ -68,20 +68,9 @@ def test_reproduce_end_to_end_resumes(tmp_path, capsys):
     assert (tmp_path / "damr_3.md").read_text() == text
 
 
-def test_reproduce_through_a_dask_local_cluster(tmp_path, capsys):
+def test_reproduce_through_a_dask_local_cluster(tmp_path, capsys, dask_scheduler):
     """The same tiny reproduction on a real LocalCluster (loopback) gives the same table."""
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-    ) as cluster:
-        code = main(
-            [*TINY, "--out", str(tmp_path / "dask"), "--scheduler", cluster.scheduler_address]
-        )
-    assert code == 0
+    assert main([*TINY, "--out", str(tmp_path / "dask"), "--scheduler", dask_scheduler]) == 0
     assert "2 cells computed" in capsys.readouterr().out
     assert main([*TINY, "--out", str(tmp_path / "local")]) == 0
     assert (tmp_path / "dask" / "damr_3.md").read_text() == (

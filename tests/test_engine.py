@@ -108,24 +108,12 @@ def test_sigkill_loses_only_cells_in_flight_and_never_corrupts(tmp_path):
     assert executed_before - kept <= 2 * n_jobs + 2
 
 
-def test_dask_local_cluster_runs_the_same_cells(tmp_path, monkeypatch):
-    distributed = pytest.importorskip("distributed")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), *sys.path]))
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-    ) as cluster:
-        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
-        with ResultsStore(tmp_path / "r.sqlite") as store:
-            remote, _ = run_cells(
-                engine_cells.cells(8, table="dask"),
-                store,
-                scheduler=cluster.scheduler_address,
-                progress=False,
-            )
+def test_dask_local_cluster_runs_the_same_cells(tmp_path, dask_scheduler):
+    assert dask_scheduler.startswith("tcp://127.0.0.1:")
+    with ResultsStore(tmp_path / "r.sqlite") as store:
+        remote, _ = run_cells(
+            engine_cells.cells(8, table="dask"), store, scheduler=dask_scheduler, progress=False
+        )
     with ResultsStore(tmp_path / "local.sqlite") as store:
         local, _ = run_cells(engine_cells.cells(8, table="dask"), store, progress=False)
     assert remote == local

@@ -116,7 +116,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
-from threadpoolctl import threadpool_limits
 
 from ..clustering import FuzzyCMeans
 from ..datasets import list_datasets, load_dataset
@@ -438,11 +437,11 @@ def _damr_cell(
 ) -> dict[str, Any]:
     """All four methods on one half split with ``n_labeled`` labels (see the module doc).
 
-    The kNN searches run on one OpenMP thread: on these small sets more threads only cost
-    (5x slower on a busy 2-core machine), and parallelism comes from the cells.
+    Parallel runs give each cell cores // workers threads (the engine's rule, see
+    :mod:`structreg.experiments.engine`): threaded kNN searches on these small sets only
+    oversubscribe the cores.
     """
-    with threadpool_limits(limits=1, user_api="openmp"):
-        return _run_cell(dataset, split, n_labeled, grid)
+    return _run_cell(dataset, split, n_labeled, grid)
 
 
 def _run_cell(dataset: str, split: int, n_labeled: int, grid: str | None) -> dict[str, Any]:

@@ -102,7 +102,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
-from threadpoolctl import threadpool_limits
 
 from ..datasets import load_dataset, make_drlsc_moons
 from ..models import DiscriminativeRLS, LapRLSC
@@ -423,8 +422,7 @@ def uci_cell(
     *, dataset: str, method: str, split: int, v: int, grid: str, n_folds: int
 ) -> dict[str, Any]:
     """One (UCI set, split, method): CV search on the training half, test accuracy."""
-    with threadpool_limits(limits=1):  # the cells run in parallel; tiny problems
-        return _uci_cell(dataset, split, method, grid, n_folds)
+    return _uci_cell(dataset, split, method, grid, n_folds)
 
 
 def _uci_cell(dataset: str, split: int, method: str, grid: str, n_folds: int) -> dict[str, Any]:
@@ -636,13 +634,12 @@ def coil_cell(
 ) -> dict[str, Any]:
     """One COIL run: ``n_labeled`` random images per object train, the rest test."""
     start = time.perf_counter()
-    with threadpool_limits(limits=1):  # the cells run in parallel; tiny problems
-        search, folds = coil_parameters(method, grid, n_labeled, n_objects, dev_repeats)
-        X, y = _load_coil(n_objects)
-        rng = np.random.default_rng(_seed(dataset, split))
-        train = np.concatenate(_per_class(y, n_labeled, rng))
-        test = np.setdiff1d(np.arange(len(y)), train)
-        return _final(method, search, folds, (X[train], y[train]), (X[test], y[test]), start)
+    search, folds = coil_parameters(method, grid, n_labeled, n_objects, dev_repeats)
+    X, y = _load_coil(n_objects)
+    rng = np.random.default_rng(_seed(dataset, split))
+    train = np.concatenate(_per_class(y, n_labeled, rng))
+    test = np.setdiff1d(np.arange(len(y)), train)
+    return _final(method, search, folds, (X[train], y[train]), (X[test], y[test]), start)
 
 
 def plan_table5(options: Options) -> Plan:

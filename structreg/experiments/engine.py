@@ -10,6 +10,7 @@ as Markdown/CSV tables and PNG figures.  :func:`run_cells`
 * runs them with joblib on local cores (``n_jobs``), or on a ``dask.distributed`` cluster when a
   scheduler address is given (joblib's dask backend; the same cells, the same results);
 * stores each result in the calling process as soon as it arrives;
+* gives each cell ``cores // workers`` BLAS/OpenMP threads when cells run side by side;
 * shows a progress bar (counts, rate, ETA) on a terminal and stays quiet otherwise.
 
 Cells must be deterministic: everything a cell's result depends on is in its key (the seed
@@ -112,10 +113,31 @@ class TableRun:
     wall_time_s: float
 
 
-def _execute(index: int, cell: Cell) -> tuple[int, dict[str, Any], float]:
+def _execute(index: int, cell: Cell, threads: int | None) -> tuple[int, dict[str, Any], float]:
+    """Run one cell with at most ``threads`` BLAS/OpenMP threads (None: no limit)."""
+    from threadpoolctl import threadpool_limits
+
     start = time.perf_counter()
-    result = cell.run()
+    with threadpool_limits(limits=threads):
+        result = cell.run()
     return index, result, time.perf_counter() - start
+
+
+def _threads_per_cell(n_jobs: int | None, scheduler: Any) -> int | None:
+    """Cells running side by side share the cores: ``cores // workers`` threads each.
+
+    The cells are small problems whose parallelism comes from running many of them; threaded
+    BLAS / OpenMP (e.g. scikit-learn's neighbour search) inside every one of them only
+    oversubscribes the cores.  A single in-process worker keeps the default threading.
+    """
+    if scheduler is not None:
+        return 1
+    if n_jobs is None or n_jobs == 1:
+        return None
+    from joblib import cpu_count
+
+    workers = cpu_count() if n_jobs < 0 else n_jobs
+    return max(1, cpu_count() // workers)
 
 
 def _progress_bar(total: int, initial: int, desc: str, progress: bool | None):
@@ -137,13 +159,14 @@ def _results_as_completed(
     todo: Sequence[Cell], n_jobs: int | None, scheduler: Any
 ) -> Iterator[tuple[int, dict[str, Any], float]]:
     """Yield ``(index, result, seconds)`` in completion order."""
+    threads = _threads_per_cell(n_jobs, scheduler)
     if scheduler is None and (n_jobs is None or n_jobs == 1):
         for i, cell in enumerate(todo):  # in-process: plain tracebacks, no pickling
-            yield _execute(i, cell)
+            yield _execute(i, cell, threads)
         return
     from joblib import Parallel, delayed, parallel_config
 
-    calls = (delayed(_execute)(i, cell) for i, cell in enumerate(todo))
+    calls = (delayed(_execute)(i, cell, threads) for i, cell in enumerate(todo))
     if scheduler is None:
         yield from Parallel(n_jobs=n_jobs, return_as="generator_unordered")(calls)
         return
