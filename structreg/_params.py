@@ -52,7 +52,15 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
     "init": [StrOptions({"k-means++", "random"}), "array-like"],
     "random_state": ["random_state"],
     "eta": [Interval(Real, 0, 1, closed="both")],
-    "solver": [StrOptions({"bordered", "primal", "direct", "cg"})],
+    # numerical method; each estimator accepts the subset its docstring lists
+    "solver": [StrOptions({"auto", "dense", "nystroem", "cg", "primal"})],
+    # DRLSC/DRGV: the paper's bordered dual system, or the primal normal equations
+    "formulation": [StrOptions({"bordered", "primal"})],
+    # Nystroem path: number of centres and how they are chosen
+    "n_components": [Interval(Integral, 1, None, closed="left")],
+    "centers": [StrOptions({"uniform", "k-means++"})],
+    # kNN search: exact (trees / chunked brute force) or approximate (pynndescent)
+    "algorithm": [StrOptions({"auto", "exact", "approximate"})],
     "C_A": [Interval(Real, 0, None, closed="left")],
     "C_I": [Interval(Real, 0, None, closed="left")],
     "l1_mode": [StrOptions({"exact", "lasso"})],

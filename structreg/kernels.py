@@ -18,12 +18,36 @@ from collections.abc import Callable
 import numpy as np
 from scipy.linalg import eigh, lapack, solve_triangular
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.cluster import kmeans_plusplus
 from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._chunks import row_blocks
 from ._params import constraints_for
 
 KERNELS = ("linear", "rbf", "poly")
+
+def select_centers(
+    X: np.ndarray, n_centers: int, method: str = "uniform", random_state=None
+) -> np.ndarray:
+    """Row indices of ``n_centers`` Nystroem centres among the rows of ``X``.
+
+    ``"uniform"``: a uniform sample without replacement, O(n).  ``"k-means++"``: the
+    k-means++ seeding of scikit-learn (:func:`sklearn.cluster.kmeans_plusplus`, D^2 sampling,
+    O(n m d log m)), which spreads the centres over the data and usually gives a better
+    approximation for the same m.  ``n_centers >= n`` returns every row.
+    """
+    n = X.shape[0]
+    if n_centers >= n:
+        return np.arange(n)
+    rng = check_random_state(random_state)
+    if method == "uniform":
+        return np.sort(rng.choice(n, n_centers, replace=False))
+    if method == "k-means++":
+        _, idx = kmeans_plusplus(X, n_centers, random_state=rng)
+        return np.unique(idx)
+    raise ValueError(f"centers must be 'uniform' or 'k-means++', got {method!r}")
 
 
 def resolve_gamma(X: np.ndarray, kernel: str | Callable, gamma: float | str | None) -> float | None:
@@ -195,10 +219,22 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
         X = validate_data(self, X, dtype=float, reset=False)
         if self.n_components_ == 0:
             return np.zeros((X.shape[0], 0))
-        Kx = self.kernel_(X, self.basis_)
-        if self.cholesky_factor_ is None:
-            return Kx @ self.projection_
-        return solve_triangular(self.cholesky_factor_, Kx.T, trans="T").T
+        # row blocks keep the kernel section k(X, basis) at O(block * n_basis) memory
+        out = np.empty((X.shape[0], self.n_components_))
+        for rows in row_blocks(X.shape[0], len(self.basis_)):
+            Kx = self.kernel_(X[rows], self.basis_)
+            if self.cholesky_factor_ is None:
+                out[rows] = Kx @ self.projection_
+            else:
+                out[rows] = solve_triangular(self.cholesky_factor_, Kx.T, trans="T").T
+        return out
+
+    def decision(self, X: np.ndarray, dual_coef: np.ndarray) -> np.ndarray:
+        """``k(X, basis_) @ dual_coef``, formed in row blocks."""
+        out = np.empty((X.shape[0], dual_coef.shape[1]))
+        for rows in row_blocks(X.shape[0], len(self.basis_)):
+            out[rows] = self.kernel_(X[rows], self.basis_) @ dual_coef
+        return out
 
     def dual_coef(self, coef: np.ndarray) -> np.ndarray:
         """Expansion coefficients over ``basis_`` of the linear function ``phi(x) @ coef``."""
@@ -304,5 +340,38 @@ class EmpiricalKernelMap(KernelFeatureMap):
         return "eigh"
 
 
+class KernelExpansion(KernelFeatureMap):
+    """The kernel section ``phi(x) = k(X_train, x)``: a model ``phi(x) @ alpha`` is the full
+    kernel expansion ``f(x) = sum_i alpha_i k(x_i, x)`` over every training sample.
+
+    Nothing is factored (``fit`` stores the samples), so it is what the iterative exact-kernel
+    solver uses: that solver only needs products with the Gram matrix.  ``transform`` returns
+    the ``(n_samples, n_train)`` section, and ``dual_coef(coef)`` is ``coef`` itself.
+    Parameters as in :class:`KernelFeatureMap` (``method`` and ``rtol`` unused).
+    """
+
+    def fit(self, X, y=None):
+        self._validate_params()
+        X = validate_data(self, X, dtype=float)
+        self.gamma_ = resolve_gamma(X, self.kernel, self.gamma)
+        self.basis_ = X
+        self.basis_indices_ = np.arange(X.shape[0])
+        self.cholesky_factor_ = self.projection_ = None
+        self.n_components_ = X.shape[0]
+        return self
+
+    def fit_transform(self, X, y=None):
+        return self.fit(X).transform(X)
+
+    def transform(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=float, reset=False)
+        return self.kernel_(X, self.basis_)
+
+    def dual_coef(self, coef: np.ndarray) -> np.ndarray:
+        return coef
+
+
 EmpiricalKernelMap._parameter_constraints = constraints_for(EmpiricalKernelMap)
+KernelExpansion._parameter_constraints = constraints_for(KernelExpansion)
 LandmarkFeatureMap._parameter_constraints = constraints_for(LandmarkFeatureMap)

@@ -29,7 +29,7 @@ def _pm(y, n_classes):
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_drlsc_eta_one_dual_equals_primal_normal_equations(n_classes):
     X, y = _blobs(centers=n_classes)
-    dual = DRLSC(eta=1.0, n_neighbors=4, solver="bordered").fit(X, y)
+    dual = DRLSC(eta=1.0, n_neighbors=4, formulation="bordered").fit(X, y)
     assert dual.solver_info_["convex"] and not dual.solver_info_["singular"]
     # primal normal equations of 1/2 sum e^2 + 1/2 f^T L_w f, written out by hand
     M = _drlsc_matrix(X, y, 1.0, 4)
@@ -38,14 +38,14 @@ def test_drlsc_eta_one_dual_equals_primal_normal_equations(n_classes):
     wb = np.linalg.solve(A.T @ (np.eye(len(X)) + M) @ A, A.T @ Y)
     F = (A @ wb).ravel() if n_classes == 2 else A @ wb
     np.testing.assert_allclose(dual.decision_function(X), F, atol=1e-8)
-    primal = DRLSC(eta=1.0, n_neighbors=4, solver="primal").fit(X, y)
+    primal = DRLSC(eta=1.0, n_neighbors=4, formulation="primal").fit(X, y)
     np.testing.assert_allclose(primal.decision_function(X), F, atol=1e-8)
 
 
 def test_drlsc_bordered_system_of_theorem_2():
     """The fitted (b, Gamma) solve [[0, 1^T], [1, Omega + I]] [b; Gamma] = [0; Y]."""
     X, y = _blobs(centers=3)
-    clf = DRLSC(eta=0.7, n_neighbors=4, solver="bordered").fit(X, y)
+    clf = DRLSC(eta=0.7, n_neighbors=4, formulation="bordered").fit(X, y)
     S = X.T @ _drlsc_matrix(X, y, 0.7, 4) @ X
     S_pinv = np.linalg.pinv(S)
     Omega = X @ S_pinv @ X.T
@@ -61,9 +61,9 @@ def test_drlsc_indefinite_s_eta_but_convex_objective():
     """S_eta indefinite (eta < 1) while the loss keeps the objective convex: the bordered
     pseudo-inverse solution is the unique minimiser (= primal normal equations)."""
     X, y = make_blobs(60, centers=[[0, 0], [1, 1]], cluster_std=1.0, random_state=3)
-    clf = DRLSC(eta=0.2, n_neighbors=6, solver="bordered").fit(X, y)
+    clf = DRLSC(eta=0.2, n_neighbors=6, formulation="bordered").fit(X, y)
     assert clf.solver_info_["S_eta_psd"] is False and clf.solver_info_["convex"] is True
-    primal = DRLSC(eta=0.2, n_neighbors=6, solver="primal").fit(X, y)
+    primal = DRLSC(eta=0.2, n_neighbors=6, formulation="primal").fit(X, y)
     np.testing.assert_allclose(clf.decision_function(X), primal.decision_function(X), atol=1e-8)
 
 
@@ -72,7 +72,7 @@ def test_drlsc_non_convex_case_is_a_saddle_stationary_point():
     returned solution is its stationary point (gradient zero), not a minimiser."""
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(60, 2)), np.arange(60) % 2
-    clf = DRLSC(eta=0.0, n_neighbors=10, solver="bordered").fit(X, y)
+    clf = DRLSC(eta=0.0, n_neighbors=10, formulation="bordered").fit(X, y)
     assert clf.solver_info_["convex"] is False
     M = _drlsc_matrix(X, y, 0.0, 10)
     A = np.hstack([X, np.ones((len(X), 1))])
@@ -88,7 +88,7 @@ def test_drlsc_non_convex_case_is_a_saddle_stationary_point():
 
     assert w[0] < 0 and J(wb + 10 * V[:, :1]) < J(wb) - 1.0
     with pytest.warns(NonConvexObjectiveWarning):
-        primal = DRLSC(eta=0.0, n_neighbors=10, solver="primal").fit(X, y)
+        primal = DRLSC(eta=0.0, n_neighbors=10, formulation="primal").fit(X, y)
     np.testing.assert_allclose(clf.decision_function(X), primal.decision_function(X), atol=1e-8)
 
 
@@ -107,8 +107,8 @@ def test_drgv_penalty_is_generalized_variance():
     Sw = sum(((f[y == c] - means[c]) ** 2).sum() / (y == c).sum() for c in range(3))
     Sb = sum(((means[c] - means[k]) ** 2).sum() for c in range(3) for k in range(3) if k != c)
     np.testing.assert_allclose(np.trace(f.T @ (M @ f)), 0.3 * Sw - 0.7 * Sb)
-    clf = DRGV(eta=1.0, solver="bordered").fit(X, y)
-    primal = DRGV(eta=1.0, solver="primal").fit(X, y)
+    clf = DRGV(eta=1.0, formulation="bordered").fit(X, y)
+    primal = DRGV(eta=1.0, formulation="primal").fit(X, y)
     np.testing.assert_allclose(clf.decision_function(X), primal.decision_function(X), atol=1e-8)
 
 
@@ -162,7 +162,10 @@ def test_cg_path_equals_dense(margin, kernel):
     common = dict(margin=margin, kernel=kernel, gamma=0.2, gamma_A=0.05, gamma_D=1e-3)
     dense = DiscriminativeRLS(**common).fit(X, y)
     cg = DiscriminativeRLS(solver="cg", tol=1e-12, **common).fit(X, y)
-    assert cg.solver_info_["factorization"] in ("cg", "minres")
+    assert cg.solver_ == "cg" and dense.solver_ == "dense"
+    assert cg.solver_info_["factorization"] in (
+        ("cg", "minres") if kernel == "linear" else ("pcg", "minres")
+    )
     np.testing.assert_allclose(cg.decision_function(X), dense.decision_function(X), atol=1e-6)
 
 
@@ -290,5 +293,8 @@ def test_sparse_input_on_the_cg_path(margin):
     np.testing.assert_allclose(
         a.decision_function(sp.csr_matrix(X)), b.decision_function(X), atol=1e-8
     )
+    auto = DiscriminativeRLS(tol=1e-12, **common).fit(sp.csr_matrix(X), y)
+    assert auto.solver_ == "cg"  # "auto" sends sparse input to the matrix-free path
+    np.testing.assert_allclose(auto.decision_function(X), b.decision_function(X), atol=1e-8)
     with pytest.raises(TypeError, match="[Ss]parse"):
-        DiscriminativeRLS(**common).fit(sp.csr_matrix(X), y)
+        DiscriminativeRLS(solver="dense", **common).fit(sp.csr_matrix(X), y)

@@ -45,7 +45,7 @@ ESTIMATORS = [
     EmpiricalKernelMap(),
     # n_neighbors below the smallest class of sklearn's small check data sets
     DRLSC(n_neighbors=2),
-    DRLSC(n_neighbors=2, kernel="rbf", solver="primal"),
+    DRLSC(n_neighbors=2, kernel="rbf", formulation="primal"),
     DRGV(),
     DiscriminativeRLS(margin="global", gamma_D=1e-3),
     DiscriminativeRLS(margin="local", n_neighbors=2, n_neighbors_other=2, gamma_D=1e-3),

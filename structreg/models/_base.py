@@ -22,12 +22,24 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from threadpoolctl import ThreadpoolController
 
 from .._params import constraints_for
-from ..kernels import EmpiricalKernelMap, KernelFeatureMap
+from ..kernels import (
+    EmpiricalKernelMap,
+    KernelExpansion,
+    KernelFeatureMap,
+    LandmarkFeatureMap,
+    select_centers,
+)
 from ..solvers import DeformedFeatures, PrecomputedSVM, solve_penalized_least_squares
 from ..structure import build_penalties
 
 SMALL_PROBLEM = 1000
 """Training-set size below which fit uses a single BLAS thread (see ``fit``)."""
+
+AUTO_DENSE_MAX = 5000
+"""``solver="auto"`` factors the exact kernel up to this many training samples and uses the
+Nystroem path beyond (where the n x n Gram matrix alone passes 200 MB and its factorisation
+O(n^2 r) time); sparse input goes to ``"cg"``, a linear kernel with fewer features than
+samples to ``"dense"`` (its primal system is only (d+1) x (d+1))."""
 
 _CONTROLLER: list = []
 
@@ -189,7 +201,23 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
     multi_class : {"ovr", "ovo"}, default="ovr"
         Hinge loss only: one-vs-rest or one-vs-one decomposition.
     tol : float, default=1e-3
-        libsvm stopping tolerance (hinge loss).
+        libsvm stopping tolerance (hinge loss); relative residual of ``solver="cg"``.
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        Square loss: ``"dense"`` factors the exact Gram matrix (``K = V V^T``, pivoted
+        Cholesky) and solves the normal equations directly; ``"nystroem"`` uses
+        ``n_components`` centres (O(n m^2 + nnz(M) m) time, O(n m) memory); ``"cg"`` is exact
+        and iterative (K-preconditioned CG on the kernel expansion, one product with K per
+        iteration; CG on the features for the linear kernel); ``"auto"``: dense up to
+        :data:`AUTO_DENSE_MAX` samples, Nystroem beyond, CG for sparse X.  Hinge loss:
+        ``"auto"`` / ``"dense"``.
+    n_components : int, default=1000
+        Number of Nystroem centres m.
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn (:func:`structreg.kernels.select_centers`).
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"``.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
 
     Attributes
     ----------
@@ -205,8 +233,12 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
     intercept_ : ndarray of shape (n_outputs,)
     penalty_ : sparse matrix, ndarray, LinearOperator or None
         The combined structure penalty ``sum_k w_k M_k`` over the training points.
+    solver_ : str
+        The solver used (``solver``, or what ``"auto"`` picked).
     solver_info_ : dict
-        How the problem was solved (factorisation, convexity, ...).
+        How the problem was solved (solver, factorisation, convexity, iterations, ...).
+    n_iter_ : int
+        Iterations of the iterative solver (1 for a direct solve or libsvm).
     transduction_ : ndarray of shape (n_samples,)
         Semi-supervised models: predicted labels of the training points (labeled and
         unlabeled).
@@ -238,6 +270,11 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         fit_intercept=False,
         multi_class="ovr",
         tol=1e-3,
+        solver="auto",
+        n_components=1000,
+        centers="uniform",
+        max_iter=None,
+        random_state=None,
     ):
         self.loss = loss
         self.penalties = penalties
@@ -249,6 +286,11 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         self.fit_intercept = fit_intercept
         self.multi_class = multi_class
         self.tol = tol
+        self.solver = solver
+        self.n_components = n_components
+        self.centers = centers
+        self.max_iter = max_iter
+        self.random_state = random_state
 
     # -- hooks for presets ------------------------------------------------------------------
     def _loss(self) -> str:
@@ -269,12 +311,19 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         return self.multi_class
 
     def _make_feature_map(self, X: np.ndarray):
-        """The explicit map phi of this model's kernel (identity in the primal path)."""
-        if self.kernel == "linear" and X.shape[1] < X.shape[0]:
+        """The map phi of this model's kernel for ``solver_``: the identity (linear kernel,
+        primal path), Nystroem features on ``n_components`` centres, the full kernel
+        expansion (iterative exact kernel), or the exact factor ``K = V V^T``."""
+        solver = getattr(self, "solver_", "dense")
+        if self.kernel == "linear" and (X.shape[1] < X.shape[0] or solver == "cg"):
             return LinearFeatures()
-        return KernelFeatureMap(
-            kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
-        )
+        params = dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0)
+        if solver == "nystroem":
+            idx = select_centers(X, self.n_components, self.centers, self.random_state)
+            return LandmarkFeatureMap(landmarks=X[idx], **params)
+        if solver == "cg" and self._exact_kernel_cg:
+            return KernelExpansion(**params)
+        return KernelFeatureMap(**params)
 
     def _prepare(self, X: np.ndarray, Z: np.ndarray, y_codes: np.ndarray, labeled: np.ndarray):
         """Hook run after the feature map and before the penalties (e.g. clustering)."""
@@ -314,36 +363,133 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         self.classes_ = classes
         n, n_lab = X.shape[0], int(labeled.sum())
 
+        self.solver_ = self._resolve_solver(X)
         self.feature_map_ = self._make_feature_map(X)
-        Z = self.feature_map_.fit_transform(X)
+        if isinstance(self.feature_map_, KernelExpansion):  # iterative exact kernel: no Z
+            Z = None
+            self.feature_map_.fit(X)
+        else:
+            Z = self.feature_map_.fit_transform(X)
         self._prepare(X, Z, y_codes, labeled)
         M, psd = build_penalties(self._penalty_terms(n, n_lab), X, y_codes, labeled)
         self.penalty_ = M
         weights = self._loss_weights(labeled)
         if self._loss() == "square":
-            self._fit_square(Z, y_codes, labeled, weights, M)
+            fitted = self._fit_square(X, Z, y_codes, labeled, weights, M)
         else:
             if not self.gamma_A > 0:
                 raise ValueError("the hinge loss needs gamma_A > 0")
             self._fit_hinge(Z, y_codes, labeled, M, psd)
+            fitted = self._decision_from_features(Z)
+        self.n_iter_ = int(self.solver_info_.get("n_iter", 1))
         if self._semi_supervised:  # labels of the training points, unlabeled ones included
-            self.transduction_ = self.classes_[self._decide(self._decision_from_features(Z))]
+            self.transduction_ = self.classes_[self._decide(fitted)]
         return self
 
-    def _fit_square(self, Z, y_codes, labeled, weights, M):
+    # -- solver choice ---------------------------------------------------------------------
+    def _solvers(self) -> tuple[str, ...]:
+        """The ``solver`` values this estimator accepts."""
+        if self._loss() == "square":
+            return ("auto", "dense", "nystroem", "cg")
+        return ("auto", "dense")
+
+    def _resolve_solver(self, X) -> str:
+        """The solver ``fit`` uses: ``solver``, or what ``"auto"`` picks for this X (see
+        :data:`AUTO_DENSE_MAX`)."""
+        solver = getattr(self, "solver", "dense")
+        if solver not in self._solvers():
+            raise ValueError(
+                f"{type(self).__name__} with loss={self._loss()!r} accepts solver in "
+                f"{self._solvers()}, got {solver!r}"
+            )
+        if solver != "auto":
+            return solver
+        if sp.issparse(X):
+            return "cg"
+        if self.kernel == "linear" and X.shape[1] < X.shape[0]:
+            return "dense"
+        return "dense" if X.shape[0] <= AUTO_DENSE_MAX else "nystroem"
+
+    _exact_kernel_cg = True
+    """Whether ``solver="cg"`` with a kernel solves on the full kernel expansion by the
+    K-preconditioned CG of :mod:`structreg.solvers.kernel_cg` (False: models whose feature map
+    is not the plain kernel map run CG on the normal equations of their exact feature map)."""
+
+    def _square_tol(self) -> float:
+        return self.tol
+
+    def _fit_square(self, X, Z, y_codes, labeled, weights, M) -> np.ndarray:
+        """Fit the square loss; return the decision values at the training points."""
         Y = pm_one_targets(y_codes, labeled, len(self.classes_))
-        self.coef_, self.intercept_, info = self._solve_square(Z, Y, weights, M)
+        if Z is None:
+            fitted, info = self._solve_kernel_square(X, Y, weights, M)
+        else:
+            self.coef_, self.intercept_, info = self._solve_square(Z, Y, weights, M)
+            fitted = self._square_output(Z @ self.coef_)
         if hasattr(self.feature_map_, "dual_coef"):
             self.dual_coef_ = self.feature_map_.dual_coef(self.coef_)
-        self.solver_info_ = {"loss": "square", "n_components": Z.shape[1], **info}
+        n_components = self.feature_map_.n_components_ if Z is None else Z.shape[1]
+        self.solver_info_ = {
+            "loss": "square",
+            "solver": self.solver_,
+            "n_components": n_components,
+            **info,
+        }
+        return fitted
 
     def _solve_square(self, Z, Y, weights, M):
         """Square-loss solve on the design Z: returns ``(coef, intercept, info)``."""
+        iterative = self.solver_ == "cg"
         sol = solve_penalized_least_squares(
-            Z, Y, weights, M, ridge=self._ridge(), fit_intercept=self._fit_intercept()
+            Z,
+            Y,
+            weights,
+            M,
+            ridge=self._ridge(),
+            fit_intercept=self._fit_intercept(),
+            method="cg" if iterative else "direct",
+            tol=self._square_tol() if iterative else 1e-8,
+            max_iter=getattr(self, "max_iter", None) if iterative else None,
         )
-        info = {"factorization": sol.factorization, "convex": sol.convex, "singular": sol.singular}
+        info = {
+            "factorization": sol.factorization,
+            "convex": sol.convex,
+            "singular": sol.singular,
+            "n_iter": sol.n_iter or 1,
+        }
         return sol.coef, sol.intercept, info
+
+    def _solve_kernel_square(self, X, Y, weights, M):
+        """Exact kernel, iterative: K-preconditioned CG on the full expansion (no factor)."""
+        from functools import partial
+
+        from ..kernels import kernel_matrix
+        from ..solvers.kernel_cg import GramOperator, solve_kernel_least_squares
+
+        fm = self.feature_map_
+        kernel_fn = partial(
+            kernel_matrix, kernel=fm.kernel, gamma=fm.gamma_, degree=fm.degree, coef0=fm.coef0
+        )
+        sol = solve_kernel_least_squares(
+            GramOperator(X, kernel_fn),
+            Y,
+            weights,
+            M,
+            ridge=self._ridge(),
+            fit_intercept=self._fit_intercept(),
+            tol=self._square_tol(),
+            max_iter=getattr(self, "max_iter", None),
+        )
+        self.coef_, self.intercept_ = sol.dual_coef, sol.intercept
+        info = {
+            "factorization": sol.method,
+            "convex": sol.convex,
+            "singular": False,
+            "n_iter": sol.n_iter,
+            "converged": sol.converged,
+        }
+        F = sol.fitted
+        return (F.ravel() if F.shape[1] == 1 else F), info
 
     def _fit_hinge(self, Z, y_codes, labeled, M, psd):
         if M is not None and not psd:
@@ -380,9 +526,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         sparse = "csr" if self._accepts_sparse() else False
         X = validate_data(self, X, dtype=float, reset=False, accept_sparse=sparse)
         if hasattr(self, "dual_coef_"):  # kernel expansion over the basis samples
-            return self._square_output(
-                self.feature_map_.kernel_(X, self.feature_map_.basis_) @ self.dual_coef_
-            )
+            return self._square_output(self.feature_map_.decision(X, self.dual_coef_))
         return self._decision_from_features(self.feature_map_.transform(X))
 
     def predict(self, X):

@@ -67,12 +67,29 @@ class DALapRLSC(StructuralClassifier):
         ``FuzzyCMeans(n_clusters=<number of classes>, random_state=random_state)`` with
         hard (maximum-membership) labels, as in the paper.
     random_state : int, RandomState instance or None, default=None
-        Seed of the default fuzzy c-means (a given clusterer keeps its own).
+        Seed of the default fuzzy c-means (a given clusterer keeps its own) and of the
+        Nystroem centre selection.
     fit_intercept : bool, default=False
         Add an unpenalised bias (the paper has none).
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
+        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
+        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
+        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
+        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
 
     Attributes
     ----------
+    solver_ : str
+        The solver used (what ``solver="auto"`` picked).
     cluster_labels_ : ndarray of shape (n_samples,)
         Cluster id of every training point.
     clusterer_ : estimator
@@ -109,6 +126,11 @@ class DALapRLSC(StructuralClassifier):
         clusterer=None,
         random_state=None,
         fit_intercept=False,
+        solver="auto",
+        n_components=1000,
+        centers="uniform",
+        tol=1e-6,
+        max_iter=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -123,6 +145,11 @@ class DALapRLSC(StructuralClassifier):
         self.clusterer = clusterer
         self.random_state = random_state
         self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.n_components = n_components
+        self.centers = centers
+        self.tol = tol
+        self.max_iter = max_iter
 
     def _loss(self) -> str:
         return "square"

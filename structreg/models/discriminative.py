@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import pinvh
 
-from ..solvers import solve_bordered, solve_penalized_least_squares
+from ..solvers import solve_bordered
 from ..solvers.square import penalty_products, warn_nonconvex
 from ..structure import ClassScatterPenalty, LaplacianPenalty
-from ._base import LinearFeatures, StructuralClassifier
+from ._base import StructuralClassifier
 
 
 class _DRLSCBase(StructuralClassifier):
@@ -17,7 +17,7 @@ class _DRLSCBase(StructuralClassifier):
 
     ``M_eta = eta A - (1 - eta) B`` (A: compactness, B: separability) on the outputs
     ``f = Z w + b`` of a linear model on the features Z (the inputs, or the kernel feature map
-    for a nonlinear kernel).  ``solver="bordered"`` solves the paper's Theorems 1-2 literally:
+    for a nonlinear kernel).  ``formulation="bordered"`` solves the paper's Theorems 1-2 literally:
 
         S = Z^T M Z,  Omega = Z S^+ Z^T,  [[0, 1^T], [1, Omega + I]] [b; Gamma] = [0; Y],
         w = S^+ Z^T Gamma,
@@ -29,7 +29,7 @@ class _DRLSCBase(StructuralClassifier):
     below along the negative-curvature directions, and the bordered solution is the stationary
     point the paper's closed form defines (a saddle point); when ``S`` is singular, ``S^+``
     keeps ``w`` in the range of ``S`` (the paper's minimum-norm choice), which is a stationary
-    point only if ``Z^T Gamma`` lies in that range.  ``solver="primal"`` instead solves the
+    point only if ``Z^T Gamma`` lies in that range.  ``formulation="primal"`` instead solves the
     normal equations ``(Z~^T (I + M) Z~) [w; b] = Z~^T Y`` (``Z~ = [Z, 1]``) with
     :func:`structreg.solvers.solve_penalized_least_squares` (Cholesky, or eigh pseudo-inverse
     for indefinite / singular systems): always a stationary point, minimum-norm when singular.
@@ -56,15 +56,19 @@ class _DRLSCBase(StructuralClassifier):
                 f"({smallest} samples); the paper chooses k in [2, min_c n_c - 1]"
             )
 
+    _exact_kernel_cg = False  # no RKHS norm: "cg" runs CG/MINRES on the exact feature map
+
+    def _ridge(self) -> float:
+        return 0.0
+
     def _solve_square(self, Z, Y, weights, M):
-        if self.solver == "primal":
-            sol = solve_penalized_least_squares(Z, Y, weights, M, ridge=0.0, fit_intercept=True)
-            info = {
-                "factorization": sol.factorization,
-                "convex": sol.convex,
-                "singular": sol.singular,
-            }
-            return sol.coef, sol.intercept, info
+        if self.formulation == "primal":
+            return super()._solve_square(Z, Y, weights, M)
+        if self.solver_ == "cg":
+            raise ValueError(
+                'formulation="bordered" is solved directly; use solver="dense" or "nystroem", '
+                'or formulation="primal" with solver="cg"'
+            )
         MZ = penalty_products(M, Z)
         S = Z.T @ MZ
         S = 0.5 * (S + S.T)
@@ -98,7 +102,7 @@ _DRLSC_DOC = """
     gamma : float, "scale" or None, default="scale"
     degree : int, default=3
     coef0 : float, default=1.0
-    solver : {"primal", "bordered"}, default="primal"
+    formulation : {"primal", "bordered"}, default="primal"
         ``"primal"``: the normal equations of the stated objective (its exact stationary point,
         minimum-norm when singular).  ``"bordered"``: the paper's dual bordered system with
         ``S_eta^+``.  Identical when ``S_eta`` is nonsingular and well conditioned; when it is
@@ -107,10 +111,26 @@ _DRLSC_DOC = """
         a stationary point.  On the paper's two-moons toy (set B, 10 draws, k = 10,
         eta = 0.9, width 4) the bordered solution predicted a single class in 5 of 10 draws
         while the primal one scored 96-100 %; hence the default.
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        Kernel version: ``"dense"`` factors the exact Gram matrix, ``"nystroem"`` uses
+        ``n_components`` centres (O(n m^2) time, O(n m) memory), ``"cg"`` solves the primal
+        normal equations iteratively (CG, MINRES on negative curvature; primal formulation
+        only); ``"auto"``: dense up to 5000 samples, else Nystroem.  The linear kernel with
+        fewer features than samples always solves its (d+1)-system directly.
+    n_components : int, default=1000
+        Number of Nystroem centres.
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"``.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
 
     Attributes
     ----------
-    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_
+    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_, solver_
         See :class:`StructuralClassifier`.
 """
 
@@ -147,7 +167,13 @@ class DRLSC(_DRLSCBase):
         gamma="scale",
         degree=3,
         coef0=1.0,
-        solver="primal",
+        formulation="primal",
+        solver="auto",
+        n_components=1000,
+        centers="uniform",
+        tol=1e-6,
+        max_iter=None,
+        random_state=None,
     ):
         self.eta = eta
         self.n_neighbors = n_neighbors
@@ -155,7 +181,13 @@ class DRLSC(_DRLSCBase):
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.formulation = formulation
         self.solver = solver
+        self.n_components = n_components
+        self.centers = centers
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
 
     def _penalty_terms(self, n_samples, n_labeled):
         graph = dict(n_neighbors=self.n_neighbors, weights="connectivity")
@@ -193,14 +225,32 @@ class DRGV(_DRLSCBase):
     )
 
     def __init__(
-        self, eta=0.5, kernel="linear", gamma="scale", degree=3, coef0=1.0, solver="primal"
+        self,
+        eta=0.5,
+        kernel="linear",
+        gamma="scale",
+        degree=3,
+        coef0=1.0,
+        formulation="primal",
+        solver="auto",
+        n_components=1000,
+        centers="uniform",
+        tol=1e-6,
+        max_iter=None,
+        random_state=None,
     ):
         self.eta = eta
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.formulation = formulation
         self.solver = solver
+        self.n_components = n_components
+        self.centers = centers
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
 
     def _penalty_terms(self, n_samples, n_labeled):
         return [
@@ -227,8 +277,8 @@ class DiscriminativeRLS(StructuralClassifier):
     ``alpha = (K + n gamma_A I + n gamma_D L_D K)^{-1} Y`` (no bias).  Linear version (LGDR,
     LLDR: ``kernel="linear"``): ``f(x) = w^T x + b`` with an unpenalised bias, the paper's
     (d+1)-system ``(G^T G + gamma_D L~_D) [w; b] = G^T y~``.  Both are solved by
-    :func:`structreg.solvers.solve_penalized_least_squares` (the same equations), ``solver=
-    "direct"`` or the matrix-free ``"cg"`` path (conjugate gradients, MINRES on negative
+    :func:`structreg.solvers.solve_penalized_least_squares` (the same equations), directly
+    or by the matrix-free ``solver="cg"`` path (conjugate gradients, MINRES on negative
     curvature; O(nnz(X) + nnz(L_D)) per iteration for the linear kernel, where the global L_D
     is applied in O(n) as diagonal plus rank-c).  ``L_D`` is indefinite, so the objective is
     convex only for small enough ``gamma_D`` (reported in ``solver_info_["convex"]`` by the
@@ -258,19 +308,30 @@ class DiscriminativeRLS(StructuralClassifier):
         Heterogeneous neighbourhood size (zeta), local margin only.
     fit_intercept : bool or None, default=None
         Unpenalised bias; None follows the paper (bias for the linear kernel only).
-    solver : {"direct", "cg"}, default="direct"
-        ``"cg"`` with ``kernel="linear"`` also accepts scipy.sparse X (CSR), never densified.
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        ``"dense"``: exact kernel factor and a direct solve.  ``"nystroem"``: ``n_components``
+        centres, O(n m^2 + nnz(L_D) m) time, O(n m) memory.  ``"cg"``: iterative and exact
+        (kernel: K-preconditioned CG on the kernel expansion, MINRES on negative curvature;
+        ``kernel="linear"``: CG on the features, which also accepts scipy.sparse X (CSR),
+        never densified).  ``"auto"``: dense up to 5000 samples, Nystroem beyond, CG for
+        sparse X.
     tol : float, default=1e-8
         Relative residual tolerance of ``solver="cg"``.
     max_iter : int or None, default=None
-        Iteration cap of ``solver="cg"`` (None: scipy's default, 10 x size).
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    n_components : int, default=1000
+        Number of Nystroem centres.
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
 
     Attributes
     ----------
-    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_
+    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_, solver_
         See :class:`StructuralClassifier`.
     n_iter_ : int
-        Iterations of the CG/MINRES solver (largest over the outputs); 1 for ``"direct"``.
+        Iterations of the CG/MINRES solver (largest over the outputs); 1 for a direct solve.
 
     Examples
     --------
@@ -296,9 +357,12 @@ class DiscriminativeRLS(StructuralClassifier):
         n_neighbors=5,
         n_neighbors_other=5,
         fit_intercept=None,
-        solver="direct",
+        solver="auto",
         tol=1e-8,
         max_iter=None,
+        n_components=1000,
+        centers="uniform",
+        random_state=None,
     ):
         self.margin = margin
         self.kernel = kernel
@@ -313,6 +377,9 @@ class DiscriminativeRLS(StructuralClassifier):
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter
+        self.n_components = n_components
+        self.centers = centers
+        self.random_state = random_state
 
     def _loss(self):
         return "square"
@@ -337,28 +404,4 @@ class DiscriminativeRLS(StructuralClassifier):
         ]
 
     def _accepts_sparse(self) -> bool:
-        return self.kernel == "linear" and self.solver == "cg"
-
-    def _make_feature_map(self, X):
-        if self.kernel == "linear" and (self.solver == "cg" or X.shape[1] < X.shape[0]):
-            return LinearFeatures()
-        return super()._make_feature_map(X)
-
-    def _solve_square(self, Z, Y, weights, M):
-        if self.solver != "cg":
-            self.n_iter_ = 1  # one factorisation
-            return super()._solve_square(Z, Y, weights, M)
-        sol = solve_penalized_least_squares(
-            Z,
-            Y,
-            weights,
-            M,
-            ridge=self.gamma_A,
-            fit_intercept=self._fit_intercept(),
-            method="cg",
-            tol=self.tol,
-            max_iter=self.max_iter,
-        )
-        info = {"factorization": sol.factorization, "convex": sol.convex}
-        self.n_iter_ = max(sol.n_iter, 1)
-        return sol.coef, sol.intercept, info
+        return self.kernel == "linear" and self.solver in ("cg", "auto")

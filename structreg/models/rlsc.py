@@ -23,9 +23,27 @@ class RLSC(StructuralClassifier):
         RKHS-norm weight.
     fit_intercept : bool, default=False
         Add an unpenalised bias.
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
+        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
+        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
+        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
+        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
 
     Attributes
     ----------
+    solver_ : str
+        The solver used (what ``solver="auto"`` picked).
     classes_, n_features_in_, feature_map_, coef_, dual_coef_, intercept_, solver_info_
         See :class:`StructuralClassifier`.
 
@@ -41,7 +59,19 @@ class RLSC(StructuralClassifier):
     _semi_supervised = False
 
     def __init__(
-        self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, gamma_A=1e-2, fit_intercept=False
+        self,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=1.0,
+        gamma_A=1e-2,
+        fit_intercept=False,
+        solver="auto",
+        n_components=1000,
+        centers="uniform",
+        tol=1e-6,
+        max_iter=None,
+        random_state=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -49,6 +79,12 @@ class RLSC(StructuralClassifier):
         self.coef0 = coef0
         self.gamma_A = gamma_A
         self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.n_components = n_components
+        self.centers = centers
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
 
     def _loss(self) -> str:
         return "square"

@@ -51,9 +51,27 @@ class SSDRWu(LapRLSC):
         Form of the between-class term ``B(f)``, see above (``"add"``: as printed).
     fit_intercept : bool, default=False
         Add an unpenalised bias.
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
+        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
+        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
+        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
+        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
 
     Attributes
     ----------
+    solver_ : str
+        The solver used (what ``solver="auto"`` picked).
     classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_,
     transduction_
         See :class:`StructuralClassifier`.
@@ -90,6 +108,12 @@ class SSDRWu(LapRLSC):
         gamma_D=1.0,
         separation="signed",
         fit_intercept=False,
+        solver="auto",
+        n_components=1000,
+        centers="uniform",
+        tol=1e-6,
+        max_iter=None,
+        random_state=None,
     ):
         super().__init__(
             kernel=kernel,
@@ -108,6 +132,12 @@ class SSDRWu(LapRLSC):
         self.eta = eta
         self.gamma_D = gamma_D
         self.separation = separation
+        self.solver = solver
+        self.n_components = n_components
+        self.centers = centers
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
 
     def _penalty_terms(self, n_samples, n_labeled):
         sign = -1.0 if self.separation == "subtract" else 1.0
@@ -192,9 +222,27 @@ class SSDRWang(StructuralClassifier):
         ``K_D = G G^+`` (projection onto the range of G, minimum-norm solution).
     fit_intercept : bool, default=False
         Add an unpenalised bias.
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
+        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
+        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
+        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
+        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
 
     Attributes
     ----------
+    solver_ : str
+        The solver used (what ``solver="auto"`` picked).
     classes_, feature_map_, coef_, intercept_, penalty_, solver_info_, transduction_
         See :class:`StructuralClassifier`; ``feature_map_`` is the centred map ``phi_c`` and
         ``f(x) = feature_map_.transform(x) @ coef_ + intercept_``.
@@ -221,6 +269,12 @@ class SSDRWang(StructuralClassifier):
         gamma_A=1e-2,
         lam=1.0,
         fit_intercept=False,
+        solver="auto",
+        n_components=1000,
+        centers="uniform",
+        tol=1e-6,
+        max_iter=None,
+        random_state=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -229,9 +283,17 @@ class SSDRWang(StructuralClassifier):
         self.gamma_A = gamma_A
         self.lam = lam
         self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.n_components = n_components
+        self.centers = centers
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
 
     def _loss(self) -> str:
         return "square"
+
+    _exact_kernel_cg = False  # "cg": CG on the centred exact feature map (see _CenteredFeatures)
 
     def _make_feature_map(self, X):
         return _CenteredFeatures(super()._make_feature_map(X))

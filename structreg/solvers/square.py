@@ -40,9 +40,12 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve, eigh, lapack
 from scipy.sparse.linalg import LinearOperator, cg, minres
 from sklearn.exceptions import ConvergenceWarning
+
+from .._chunks import row_blocks
 
 
 class NonConvexObjectiveWarning(UserWarning):
@@ -84,8 +87,64 @@ def penalty_products(M, A: np.ndarray) -> np.ndarray:
     return np.asarray(MA.toarray() if hasattr(MA, "toarray") else MA, dtype=float)
 
 
-def _design(Z: np.ndarray, fit_intercept: bool) -> np.ndarray:
-    return np.hstack([Z, np.ones((Z.shape[0], 1))]) if fit_intercept else Z
+def penalty_gram(Z, M) -> np.ndarray:
+    """``Z^T M Z`` (p x p, symmetrised) in row blocks: O(n p^2 + nnz(M) p) time, and beyond Z
+    itself only one block of ``M Z`` in memory (a LinearOperator M is applied whole)."""
+    Z = np.asarray(Z, dtype=float)
+    if not (sp.issparse(M) or isinstance(M, np.ndarray)):
+        G = Z.T @ penalty_products(M, Z)
+    else:
+        M = M.tocsr() if sp.issparse(M) else M
+        G = np.zeros((Z.shape[1], Z.shape[1]))
+        for rows in row_blocks(Z.shape[0], Z.shape[1]):
+            MZ = M[rows] @ Z
+            G += Z[rows].T @ np.asarray(MZ)
+    return 0.5 * (G + G.T)
+
+
+def normal_equations(Z, c: np.ndarray, M, ridge: float, fit_intercept: bool) -> np.ndarray:
+    """``H = A^T (C + M) A + diag(ridge, ..., ridge, 0)`` with ``A = [Z, 1]`` (or ``Z``),
+    assembled without forming A or ``M A`` (see :func:`penalty_gram`)."""
+    n, p = Z.shape
+    active = np.flatnonzero(c)
+    Za, ca = Z[active], c[active]
+    H = np.zeros((p + int(fit_intercept),) * 2)
+    H[:p, :p] = Za.T @ (ca[:, None] * Za)
+    if fit_intercept:
+        H[:p, p] = Za.T @ ca
+        H[p, p] = ca.sum()
+    if M is not None:
+        H[:p, :p] += penalty_gram(Z, M)
+        if fit_intercept:
+            m1 = penalty_products(M, np.ones((n, 1))).ravel()
+            H[:p, p] += Z.T @ m1
+            H[p, p] += m1.sum()
+    if fit_intercept:
+        H[p, :p] = H[:p, p]
+    H[np.arange(p), np.arange(p)] += ridge
+    return H
+
+
+def _penalty_diag(Z, M) -> np.ndarray:
+    """``diag(Z^T M Z)`` (the Jacobi preconditioner's penalty part), in row blocks."""
+    if M is None:
+        return np.zeros(Z.shape[1])
+    if sp.issparse(Z):
+        if sp.issparse(M):
+            return np.asarray(Z.multiply(sp.csr_matrix(M @ Z)).sum(axis=0)).ravel()
+        Z = Z.tocsc()  # an operator M: column blocks of Z, densified one block at a time
+        out = np.zeros(Z.shape[1])
+        for cols in row_blocks(Z.shape[1], Z.shape[0]):
+            block = Z[:, cols].toarray()
+            out[cols] = np.einsum("ij,ij->j", block, penalty_products(M, block))
+        return out
+    if not (sp.issparse(M) or isinstance(M, np.ndarray)):
+        return np.einsum("ij,ij->j", Z, penalty_products(M, Z))
+    M = M.tocsr() if sp.issparse(M) else M
+    out = np.zeros(Z.shape[1])
+    for rows in row_blocks(Z.shape[0], Z.shape[1]):
+        out += np.einsum("ij,ij->j", Z[rows], np.asarray(M[rows] @ Z))
+    return out
 
 
 def cholesky_solve(H: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
@@ -143,9 +202,11 @@ def warn_nonconvex(detail: str) -> None:
 
 
 def _iterative(Z, c, penalty, ridge, fit_intercept, rhs, tol, max_iter):
-    """Matrix-free CG (or MINRES if CG meets negative curvature) on the normal equations.
+    """Matrix-free CG (or MINRES if CG meets negative curvature) on the normal equations,
+    Jacobi-preconditioned (``|diag(H)|``, computed once in O(nnz(M) p + nnz(Z))).
 
     Each product costs one pass over Z and one over M: O(nnz(Z) + nnz(M)) per iteration.
+    Stops when ``||H x - rhs|| <= tol ||rhs||`` (scipy's ``rtol``) or after ``max_iter``.
     """
     n, p = Z.shape
     size = p + int(fit_intercept)
@@ -170,16 +231,28 @@ def _iterative(Z, c, penalty, ridge, fit_intercept, rhs, tol, max_iter):
         return design_t(g) + reg * v
 
     H = LinearOperator((size, size), matvec=matvec, dtype=float)
+    # Jacobi preconditioner: |diag(H)|, diag(H)_j = sum_i c_i Z_ij^2 + (Z^T M Z)_jj + ridge
+    sq = Z.multiply(Z) if sp.issparse(Z) else Z * Z
+    diag = np.asarray(sq.T @ c).ravel() + _penalty_diag(Z, penalty) + ridge
+    if fit_intercept:
+        ones = np.ones(n)
+        m1 = 0.0 if penalty is None else float(ones @ np.ravel(penalty @ ones))
+        diag = np.concatenate([diag, [c.sum() + m1]])
+    diag = np.abs(diag)
+    diag[diag <= np.finfo(float).tiny] = 1.0
+    precond = LinearOperator((size, size), matvec=lambda v: np.ravel(v) / diag, dtype=float)
     x = np.zeros((size, rhs.shape[1]))
     how, convex, iterations = "cg", None, 0
     for j in range(rhs.shape[1]):
         counter = _Counter()
-        sol, info = cg(H, rhs[:, j], rtol=tol, maxiter=max_iter, callback=counter)
+        sol, info = cg(H, rhs[:, j], rtol=tol, maxiter=max_iter, M=precond, callback=counter)
         curvature = float(sol @ matvec(sol)) if np.any(sol) else 1.0
         if info != 0 or curvature < 0:
             # negative curvature or no convergence: MINRES handles symmetric indefinite H
             counter = _Counter()
-            sol, info = minres(H, rhs[:, j], rtol=tol, maxiter=max_iter, callback=counter)
+            sol, info = minres(
+                H, rhs[:, j], rtol=tol, maxiter=max_iter, M=precond, callback=counter
+            )
             how = "minres"
             if curvature < 0:
                 convex = False
@@ -252,13 +325,12 @@ def solve_penalized_least_squares(
             warn_nonconvex("negative curvature met by conjugate gradients")
     else:
         Z = np.asarray(Z, dtype=float)
-        A = _design(Z, fit_intercept)
-        A_act = A[active]
-        H = A_act.T @ (c[active, None] * A_act)
-        if penalty is not None:
-            H += A.T @ penalty_products(penalty, A)
-        H[np.arange(p), np.arange(p)] += ridge
-        x, how, convex, singular = solve_symmetric(H, A_act.T @ (c[active, None] * Y[active]))
+        H = normal_equations(Z, c, penalty, ridge, fit_intercept)
+        CY = c[active, None] * Y[active]
+        rhs = Z[active].T @ CY
+        if fit_intercept:
+            rhs = np.vstack([rhs, CY.sum(axis=0)])
+        x, how, convex, singular = solve_symmetric(H, rhs)
         if not convex:
             warn_nonconvex("the normal equations have a negative eigenvalue")
         n_iter = None
