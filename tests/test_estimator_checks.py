@@ -39,6 +39,11 @@ ESTIMATORS = [
     LapRLSC(graph="class-wise", n_neighbors=2),
     LapSVM(),
     LapSVM(multi_class="ovo"),
+    # the scale solvers (issue 8): Nystroem with fewer centres than samples, exact-kernel CG,
+    # the primal squared-hinge LapSVM
+    LapRLSC(solver="nystroem", n_components=15, random_state=0),
+    RLSC(solver="cg"),
+    LapSVM(solver="nystroem", n_components=15, random_state=0),
     StructuralClassifier(penalties=[(1e-3, LaplacianPenalty(n_neighbors=4))]),
     StructuralClassifier(loss="hinge", penalties=[(1e-3, LaplacianPenalty(n_neighbors=4))]),
     KernelFeatureMap(),

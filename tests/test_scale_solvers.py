@@ -116,7 +116,7 @@ def test_unknown_or_unsupported_solver_is_refused():
     with pytest.raises(ValueError, match="bordered"):
         DRLSC(formulation="bordered", solver="cg", n_neighbors=4).fit(X, y)
     with pytest.raises(ValueError, match="solver"):
-        StructuralClassifier(loss="hinge", solver="nystroem").fit(X, y)
+        StructuralClassifier(loss="hinge", solver="cg").fit(X, y)
 
 
 def test_select_centers():
@@ -157,3 +157,30 @@ def test_blockwise_normal_equations_equal_the_direct_products(kind, fit_intercep
     H = normal_equations(Z, c, M, 0.3, fit_intercept)
     np.testing.assert_allclose(H, expected, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(penalty_gram(Z, M), Z.T @ L.toarray() @ Z, atol=1e-10)
+
+
+def test_lapsvm_primal_solvers():
+    from structreg import LapSVM
+
+    X, y, y_semi = _semi(n=200, n_lab=5)
+    common = dict(gamma=2.0, gamma_A=1e-3, gamma_I=10.0)
+    primal = LapSVM(solver="primal", **common).fit(X, y_semi)
+    nys = LapSVM(solver="nystroem", n_components=10_000, **common).fit(X, y_semi)
+    assert primal.solver_info_["loss"] == "squared_hinge" and primal.solver_info_["converged"]
+    np.testing.assert_allclose(nys.decision_function(X), primal.decision_function(X), atol=1e-6)
+    np.testing.assert_array_equal(primal.transduction_, primal.predict(X))
+    # the primal optimum is stationary: zero gradient of the squared-hinge objective
+    Z = primal.feature_map_.transform(X)
+    f = primal.decision_function(X)
+    lab = y_semi != -1
+    ypm = np.where(y == 1, 1.0, -1.0)
+    slack = np.where(lab, np.maximum(0.0, 1 - ypm * f), 0.0)
+    g_f = -2 * ypm * slack / lab.sum() + 2 * (primal.penalty_ @ f)
+    grad = np.r_[Z.T @ g_f + 2 * common["gamma_A"] * primal.coef_.ravel(), g_f.sum()]
+    assert np.abs(grad).max() < 1e-8
+    dense = LapSVM(solver="dense", **common).fit(X, y_semi)
+    assert abs(primal.score(X, y) - dense.score(X, y)) <= 0.02
+    with pytest.raises(ValueError, match="one-vs-rest"):
+        Xb, yb = make_moons(90, random_state=0)
+        y3 = np.where(Xb[:, 0] > 1.0, 2, yb)
+        LapSVM(solver="primal", multi_class="ovo").fit(Xb, y3)

@@ -209,13 +209,18 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         and iterative (K-preconditioned CG on the kernel expansion, one product with K per
         iteration; CG on the features for the linear kernel); ``"auto"``: dense up to
         :data:`AUTO_DENSE_MAX` samples, Nystroem beyond, CG for sparse X.  Hinge loss:
-        ``"auto"`` / ``"dense"``.
+        ``"dense"`` is libsvm on the exact deformed kernel; ``"primal"`` (exact kernel map) and
+        ``"nystroem"`` (``n_components`` centres) minimise the *squared* hinge
+        ``(1/l) sum max(0, 1 - y_i f_i)^2`` in the primal by Newton's method
+        (:mod:`structreg.solvers.primal_hinge`, one-vs-rest); ``"auto"``: dense up to
+        :data:`AUTO_DENSE_MAX` samples, Nystroem beyond.
     n_components : int, default=1000
         Number of Nystroem centres m.
     centers : {"uniform", "k-means++"}, default="uniform"
         How the Nystroem centres are drawn (:func:`structreg.kernels.select_centers`).
     max_iter : int or None, default=None
-        Iteration cap of ``solver="cg"``.
+        Iteration cap of ``solver="cg"`` (square loss) or of the Newton iterations (primal
+        hinge solvers; None: 100).
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
 
@@ -362,6 +367,8 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         classes, y_codes, labeled = self._encode_labels(y, unlabeled)
         self.classes_ = classes
         n, n_lab = X.shape[0], int(labeled.sum())
+        for stale in ("coef_", "dual_coef_", "intercept_", "svm_", "deformation_"):
+            self.__dict__.pop(stale, None)  # a refit with another loss / solver
 
         self.solver_ = self._resolve_solver(X)
         self.feature_map_ = self._make_feature_map(X)
@@ -379,8 +386,11 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         else:
             if not self.gamma_A > 0:
                 raise ValueError("the hinge loss needs gamma_A > 0")
-            self._fit_hinge(Z, y_codes, labeled, M, psd)
-            fitted = self._decision_from_features(Z)
+            if self._primal_output():
+                fitted = self._fit_squared_hinge(Z, y_codes, labeled, weights, M, psd)
+            else:
+                self._fit_hinge(Z, y_codes, labeled, M, psd)
+                fitted = self._decision_from_features(Z)
         self.n_iter_ = int(self.solver_info_.get("n_iter", 1))
         if self._semi_supervised:  # labels of the training points, unlabeled ones included
             self.transduction_ = self.classes_[self._decide(fitted)]
@@ -391,7 +401,12 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         """The ``solver`` values this estimator accepts."""
         if self._loss() == "square":
             return ("auto", "dense", "nystroem", "cg")
-        return ("auto", "dense")
+        return ("auto", "dense", "primal", "nystroem")
+
+    def _primal_output(self) -> bool:
+        """Whether the model is linear on its features (square loss, or the primal solvers of
+        the hinge loss) rather than a libsvm machine on the deformed kernel."""
+        return self._loss() == "square" or self.solver_ in ("primal", "nystroem")
 
     def _resolve_solver(self, X) -> str:
         """The solver ``fit`` uses: ``solver``, or what ``"auto"`` picks for this X (see
@@ -491,12 +506,47 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         F = sol.fitted
         return (F.ravel() if F.shape[1] == 1 else F), info
 
-    def _fit_hinge(self, Z, y_codes, labeled, M, psd):
+    def _check_hinge_penalty(self, M, psd):
         if M is not None and not psd:
             raise ValueError(
                 "the hinge loss needs positive semi-definite penalties with positive weights; "
                 "use loss='square' for indefinite (e.g. between-class) penalties"
             )
+
+    def _fit_squared_hinge(self, Z, y_codes, labeled, weights, M, psd) -> np.ndarray:
+        """Primal solvers of the hinge-loss models: the squared hinge by Newton's method."""
+        from ..solvers.primal_hinge import solve_squared_hinge
+
+        self._check_hinge_penalty(M, psd)
+        if len(self.classes_) > 2 and self._multi_class() != "ovr":
+            raise ValueError(
+                f"solver={self.solver_!r} decomposes one-vs-rest; use multi_class='ovr' or "
+                "solver='dense'"
+            )
+        Y = pm_one_targets(y_codes, labeled, len(self.classes_))
+        sol = solve_squared_hinge(
+            Z,
+            Y,
+            weights,
+            M,
+            ridge=self.gamma_A,
+            fit_intercept=True,
+            max_iter=self.max_iter or 100,
+        )
+        self.coef_, self.intercept_ = sol.coef, sol.intercept
+        if hasattr(self.feature_map_, "dual_coef"):
+            self.dual_coef_ = self.feature_map_.dual_coef(self.coef_)
+        self.solver_info_ = {
+            "loss": "squared_hinge",
+            "solver": self.solver_,
+            "n_components": Z.shape[1],
+            "n_iter": sol.n_iter,
+            "converged": sol.converged,
+        }
+        return self._square_output(Z @ self.coef_)
+
+    def _fit_hinge(self, Z, y_codes, labeled, M, psd):
+        self._check_hinge_penalty(M, psd)
         self.deformation_ = DeformedFeatures(Z, M, self.gamma_A)
         Zt = self.deformation_.transform(Z[labeled])
         self._Z_labeled = Zt
@@ -507,7 +557,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         self.solver_info_ = {"loss": "hinge", "C": C, "n_components": Z.shape[1]}
 
     def _decision_from_features(self, Z: np.ndarray) -> np.ndarray:
-        if self._loss() == "square":
+        if self._primal_output():
             return self._square_output(Z @ self.coef_)
         Zt = self.deformation_.transform(Z)
         return self.svm_.decision_function(Zt @ self._Z_labeled.T)

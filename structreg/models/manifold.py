@@ -161,13 +161,31 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         Decomposition for more than two classes.
     tol : float, default=1e-3
         libsvm stopping tolerance.
+    solver : {"auto", "dense", "primal", "nystroem"}, default="auto"
+        ``"dense"``: the hinge loss above, libsvm on the exact deformed kernel.  ``"primal"``
+        and ``"nystroem"``: the *squared* hinge ``(1/l) sum max(0, 1 - y_i f(x_i))^2`` solved
+        in the primal by Newton's method (Chapelle 2007; Melacci & Belkin 2011), on the exact
+        kernel map or on ``n_components`` Nystroem centres (O(n m^2 + nnz(L) m) once, then
+        O(l m^2 + m^3) per Newton step), one-vs-rest.  ``"auto"``: dense up to 5000 samples,
+        Nystroem beyond (``solver_`` says which).
+    n_components : int, default=1000
+        Number of Nystroem centres.
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn.
+    max_iter : int or None, default=None
+        Cap on the Newton iterations of the primal solvers (None: 100).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
 
     Attributes
     ----------
-    classes_, feature_map_, penalty_, solver_info_, transduction_
+    classes_, feature_map_, penalty_, solver_info_, solver_, n_iter_, transduction_
         See :class:`StructuralClassifier`.
     svm_ : PrecomputedSVM
-        The fitted libsvm machine(s) on the deformed Gram matrix of the labeled points.
+        ``solver="dense"``: the fitted libsvm machine(s) on the deformed Gram matrix of the
+        labeled points.
+    coef_, dual_coef_, intercept_
+        Primal solvers: ``f(x) = feature_map_.transform(x) @ coef_ + intercept_``.
 
     Examples
     --------
@@ -199,6 +217,11 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         normalized=False,
         multi_class="ovr",
         tol=1e-3,
+        solver="auto",
+        n_components=1000,
+        centers="uniform",
+        max_iter=None,
+        random_state=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -213,6 +236,11 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         self.normalized = normalized
         self.multi_class = multi_class
         self.tol = tol
+        self.solver = solver
+        self.n_components = n_components
+        self.centers = centers
+        self.max_iter = max_iter
+        self.random_state = random_state
 
     def _loss(self) -> str:
         return "hinge"
