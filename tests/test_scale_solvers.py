@@ -18,7 +18,7 @@ from structreg import (
 from structreg.kernels import LandmarkFeatureMap, kernel_matrix, select_centers
 from structreg.models import _base
 from structreg.models.ssdr import SSDRWang, SSDRWu
-from structreg.solvers.square import normal_equations, penalty_gram
+from structreg.solvers.square import design_penalty_gram, normal_equations
 from structreg.structure import LaplacianPenalty, knn_graph, laplacian
 
 
@@ -156,7 +156,9 @@ def test_blockwise_normal_equations_equal_the_direct_products(kind, fit_intercep
     expected[np.arange(40), np.arange(40)] += 0.3
     H = normal_equations(Z, c, M, 0.3, fit_intercept)
     np.testing.assert_allclose(H, expected, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(penalty_gram(Z, M), Z.T @ L.toarray() @ Z, atol=1e-10)
+    np.testing.assert_allclose(
+        design_penalty_gram(Z, M, fit_intercept=False), Z.T @ L.toarray() @ Z, atol=1e-10
+    )
 
 
 def test_lapsvm_primal_solvers():

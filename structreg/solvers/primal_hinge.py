@@ -104,17 +104,23 @@ import scipy.sparse as sp
 from scipy.linalg import LinAlgWarning, cho_factor, cho_solve, solve
 from sklearn.exceptions import ConvergenceWarning
 
-from .square import cholesky_solve, penalty_products, solve_symmetric
+from .square import (
+    cholesky_solve,
+    design_penalty_diagonal,
+    design_penalty_gram,
+    penalty_products,
+    solve_symmetric,
+)
+from .square import (
+    dense_array as _dense,
+)
 
 __all__ = [
     "SquaredHingeSolution",
-    "design_penalty_diagonal",
-    "design_penalty_gram",
     "exact_line_search",
     "solve_squared_hinge",
 ]
 
-_BLOCK_ELEMENTS = 1 << 22  # entries of one (block x q) slab of M A: 32 MiB
 _MARGIN_TIE = 1e-9  # |1 - y f| below this: on the margin, in or out of S alike
 
 
@@ -173,10 +179,6 @@ class SquaredHingeSolution:
     cg_iter: np.ndarray | None = None
 
 
-def _dense(a) -> np.ndarray:
-    return np.asarray(a.toarray() if sp.issparse(a) else a, dtype=float)
-
-
 class _Design:
     """``A = [Z, 1]`` (or ``Z``) without ever materialising the ones column next to Z."""
 
@@ -202,95 +204,6 @@ class _Design:
         """Dense ``A[idx]``."""
         Zi = _dense(self.Z[idx])
         return np.hstack([Zi, np.ones((len(idx), 1))]) if self.fit_intercept else Zi
-
-
-def _row_sliceable(penalty) -> bool:
-    return sp.issparse(penalty) or isinstance(penalty, np.ndarray)
-
-
-def _penalty_blocks(Z, penalty, fit_intercept: bool, block_elements: int):
-    """Yield ``(A_block, MA_block, axis, block)``: row blocks ``A[b]``, ``(M A)[b]`` (axis 0)
-    for a sparse / dense M, column blocks ``A[:, J]``, ``M A[:, J]`` (axis 1) for a
-    LinearOperator.  Memory O(block * q) besides Z and M; ``sum_b A_b^T (M A)_b = A^T M A``."""
-    n, p = Z.shape
-    q = p + int(fit_intercept)
-    if _row_sliceable(penalty):
-        M = penalty.tocsr() if sp.issparse(penalty) else np.asarray(penalty, dtype=float)
-        step = max(1, block_elements // max(q, 1))
-        for s in range(0, n, step):
-            e = min(n, s + step)
-            Mb = M[s:e]
-            MZ = _dense(Mb @ Z)
-            Ab = _dense(Z[s:e])
-            if fit_intercept:
-                MZ = np.hstack([MZ, _dense(Mb.sum(axis=1)).reshape(-1, 1)])
-                Ab = np.hstack([Ab, np.ones((e - s, 1))])
-            yield Ab, MZ, 0, slice(s, e)
-    else:  # LinearOperator: only products are available
-        step = max(1, block_elements // max(n, 1))
-        for s in range(0, q, step):
-            e = min(q, s + step)
-            cols = np.arange(s, e)
-            Ab = np.empty((n, e - s))
-            z = cols < p
-            if z.any():
-                Ab[:, z] = _dense(Z[:, cols[z]])
-            Ab[:, ~z] = 1.0
-            yield Ab, penalty_products(penalty, Ab), 1, slice(s, e)
-
-
-def design_penalty_gram(
-    Z, penalty, *, fit_intercept: bool = True, block_elements: int = _BLOCK_ELEMENTS
-) -> np.ndarray:
-    """``A^T M A`` for ``A = [Z, 1]`` (or Z), accumulated in blocks.
-
-    ``(M A)[b] = M[b, :] @ A`` and ``A^T M A = sum_b A[b]^T (M A)[b]`` over row blocks b (for a
-    sparse or dense M; a LinearOperator M is applied to column blocks of A instead), so the
-    extra memory is O(q^2 + block * q), never O(n^2) or a copy of Z.  Cost O(n q^2 + nnz(M) q).
-
-    Parameters
-    ----------
-    Z : ndarray or sparse matrix of shape (n, p)
-    penalty : sparse matrix, ndarray, LinearOperator or None
-        Symmetric M (n x n).
-    fit_intercept : bool
-        Append the ones column to Z.
-    block_elements : int
-        Entries of one block of ``M A`` held at a time.
-
-    Returns
-    -------
-    G : ndarray of shape (q, q), symmetric (zero if ``penalty`` is None)
-    """
-    q = Z.shape[1] + int(fit_intercept)
-    G = np.zeros((q, q))
-    if penalty is None:
-        return G
-    for Ab, MAb, axis, blk in _penalty_blocks(Z, penalty, fit_intercept, block_elements):
-        if axis == 0:
-            G += Ab.T @ MAb
-        else:
-            G[:, blk] = np.vstack([_dense(Z.T @ MAb), MAb.sum(axis=0)])[:q]
-    return 0.5 * (G + G.T)
-
-
-def design_penalty_diagonal(
-    Z, penalty, *, fit_intercept: bool = True, block_elements: int = _BLOCK_ELEMENTS
-) -> np.ndarray:
-    """``diag(A^T M A)`` (``a_j^T M a_j`` per column of A) in O(nnz(Z) + nnz(M) q) flops.
-
-    Parameters and memory as in :func:`design_penalty_gram`; returns shape (q,).
-    """
-    q = Z.shape[1] + int(fit_intercept)
-    d = np.zeros(q)
-    if penalty is None:
-        return d
-    for Ab, MAb, axis, blk in _penalty_blocks(Z, penalty, fit_intercept, block_elements):
-        if axis == 0:
-            d += np.einsum("ij,ij->j", Ab, MAb)
-        else:
-            d[blk] = np.einsum("ij,ij->j", Ab, MAb)
-    return d
 
 
 def exact_line_search(

@@ -45,7 +45,7 @@ from scipy.linalg import cho_factor, cho_solve, eigh, lapack
 from scipy.sparse.linalg import LinearOperator, cg, minres
 from sklearn.exceptions import ConvergenceWarning
 
-from .._chunks import row_blocks
+from .. import _chunks
 
 
 class NonConvexObjectiveWarning(UserWarning):
@@ -87,24 +87,105 @@ def penalty_products(M, A: np.ndarray) -> np.ndarray:
     return np.asarray(MA.toarray() if hasattr(MA, "toarray") else MA, dtype=float)
 
 
-def penalty_gram(Z, M) -> np.ndarray:
-    """``Z^T M Z`` (p x p, symmetrised) in row blocks: O(n p^2 + nnz(M) p) time, and beyond Z
-    itself only one block of ``M Z`` in memory (a LinearOperator M is applied whole)."""
-    Z = np.asarray(Z, dtype=float)
-    if not (sp.issparse(M) or isinstance(M, np.ndarray)):
-        G = Z.T @ penalty_products(M, Z)
-    else:
-        M = M.tocsr() if sp.issparse(M) else M
-        G = np.zeros((Z.shape[1], Z.shape[1]))
-        for rows in row_blocks(Z.shape[0], Z.shape[1]):
-            MZ = M[rows] @ Z
-            G += Z[rows].T @ np.asarray(MZ)
+def dense_array(a) -> np.ndarray:
+    """``a`` as a dense float ndarray (sparse matrices densified)."""
+    return np.asarray(a.toarray() if sp.issparse(a) else a, dtype=float)
+
+
+def _row_sliceable(penalty) -> bool:
+    return sp.issparse(penalty) or isinstance(penalty, np.ndarray)
+
+
+def _penalty_blocks(Z, penalty, fit_intercept: bool, block_elements: int):
+    """Yield ``(A_block, MA_block, axis, block)``: row blocks ``A[b]``, ``(M A)[b]`` (axis 0)
+    for a sparse / dense M, column blocks ``A[:, J]``, ``M A[:, J]`` (axis 1) for a
+    LinearOperator.  Memory O(block * q) besides Z and M; ``sum_b A_b^T (M A)_b = A^T M A``."""
+    n, p = Z.shape
+    q = p + int(fit_intercept)
+    if _row_sliceable(penalty):
+        M = penalty.tocsr() if sp.issparse(penalty) else np.asarray(penalty, dtype=float)
+        step = max(1, block_elements // max(q, 1))
+        for s in range(0, n, step):
+            e = min(n, s + step)
+            Mb = M[s:e]
+            MZ = dense_array(Mb @ Z)
+            Ab = dense_array(Z[s:e])
+            if fit_intercept:
+                MZ = np.hstack([MZ, dense_array(Mb.sum(axis=1)).reshape(-1, 1)])
+                Ab = np.hstack([Ab, np.ones((e - s, 1))])
+            yield Ab, MZ, 0, slice(s, e)
+    else:  # LinearOperator: only products are available
+        step = max(1, block_elements // max(n, 1))
+        for s in range(0, q, step):
+            e = min(q, s + step)
+            cols = np.arange(s, e)
+            Ab = np.empty((n, e - s))
+            z = cols < p
+            if z.any():
+                Ab[:, z] = dense_array(Z[:, cols[z]])
+            Ab[:, ~z] = 1.0
+            yield Ab, penalty_products(penalty, Ab), 1, slice(s, e)
+
+
+def design_penalty_gram(
+    Z, penalty, *, fit_intercept: bool = True, block_elements: int | None = None
+) -> np.ndarray:
+    """``A^T M A`` for ``A = [Z, 1]`` (or Z), accumulated in blocks.
+
+    ``(M A)[b] = M[b, :] @ A`` and ``A^T M A = sum_b A[b]^T (M A)[b]`` over row blocks b (for a
+    sparse or dense M; a LinearOperator M is applied to column blocks of A instead), so the
+    extra memory is O(q^2 + block * q), never O(n^2) or a copy of Z.  Cost O(n q^2 + nnz(M) q).
+
+    Parameters
+    ----------
+    Z : ndarray or sparse matrix of shape (n, p)
+    penalty : sparse matrix, ndarray, LinearOperator or None
+        Symmetric M (n x n).
+    fit_intercept : bool
+        Append the ones column to Z.
+    block_elements : int
+        Entries of one block of ``M A`` held at a time.
+
+    Returns
+    -------
+    G : ndarray of shape (q, q), symmetric (zero if ``penalty`` is None)
+    """
+    block_elements = _chunks.BLOCK_BYTES // 8 if block_elements is None else block_elements
+    q = Z.shape[1] + int(fit_intercept)
+    G = np.zeros((q, q))
+    if penalty is None:
+        return G
+    for Ab, MAb, axis, blk in _penalty_blocks(Z, penalty, fit_intercept, block_elements):
+        if axis == 0:
+            G += Ab.T @ MAb
+        else:
+            G[:, blk] = np.vstack([dense_array(Z.T @ MAb), MAb.sum(axis=0)])[:q]
     return 0.5 * (G + G.T)
+
+
+def design_penalty_diagonal(
+    Z, penalty, *, fit_intercept: bool = True, block_elements: int | None = None
+) -> np.ndarray:
+    """``diag(A^T M A)`` (``a_j^T M a_j`` per column of A) in O(nnz(Z) + nnz(M) q) flops.
+
+    Parameters and memory as in :func:`design_penalty_gram`; returns shape (q,).
+    """
+    block_elements = _chunks.BLOCK_BYTES // 8 if block_elements is None else block_elements
+    q = Z.shape[1] + int(fit_intercept)
+    d = np.zeros(q)
+    if penalty is None:
+        return d
+    for Ab, MAb, axis, blk in _penalty_blocks(Z, penalty, fit_intercept, block_elements):
+        if axis == 0:
+            d += np.einsum("ij,ij->j", Ab, MAb)
+        else:
+            d[blk] = np.einsum("ij,ij->j", Ab, MAb)
+    return d
 
 
 def normal_equations(Z, c: np.ndarray, M, ridge: float, fit_intercept: bool) -> np.ndarray:
     """``H = A^T (C + M) A + diag(ridge, ..., ridge, 0)`` with ``A = [Z, 1]`` (or ``Z``),
-    assembled without forming A or ``M A`` (see :func:`penalty_gram`)."""
+    assembled without forming A or ``M A`` (see :func:`design_penalty_gram`)."""
     n, p = Z.shape
     active = np.flatnonzero(c)
     Za, ca = Z[active], c[active]
@@ -113,38 +194,11 @@ def normal_equations(Z, c: np.ndarray, M, ridge: float, fit_intercept: bool) -> 
     if fit_intercept:
         H[:p, p] = Za.T @ ca
         H[p, p] = ca.sum()
-    if M is not None:
-        H[:p, :p] += penalty_gram(Z, M)
-        if fit_intercept:
-            m1 = penalty_products(M, np.ones((n, 1))).ravel()
-            H[:p, p] += Z.T @ m1
-            H[p, p] += m1.sum()
     if fit_intercept:
         H[p, :p] = H[:p, p]
+    H += design_penalty_gram(Z, M, fit_intercept=fit_intercept)
     H[np.arange(p), np.arange(p)] += ridge
     return H
-
-
-def _penalty_diag(Z, M) -> np.ndarray:
-    """``diag(Z^T M Z)`` (the Jacobi preconditioner's penalty part), in row blocks."""
-    if M is None:
-        return np.zeros(Z.shape[1])
-    if sp.issparse(Z):
-        if sp.issparse(M):
-            return np.asarray(Z.multiply(sp.csr_matrix(M @ Z)).sum(axis=0)).ravel()
-        Z = Z.tocsc()  # an operator M: column blocks of Z, densified one block at a time
-        out = np.zeros(Z.shape[1])
-        for cols in row_blocks(Z.shape[1], Z.shape[0]):
-            block = Z[:, cols].toarray()
-            out[cols] = np.einsum("ij,ij->j", block, penalty_products(M, block))
-        return out
-    if not (sp.issparse(M) or isinstance(M, np.ndarray)):
-        return np.einsum("ij,ij->j", Z, penalty_products(M, Z))
-    M = M.tocsr() if sp.issparse(M) else M
-    out = np.zeros(Z.shape[1])
-    for rows in row_blocks(Z.shape[0], Z.shape[1]):
-        out += np.einsum("ij,ij->j", Z[rows], np.asarray(M[rows] @ Z))
-    return out
 
 
 def cholesky_solve(H: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
@@ -233,11 +287,10 @@ def _iterative(Z, c, penalty, ridge, fit_intercept, rhs, tol, max_iter):
     H = LinearOperator((size, size), matvec=matvec, dtype=float)
     # Jacobi preconditioner: |diag(H)|, diag(H)_j = sum_i c_i Z_ij^2 + (Z^T M Z)_jj + ridge
     sq = Z.multiply(Z) if sp.issparse(Z) else Z * Z
-    diag = np.asarray(sq.T @ c).ravel() + _penalty_diag(Z, penalty) + ridge
+    diag = np.asarray(sq.T @ c).ravel() + ridge
     if fit_intercept:
-        ones = np.ones(n)
-        m1 = 0.0 if penalty is None else float(ones @ np.ravel(penalty @ ones))
-        diag = np.concatenate([diag, [c.sum() + m1]])
+        diag = np.concatenate([diag, [c.sum()]])
+    diag += design_penalty_diagonal(Z, penalty, fit_intercept=fit_intercept)
     diag = np.abs(diag)
     diag[diag <= np.finfo(float).tiny] = 1.0
     precond = LinearOperator((size, size), matvec=lambda v: np.ravel(v) / diag, dtype=float)
