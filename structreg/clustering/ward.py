@@ -128,29 +128,39 @@ def merge_curve(X, *, squared: bool = True) -> tuple[np.ndarray, np.ndarray, np.
 
 
 # -- the L-method --------------------------------------------------------------------------------
-def _line_sse(x: np.ndarray, y: np.ndarray) -> float:
-    """Residual sum of squares of the least-squares line through (x, y)."""
-    if len(x) < 2:
-        return 0.0
-    xc, yc = x - x.mean(), y - y.mean()
-    sxx = float(xc @ xc)
-    slope = float(xc @ yc) / sxx if sxx > 0.0 else 0.0
-    residual = yc - slope * xc  # explicit residuals: exact lines give ~eps, not ~sqrt(eps)
-    return float(residual @ residual)
+def _masked_line_sse(x: np.ndarray, y: np.ndarray, mask: np.ndarray, count: np.ndarray):
+    """Residual sum of squares of the least-squares line through the ``count[r]`` points
+    selected by each row ``r`` of ``mask`` (shape (s, b)), all rows at once; 0 for fewer than
+    two points.  Centred sums and explicit residuals: exact lines give ~eps, not ~sqrt(eps)."""
+    w = mask.astype(float)
+    xc = (x - (w @ x / count)[:, None]) * w
+    yc = (y - (w @ y / count)[:, None]) * w
+    sxx = np.einsum("ij,ij->i", xc, xc)
+    sxy = np.einsum("ij,ij->i", xc, yc)
+    slope = np.divide(sxy, sxx, out=np.zeros_like(sxx), where=sxx > 0.0)
+    yc -= slope[:, None] * xc  # the residuals
+    sse = np.einsum("ij,ij->i", yc, yc)
+    sse[count < 2] = 0.0
+    return sse
 
 
 def _knee_once(x: np.ndarray, y: np.ndarray, min_points: int) -> int:
     """One pass of the L-method: index of the last point of the best left line.
 
-    Scores equal up to rounding (``1e-12`` of the curve's range) go to the smaller knee.
+    Scores equal up to rounding (``1e-12`` of the curve's range) go to the smaller knee.  The
+    two line fits of every split are computed at once (O(b^2) vectorised work on a curve of b
+    points); the scan over the scores keeps the sequential tie rule.
     """
     b = len(x)
-    tie = 1e-12 * float(np.ptp(y))
+    splits = np.arange(min_points, b - min_points + 1)  # left = [:i], right = [i:]
+    left = np.arange(b)[None, :] < splits[:, None]
+    sizes = np.concatenate([splits, b - splits])
+    rmse = np.sqrt(_masked_line_sse(x, y, np.vstack([left, ~left]), sizes) / sizes)
+    s = len(splits)
+    scores = (splits * rmse[:s] + (b - splits) * rmse[s:]) / b
+    tie = 1e-12 * float(y.max() - y.min())
     best, best_err = -1, np.inf
-    for i in range(min_points, b - min_points + 1):  # left = [:i], right = [i:]
-        left = np.sqrt(_line_sse(x[:i], y[:i]) / i)
-        right = np.sqrt(_line_sse(x[i:], y[i:]) / (b - i))
-        err = (i * left + (b - i) * right) / b
+    for i, err in zip(splits.tolist(), scores.tolist(), strict=True):
         if err < best_err - tie:
             best, best_err = i - 1, err
     return best
@@ -225,6 +235,13 @@ def l_method(
     x, y = x[order], y[order]
     if np.any(np.diff(x) == 0):
         raise ValueError("num_clusters must not contain duplicates")
+    return _l_method_sorted(x, y, min_points, iterative, min_cutoff)
+
+
+def _l_method_sorted(
+    x: np.ndarray, y: np.ndarray, min_points: int, iterative: bool, min_cutoff: int
+) -> int:
+    """:func:`l_method` on validated input: finite floats, ``x`` increasing."""
     if len(x) < 2 * min_points:
         return 1
     knee = x[_knee_once(x, y, min_points)]
@@ -295,8 +312,8 @@ def ward_knee(X, *, max_clusters: int | None = None, log_scale: bool = True) -> 
     """Ward clustering of ``X`` with the number of clusters at the knee of the merge curve.
 
     The knee is found by :func:`l_method` (iterative refinement on) on the curve of
-    :func:`merge_curve` restricted to ``2..max_clusters`` clusters, and the tree is cut with
-    :func:`scipy.cluster.hierarchy.fcluster` (``criterion="maxclust"``).
+    :func:`merge_curve` restricted to ``2..max_clusters`` clusters, and the tree is cut as
+    :func:`scipy.cluster.hierarchy.fcluster` does with ``criterion="maxclust"``.
 
     Parameters
     ----------
@@ -352,34 +369,68 @@ def ward_knee(X, *, max_clusters: int | None = None, log_scale: bool = True) -> 
         raise ValueError(f"max_clusters must be a positive integer or None, got {max_clusters!r}")
     if n <= 2:
         return np.zeros(n, dtype=int)
-    Z, ks, d = merge_curve(X, squared=True)
+    return _ward_knee(X, n, max_clusters, log_scale)
+
+
+def _ward_knee(X: np.ndarray, n: int, max_clusters: int | None, log_scale: bool) -> np.ndarray:
+    """:func:`ward_knee` on validated input (``_as_ward_input``'s output, ``n > 2``)."""
+    Z = linkage(X, method="ward")
     if max_clusters is None:
         m = min(n // 2, DEFAULT_MAX_CLUSTERS)
     else:
         m = min(n, int(max_clusters))
-    keep = ks <= m
-    ks, d = ks[keep], d[keep]
-    if len(ks) == 0 or d[0] <= 0.0:
+    # the merge curve of merge_curve(squared=True) at 2..m clusters: the last m - 1 merges
+    d = 0.5 * Z[::-1, 2][: max(m - 1, 0)] ** 2
+    if len(d) == 0 or d[0] <= 0.0:
         return np.zeros(n, dtype=int)
+    ks = np.arange(2.0, m + 1.0)
     log_d = _log_curve(d)
-    k = l_method(ks, log_d if log_scale else d, min_points=2, iterative=True)
+    k = _l_method_sorted(ks, log_d if log_scale else d, 2, True, 20)
     if k == 3:
         k = _two_or_three(log_d)
     if k <= 1:
         return np.zeros(n, dtype=int)
-    return _first_appearance_labels(fcluster(Z, t=k, criterion="maxclust"))
+    return _first_appearance_labels(_maxclust(Z, n, k))
+
+
+def _maxclust(Z: np.ndarray, n: int, k: int) -> np.ndarray:
+    """Flat clusters of ``fcluster(Z, t=k, criterion="maxclust")`` (the same partition).
+
+    For merge heights in non-decreasing order (scipy's linkage output) fcluster cuts at the
+    height ``h`` of the merge that leaves k clusters and keeps every merge of height <= h
+    (ties can leave fewer than k clusters); the clusters are the roots of those merges,
+    found here by pointer jumping instead of through fcluster's validation of Z.  Other
+    inputs go to fcluster.
+    """
+    h = Z[:, 2]
+    if not 2 <= k <= n - 2 or np.any(h[1:] < h[:-1]):
+        return fcluster(Z, t=k, criterion="maxclust")
+    m = int(np.searchsorted(h, h[n - k - 1], side="right"))  # merges kept
+    parent = np.arange(2 * n - 1)
+    parent[Z[:m, :2].astype(np.intp)] = (n + np.arange(m))[:, None]
+    while True:
+        up = parent[parent]
+        if np.array_equal(up, parent):
+            return parent[:n]
+        parent = up
 
 
 def class_clusters(
-    X, y, labeled=None, *, max_clusters: int | None = None, log_scale: bool = True
+    X,
+    y,
+    labeled=None,
+    *,
+    max_clusters: int | None = None,
+    log_scale: bool = True,
+    gram: bool = False,
 ) -> tuple[np.ndarray, dict]:
     """Ward clusters at the knee, found separately inside every class of the labeled points.
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-        Inputs; pass explicit kernel features (rows of ``V`` with ``V V^T = K``) for kernel
-        Ward's linkage.
+    X : array-like of shape (n_samples, n_features), or (n_samples, n_samples) if ``gram``
+        Inputs; pass explicit kernel features (rows of ``V`` with ``V V^T = K``) or, with
+        ``gram=True``, the Gram matrix ``K`` itself for kernel Ward's linkage.
     y : array-like of shape (n_samples,)
         Class labels (entries of unlabeled points are ignored).
     labeled : array-like of bool, shape (n_samples,), optional
@@ -388,6 +439,11 @@ def class_clusters(
         Largest number of clusters per class (see :func:`ward_knee`).
     log_scale : bool, default=True
         See :func:`ward_knee`.
+    gram : bool, default=False
+        ``X`` is a symmetric PSD Gram matrix: every class is clustered on the feature-space
+        distances of its block (:func:`kernel_ward_distances`), which is Ward's linkage on
+        any explicit features ``V`` with ``V V^T = K`` without forming them (O(n^2) instead
+        of the O(n^2 r) distances between r-dimensional features).
 
     Returns
     -------
@@ -404,9 +460,14 @@ def class_clusters(
     >>> ids.tolist(), {int(k): v for k, v in counts.items()}
     ([0, 0, 1, 1, -1], {0: 1, 1: 1})
     """
-    X = check_array(X, dtype=float)
+    if not (isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype == np.float64):
+        X = check_array(X, dtype=float)
+    elif not np.isfinite(X).all():
+        X = check_array(X, dtype=float)  # raises the usual error
     y = np.asarray(y)
     n = X.shape[0]
+    if gram and X.shape[1] != n:
+        raise ValueError(f"a Gram matrix must be square, got shape {X.shape}")
     if y.ndim != 1 or y.shape[0] != n:
         raise ValueError(f"y must have shape ({n},), got {y.shape}")
     if labeled is None:
@@ -418,12 +479,21 @@ def class_clusters(
                 f"labeled must be a boolean mask of shape ({n},), got dtype {mask.dtype} and "
                 f"shape {mask.shape}"
             )
+    if max_clusters is not None and (int(max_clusters) != max_clusters or max_clusters < 1):
+        raise ValueError(f"max_clusters must be a positive integer or None, got {max_clusters!r}")
     ids = np.full(n, -1, dtype=int)
     counts: dict = {}
     offset = 0
     for cls in np.unique(y[mask]):
         members = np.flatnonzero(mask & (y == cls))
-        labels = ward_knee(X[members], max_clusters=max_clusters, log_scale=log_scale)
+        m = len(members)
+        if m <= 2:
+            labels = np.zeros(m, dtype=int)
+        elif gram:
+            d = _gram_distances(X[np.ix_(members, members)], symmetric=False, overwrite=True)
+            labels = _ward_knee(d, m, max_clusters, log_scale)
+        else:
+            labels = _ward_knee(X[members], m, max_clusters, log_scale)
         ids[members] = labels + offset
         c = int(labels.max()) + 1
         counts[cls.item() if hasattr(cls, "item") else cls] = c
@@ -459,8 +529,23 @@ def kernel_ward_distances(K) -> np.ndarray:
     K = check_array(K, dtype=float)
     if K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be square, got shape {K.shape}")
-    K = 0.5 * (K + K.T)
-    diag = np.diag(K)
-    D2 = diag[:, None] + diag[None, :] - 2.0 * K
-    np.fill_diagonal(D2, 0.0)
-    return squareform(np.sqrt(np.clip(D2, 0.0, None)), checks=False)
+    return _gram_distances(K)
+
+
+def _gram_distances(K: np.ndarray, symmetric: bool = True, overwrite: bool = False) -> np.ndarray:
+    """:func:`kernel_ward_distances` of a validated square Gram matrix.
+
+    ``symmetric=False`` skips the symmetrisation (only the upper triangle is read: the
+    same distances when K is symmetric); ``overwrite=True`` computes in K's memory.
+    """
+    if symmetric:
+        K = 0.5 * (K + K.T)
+    elif not overwrite:
+        K = K.copy()
+    diag = np.diag(K).copy()
+    K *= -2.0
+    K += diag[:, None] + diag[None, :]  # d_i + d_j - 2 K_ij
+    np.fill_diagonal(K, 0.0)
+    np.maximum(K, 0.0, out=K)
+    np.sqrt(K, out=K)
+    return squareform(K, checks=False)

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
+from sklearn import config_context
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ..structure import ClusterScatterPenalty
-from ._base import StructuralClassifier
+from ..kernels import KernelFeatureMap, kernel_matrix, resolve_gamma
+from ..solvers import DeformedFeatures, PrecomputedSVM
+from ..solvers.hinge import DeformedKernel
+from ..structure import ClusterScatterPenalty, build_penalties
+from ._base import LinearFeatures, StructuralClassifier
+
+_BLOCK_ENTRIES = 1 << 22
+"""Kernel entries per row block of ``decision_function`` (32 MiB of float64)."""
 
 
 class SRSVM(StructuralClassifier):
@@ -21,12 +29,19 @@ class SRSVM(StructuralClassifier):
     ``Psi = blockdiag_C(I/|C| - 1 1^T/|C|^2)``
     (:class:`~structreg.structure.ClusterScatterPenalty`), so SRSVM is the hinge-loss
     :class:`StructuralClassifier` with ``gamma_A = 1 / (2 C l)`` and that penalty weighted by
-    ``lam / (2 C l)``; the deformed kernel is computed as ``L^{-1} phi(x)`` with
-    ``L L^T = I + lam V^T Psi V`` (Cholesky of an SPD matrix) instead of the paper's Woodbury
-    formula (21), which inverts the singular ``Psi``.  Clusters are found on the explicit kernel
-    features (``phi``: the inputs for the linear kernel), which is kernel Ward's linkage for a
-    nonlinear kernel.  Solved by scikit-learn's libsvm.
+    ``lam / (2 C l)``, i.e. the deformed kernel of ``lam Psi``.  Two exact paths, neither of
+    which inverts the singular ``Psi`` as the paper's Woodbury formula (21) does:
 
+    * linear kernel with fewer features than samples: explicit features, the inputs
+      ``x -> L^{-1} x`` with ``L L^T = I + lam X^T Psi X`` (a d x d Cholesky factor);
+      clusters are found on the inputs;
+    * otherwise the training Gram matrix ``K`` is computed once and shared: kernel Ward's
+      linkage per class on its feature-space distances, and the deformed Gram matrix
+      ``K - lam K S (I + lam S K S)^{-1} S K`` with ``S`` the symmetric square root of
+      ``Psi`` (:class:`~structreg.solvers.hinge.DeformedKernel`; the middle factor has
+      eigenvalues >= 1).  No factor of ``K`` is formed.
+
+    Solved by scikit-learn's libsvm on the precomputed deformed Gram matrix.
     Parameters
     ----------
     C : float, default=1.0
@@ -56,8 +71,17 @@ class SRSVM(StructuralClassifier):
         Indices of the support vectors in the training set.
     n_support_ : ndarray of shape (n_classes,)
         Number of support vectors of each class.
-    feature_map_, penalty_, solver_info_, svm_
+    penalty_, solver_info_, svm_
         See :class:`StructuralClassifier` and :class:`LapSVM`.
+    deformed_kernel_ : DeformedKernel or None
+        Kernel path: the deformed kernel (``deformed_kernel_.gram_`` is the deformed Gram
+        matrix of the labeled training points); None in the linear explicit-feature path.
+    feature_map_, deformation_
+        The explicit feature map ``phi`` and :class:`~structreg.solvers.DeformedFeatures`
+        as in :class:`StructuralClassifier`: the deformed features of ``x`` are
+        ``deformation_.transform(feature_map_.transform(x))``.  In the kernel path they are
+        built on first access (a factor of K; :func:`structreg.bounds.fitted_bound` and the
+        paper's experiments read them), not during ``fit``.
 
     Examples
     --------
@@ -101,19 +125,118 @@ class SRSVM(StructuralClassifier):
         """The framework's RKHS weight ``1 / (2 C l)`` (set during fit)."""
         return 1.0 / (2.0 * self.C * self._n_labeled)
 
-    def _prepare(self, X, Z, y_codes, labeled):
-        from ..clustering import class_clusters
-
-        self._n_labeled = int(labeled.sum())
-        ids, counts = class_clusters(Z, y_codes, labeled, max_clusters=self.max_clusters)
-        self.cluster_ids_ = ids
-        self.n_clusters_ = np.asarray([counts[c] for c in range(len(self.classes_))])
-
     def _penalty_terms(self, n_samples, n_labeled):
         weight = self.lam / (2.0 * self.C * n_labeled)
         return [(weight, ClusterScatterPenalty(self.cluster_ids_))]
 
-    def _fit_hinge(self, Z, y_codes, labeled, M, psd):
-        super()._fit_hinge(Z, y_codes, labeled, M, psd)
+    def _primal(self, X) -> bool:
+        """Explicit-feature path: linear kernel with fewer features than samples."""
+        return self.kernel == "linear" and X.shape[1] < X.shape[0]
+
+    def _kernel(self, A, B=None):
+        """``k(A, B)`` on inputs validated by fit / decision_function (scikit-learn's checks of
+        them are skipped)."""
+        with config_context(assume_finite=True, skip_parameter_validation=True):
+            return kernel_matrix(
+                A, B, kernel=self.kernel, gamma=self._gamma, degree=self.degree, coef0=self.coef0
+            )
+
+    def _fit(self, X, y, unlabeled):
+        from ..clustering import class_clusters
+
+        y = column_or_1d(y, warn=True)
+        classes, y_codes, labeled = self._encode_labels(y, unlabeled)
+        self.classes_ = classes
+        n, n_lab = X.shape[0], int(labeled.sum())
+        self._n_labeled = n_lab
+        self._fit_X, self._labeled = X, labeled
+        self.__dict__.pop("_hinge_features", None)
+        X_lab = X if n_lab == n else X[labeled]
+        y_lab = y_codes[labeled]
+        primal = self._primal(X)
+        if primal:
+            K = None
+            ids_lab, counts = class_clusters(X_lab, y_lab, max_clusters=self.max_clusters)
+        else:
+            self._gamma = resolve_gamma(X, self.kernel, self.gamma)
+            K = self._kernel(X_lab)
+            if callable(self.kernel):  # the callable's array may be shared or read-only
+                K = np.array(K, dtype=float, order="C")
+            if not np.isfinite(K.sum()) and not np.isfinite(K).all():  # one pass when finite
+                raise ValueError("kernel matrix has non-finite entries")
+            K += K.T  # symmetric to the last bit, as the SVM's Gram matrix must be
+            K *= 0.5
+            ids_lab, counts = class_clusters(K, y_lab, max_clusters=self.max_clusters, gram=True)
+        self.cluster_ids_ = np.full(n, -1, dtype=int)
+        self.cluster_ids_[labeled] = ids_lab
+        self.n_clusters_ = np.asarray([counts[c] for c in range(len(self.classes_))])
+        M, _ = build_penalties(self._penalty_terms(n, n_lab), X, y_codes, labeled)
+        self.penalty_ = M
+        C = 1.0 / (2.0 * self.gamma_A * n_lab)
+        if primal:
+            deformation = DeformedFeatures(X, M, self.gamma_A)
+            Z_lab = deformation.transform(X_lab)
+            self._hinge_features = (LinearFeatures(), deformation, Z_lab)
+            self.deformed_kernel_ = None
+            gram = Z_lab @ Z_lab.T
+            info = {"n_components": X.shape[1], "deformation": "features"}
+        else:
+            root = ClusterScatterPenalty(ids_lab).root(n_lab) if M is not None else None
+            self.deformed_kernel_ = DeformedKernel(K, root, float(self.lam))
+            gram = self.deformed_kernel_.gram_
+            info = {"n_components": n_lab, "deformation": "woodbury"}
+        self.svm_ = PrecomputedSVM(C=C, multi_class=self._multi_class(), tol=self.tol).fit(
+            gram, y_lab, len(self.classes_)
+        )
+        self.solver_info_ = {"loss": "hinge", "C": C, **info}
         self.support_ = np.flatnonzero(labeled)[self.svm_.support_]
         self.n_support_ = np.bincount(y_codes[self.support_], minlength=len(self.classes_))
+        return self
+
+    def decision_function(self, X):
+        """Output f(x): shape (n,) for two classes (positive means ``classes_[1]``), else
+        (n, n_classes)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=float, reset=False)
+        if self.deformed_kernel_ is None:
+            _, deformation, Z_lab = self._hinge_features
+            return self.svm_.decision_function(deformation.transform(X) @ Z_lab.T)
+        X_lab = self._fit_X if self._n_labeled == len(self._labeled) else self._fit_X[self._labeled]
+        step = max(1, _BLOCK_ENTRIES // max(1, X_lab.shape[0]))
+        parts = [
+            self.svm_.decision_function(
+                self.deformed_kernel_.cross(self._kernel(X[i : i + step], X_lab))
+            )
+            for i in range(0, X.shape[0], step)
+        ]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    # -- the explicit deformed features, built on demand in the kernel path ------------------
+    def _deformed_features(self) -> tuple:
+        """``(feature_map_, deformation_, deformed features of the labeled training points)``."""
+        cached = self.__dict__.get("_hinge_features")
+        if cached is None:
+            X = self._fit_X  # AttributeError before fit
+            feature_map = KernelFeatureMap(
+                kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
+            )
+            Z = feature_map.fit_transform(X)
+            deformation = DeformedFeatures(Z, self.penalty_, self.gamma_A)
+            cached = (feature_map, deformation, deformation.transform(Z[self._labeled]))
+            self._hinge_features = cached
+        return cached
+
+    @property
+    def feature_map_(self):
+        """Explicit feature map ``phi`` (see the class docstring)."""
+        return self._deformed_features()[0]
+
+    @property
+    def deformation_(self):
+        """:class:`~structreg.solvers.DeformedFeatures` of the fitted model."""
+        return self._deformed_features()[1]
+
+    @property
+    def _Z_labeled(self):
+        """Deformed features of the labeled training points (their Gram matrix is the SVM's)."""
+        return self._deformed_features()[2]

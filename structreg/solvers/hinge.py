@@ -15,6 +15,17 @@ the deformed kernel is the linear kernel on the features ``L^{-1} phi(x)`` where
 deformed exactly the same way.  ``G`` is positive definite only if M is PSD on the span of
 the data, so an indefinite penalty is refused with a clear error.
 
+When the penalty comes as a factor, ``M / ridge = w R R^T``, the deformed Gram matrix of the
+training points can be formed without a feature map, by Woodbury's identity with a
+well-posed SPD middle factor (:class:`DeformedKernel`):
+
+    K~ = K - w K R (I + w R^T K R)^{-1} R^T K.
+
+It needs the Gram matrix K (not its factor ``V``), one Cholesky factorisation of a matrix
+whose eigenvalues are >= 1, a triangular solve and one symmetric product: about half the
+dense work of factoring ``K``, forming ``I + V^T M V / ridge``, factoring it and deforming
+the features.
+
 The SVM itself is scikit-learn's :class:`~sklearn.svm.SVC` with ``kernel="precomputed"``
 and ``C = 1 / (2 ridge l)`` (dividing the objective by ``2 ridge``), binary or multi-class
 one-vs-rest / one-vs-one.
@@ -23,7 +34,8 @@ one-vs-rest / one-vs-one.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cholesky, solve_triangular
+from scipy.linalg import cholesky, lapack, solve_triangular
+from sklearn import config_context
 from sklearn.svm import SVC
 
 from .square import penalty_products
@@ -62,25 +74,146 @@ class DeformedFeatures:
         return solve_triangular(self.L, Z.T, lower=True).T
 
 
+TRIANGULAR_BLOCK = 48
+"""Block size of :func:`lower_triangular_solve`."""
+
+
+def lower_triangular_solve(
+    L: np.ndarray, B: np.ndarray, block: int = TRIANGULAR_BLOCK, overwrite_b: bool = False
+) -> np.ndarray:
+    """``L^{-1} B`` for a well-conditioned lower-triangular ``L`` (e.g. a Cholesky factor of a
+    matrix with eigenvalues >= 1), blocked: the inverse of every ``block x block`` diagonal
+    block times the updated right-hand side, so nearly all the work is matrix products.
+
+    The result equals :func:`scipy.linalg.solve_triangular` up to rounding (the error of
+    the explicit diagonal-block inverses is that of a triangular solve, a few ``eps`` times
+    the condition number of ``L``); small-matrix ``?trsm`` of the bundled BLAS is 2-3x slower
+    than its matrix products, which made the plain solve the largest cost of SRSVM's fit.
+    ``overwrite_b=True`` (``B`` a C-contiguous float64 array) writes the result into ``B``.
+    """
+    n = L.shape[0]
+    inplace = overwrite_b and B.flags.c_contiguous and B.dtype == np.float64
+    out = B if inplace else np.empty((n, B.shape[1]))
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        inv, info = lapack.dtrtri(L[start:stop, start:stop], lower=1)
+        if info != 0:
+            raise np.linalg.LinAlgError("singular triangular factor")
+        if start:
+            rhs = L[start:stop, :start] @ out[:start]
+            np.subtract(B[start:stop], rhs, out=rhs)
+        else:
+            rhs = B[start:stop].copy() if inplace else B[start:stop]
+        np.matmul(inv, rhs, out=out[start:stop])
+    return out
+
+
+class DeformedKernel:
+    """The deformed kernel of a factored PSD penalty, on the Gram matrix (Woodbury).
+
+    For ``M / ridge = weight R R^T`` (``R`` of shape (n, q), e.g. the symmetric square root
+    of :class:`~structreg.structure.ClusterScatterPenalty`'s ``Psi``; ``weight >= 0``):
+
+        k~(x, z) = k(x, z) - weight k_x^T R (I + weight R^T K R)^{-1} R^T k_z
+
+    which is the deformed kernel ``phi(x)^T (I + V^T M V / ridge)^{-1} phi(z)`` of
+    :class:`DeformedFeatures` for any ``K = V V^T`` (push-through and Woodbury identities).
+    The middle factor ``A = I + weight R^T K R`` has eigenvalues >= 1, so its Cholesky
+    factorisation ``A = L L^T`` never fails and the result does not depend on the rank of K.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Symmetric PSD Gram matrix of the training points.
+    root : LinearOperator, ndarray of shape (n, q) or None
+        The factor ``R``; None (or ``weight == 0``): no penalty, ``k~ = k``.
+    weight : float, default=1.0
+
+    Attributes
+    ----------
+    gram_ : ndarray of shape (n, n)
+        ``K~`` on the training points (exactly symmetric).
+    """
+
+    def __init__(self, K: np.ndarray, root=None, weight: float = 1.0):
+        if not weight >= 0:
+            raise ValueError(f"the penalty weight must be non-negative, got {weight!r}")
+        self.root = root if weight > 0 else None
+        if self.root is None:
+            self.gram_ = K
+            return
+        # n x n arrays are allocated sparingly: fresh large arrays cost page faults
+        self._sqrt_weight = float(np.sqrt(weight))
+        W = np.asarray(root.T @ K, dtype=float)  # R^T K, (q, n)
+        A = np.asarray(root.T @ W.T, dtype=float)  # R^T K R
+        A *= weight
+        A[np.diag_indices_from(A)] += 1.0
+        # A is symmetric up to rounding: factor it, or its transpose, in Fortran order in place
+        L, info = lapack.dpotrf(A if A.flags.f_contiguous else A.T, lower=1, clean=1, overwrite_a=1)
+        if info != 0:
+            raise ValueError(
+                "the deformed kernel needs a positive semi-definite Gram matrix and penalty: "
+                "I + weight R^T K R is not positive definite"
+            )
+        self._L = L
+        B = lower_triangular_solve(L, W, overwrite_b=True)
+        B *= self._sqrt_weight  # K~ = K - B^T B
+        self._B = B
+        gram = B.T @ B  # numpy's ?syrk, mirrored: exactly symmetric
+        self.gram_ = np.subtract(K, gram, out=gram)
+
+    def cross(self, Kx: np.ndarray) -> np.ndarray:
+        """``k~(x, X_train)`` from ``Kx = k(x, X_train)`` (shape (m, n))."""
+        if self.root is None:
+            return Kx
+        C = np.asarray(self.root.T @ Kx.T, dtype=float)
+        C = lower_triangular_solve(self._L, C, overwrite_b=True)
+        C *= self._sqrt_weight
+        return Kx - C.T @ self._B
+
+
+class _CodedSVC(SVC):
+    """:class:`~sklearn.svm.SVC` for targets that the caller has already validated (class
+    codes): ``fit`` skips re-checking their type (``type_of_target`` and friends cost more
+    than libsvm itself on a few hundred points).  Same classes, codes and results as SVC."""
+
+    def _validate_targets(self, y):
+        classes, codes = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(
+                f"The number of classes has to be greater than one; got {len(classes)} class"
+            )
+        self.classes_ = classes
+        self.class_weight_ = np.ones(len(classes))  # class_weight=None
+        return np.asarray(codes.ravel(), dtype=np.float64, order="C")
+
+
 class PrecomputedSVM:
     """libsvm on a precomputed Gram matrix: binary, one-vs-rest or one-vs-one.
 
     ``y`` holds class codes ``0..n_classes-1``.  ``decision_function`` returns shape
     (n,) for two classes, else (n, n_classes) (for "ovo", libsvm's vote-based ovr shape).
+    The Gram matrix must be finite (checked here once); scikit-learn's parameter and
+    finiteness validation of the internal SVC fits is skipped.
     """
 
     def __init__(self, C: float, multi_class: str = "ovr", tol: float = 1e-3, max_iter: int = -1):
         self.C, self.multi_class, self.tol, self.max_iter = C, multi_class, tol, max_iter
 
     def _svc(self, **kw) -> SVC:
-        return SVC(kernel="precomputed", C=self.C, tol=self.tol, max_iter=self.max_iter, **kw)
+        return _CodedSVC(kernel="precomputed", C=self.C, tol=self.tol, max_iter=self.max_iter, **kw)
 
     def fit(self, G: np.ndarray, y: np.ndarray, n_classes: int) -> PrecomputedSVM:
+        if not np.isfinite(G.sum()) and not np.isfinite(G).all():  # one pass when finite
+            raise ValueError("the Gram matrix contains NaN or infinity")
+        if not (self.C > 0 and np.isfinite(self.C)):
+            raise ValueError(f"C must be positive and finite, got {self.C!r}")
         self.n_classes = n_classes
-        if n_classes == 2 or self.multi_class == "ovo":
-            self.svms_ = [self._svc(decision_function_shape="ovr").fit(G, y)]
-        else:
-            self.svms_ = [self._svc().fit(G, (y == k).astype(int)) for k in range(n_classes)]
+        with config_context(assume_finite=True, skip_parameter_validation=True):
+            if n_classes == 2 or self.multi_class == "ovo":
+                self.svms_ = [self._svc(decision_function_shape="ovr").fit(G, y)]
+            else:
+                self.svms_ = [self._svc().fit(G, (y == k).astype(int)) for k in range(n_classes)]
         return self
 
     def decision_function(self, G: np.ndarray) -> np.ndarray:

@@ -228,18 +228,18 @@ def group_scatter(groups: np.ndarray, member: np.ndarray, kind: str, definition:
     are zero."""
     y, labeled = np.asarray(groups), np.asarray(member, dtype=bool)
     n = y.shape[0]
-    classes = np.unique(y[labeled])
-    counts = np.array([np.sum(labeled & (y == c)) for c in classes], dtype=float)
+    rows = np.flatnonzero(labeled)
+    classes, code = np.unique(y[rows], return_inverse=True)
+    code = code.ravel()
+    counts = np.bincount(code, minlength=len(classes)).astype(float)
     # E[:, c] = indicator of class c / n_c, so E^T f are the class means
     E = np.zeros((n, len(classes)))
-    for j, c in enumerate(classes):
-        E[labeled & (y == c), j] = 1.0 / counts[j]
+    E[rows, code] = 1.0 / counts[code]
     mean = labeled / labeled.sum()  # f^T mean = overall mean over labeled points
     if definition == "variance":
         if kind == "within":  # diag(1/n_c) - sum_c e_c e_c^T
             d = np.zeros(n)
-            for j, c in enumerate(classes):
-                d[labeled & (y == c)] = 1.0 / counts[j]
+            d[rows] = 1.0 / counts[code]
             return DiagonalPlusLowRank(d, E, -np.ones(len(classes)))
         k = len(classes)  # 2 (k E E^T - (E 1)(E 1)^T)
         U = np.hstack([E, E.sum(axis=1, keepdims=True)])
@@ -311,12 +311,76 @@ class ClusterScatterPenalty(Penalty):
     def __init__(self, clusters=None):
         self.clusters = clusters
 
-    def build(self, X, y, labeled):
+    def _ids(self, n: int) -> np.ndarray:
         if self.clusters is None:
             raise ValueError("ClusterScatterPenalty needs cluster ids")
         ids = np.asarray(self.clusters)
-        if ids.shape != (X.shape[0],):
+        if ids.shape != (n,):
             raise ValueError(
-                f"clusters has shape {ids.shape}; expected ({X.shape[0]},) over the training points"
+                f"clusters has shape {ids.shape}; expected ({n},) over the training points"
             )
+        return ids
+
+    def build(self, X, y, labeled):
+        ids = self._ids(X.shape[0])
         return group_scatter(ids, ids >= 0, "within", "variance")
+
+    def root(self, n: int) -> ClusterScatterRoot:
+        """The symmetric square root ``S`` of ``Psi`` (``S S = Psi``) over ``n`` training points,
+        for factored solvers (e.g. the hinge loss's deformed kernel)."""
+        return ClusterScatterRoot(self._ids(n))
+
+
+class ClusterScatterRoot(LinearOperator):
+    """Symmetric square root of the cluster scatter ``Psi`` of :class:`ClusterScatterPenalty`.
+
+    ``S = blockdiag_C (I - 1 1^T / |C|) / sqrt(|C|)``: ``S S = Psi`` because the centring
+    projection is idempotent.  ``S A`` centres the rows of ``A`` inside every cluster and
+    scales them by ``1 / sqrt(|C|)``, O(n m) for ``A`` of shape (n, m); rows and columns of
+    points in no cluster (id -1) are zero.
+
+    Parameters
+    ----------
+    clusters : array-like of int, shape (n_samples,)
+        Cluster id of every training point (-1: in no cluster).
+    """
+
+    def __init__(self, clusters):
+        ids = np.asarray(clusters)
+        n = ids.shape[0]
+        member = ids >= 0
+        self.outside = np.flatnonzero(~member)
+        _, code, counts = np.unique(ids[member], return_inverse=True, return_counts=True)
+        self.code = np.zeros(n, dtype=np.intp)
+        self.code[member] = code.ravel()
+        self.scale = np.zeros(n)
+        self.scale[member] = 1.0 / np.sqrt(counts[code.ravel()])
+        # cluster means as one product: row c holds 1/|C| on the members of cluster c
+        self.means = np.zeros((len(counts), n))
+        self.means[self.code[member], np.flatnonzero(member)] = 1.0 / counts[code.ravel()]
+        super().__init__(dtype=np.dtype(float), shape=(n, n))
+
+    def _matmat(self, A):
+        A = np.asarray(A, dtype=float)
+        if self.means.shape[0] == 0:
+            return np.zeros_like(A)
+        if A.flags.f_contiguous and not A.flags.c_contiguous:  # (A^T S)^T: contiguous access
+            out = np.take(A.T @ self.means.T, self.code, axis=1)
+            np.subtract(A.T, out, out=out)
+            out *= self.scale
+            out[:, self.outside] = 0.0
+            return out.T
+        out = np.take(self.means @ A, self.code, axis=0)  # the one (n, m) array allocated
+        np.subtract(A, out, out=out)
+        out *= self.scale[:, None]
+        out[self.outside] = 0.0
+        return out
+
+    def _matvec(self, v):
+        return self._matmat(np.reshape(v, (-1, 1))).ravel()
+
+    def _adjoint(self):
+        return self
+
+    def _transpose(self):
+        return self
