@@ -74,38 +74,54 @@ class DeformedFeatures:
         return solve_triangular(self.L, Z.T, lower=True).T
 
 
-TRIANGULAR_BLOCK = 48
-"""Block size of :func:`lower_triangular_solve`."""
+TRIANGULAR_LEAF = 48
+"""Size of the diagonal blocks that :func:`lower_triangular_solve` inverts."""
+
+TRIANGULAR_RECURSION_MAX = 1000
+"""Largest order solved by recursion; beyond it, and for one right-hand side column,
+:func:`lower_triangular_solve` calls ``?trsm``.  (Structural fits below 1000 samples run with
+one BLAS thread; with several threads the many small products of the recursion lose to
+``?trsm``.)"""
 
 
 def lower_triangular_solve(
-    L: np.ndarray, B: np.ndarray, block: int = TRIANGULAR_BLOCK, overwrite_b: bool = False
+    L: np.ndarray, B: np.ndarray, overwrite_b: bool = False, leaf: int = TRIANGULAR_LEAF
 ) -> np.ndarray:
     """``L^{-1} B`` for a well-conditioned lower-triangular ``L`` (e.g. a Cholesky factor of a
-    matrix with eigenvalues >= 1), blocked: the inverse of every ``block x block`` diagonal
-    block times the updated right-hand side, so nearly all the work is matrix products.
+    matrix with eigenvalues >= 1).
 
-    The result equals :func:`scipy.linalg.solve_triangular` up to rounding (the error of
-    the explicit diagonal-block inverses is that of a triangular solve, a few ``eps`` times
-    the condition number of ``L``); small-matrix ``?trsm`` of the bundled BLAS is 2-3x slower
-    than its matrix products, which made the plain solve the largest cost of SRSVM's fit.
-    ``overwrite_b=True`` (``B`` a C-contiguous float64 array) writes the result into ``B``.
+    Below :data:`TRIANGULAR_RECURSION_MAX` rows: recursive halving, ``B_2 <- L_22^{-1} (B_2 -
+    L_21 B_1)``, with the ``leaf x leaf`` diagonal blocks inverted explicitly, so nearly all
+    the work is matrix products.  The result equals :func:`scipy.linalg.solve_triangular` up
+    to rounding (the error of the explicit leaf inverses is that of a triangular solve, a few
+    ``eps`` times the condition number of ``L``); single-threaded small-matrix ``?trsm`` of
+    the bundled OpenBLAS is 2-3x slower than its matrix products, which made the plain solve
+    the largest cost of SRSVM's deformed kernel.  ``overwrite_b=True`` (``B`` a C-contiguous
+    float64 array) may write the result into ``B``.
     """
     n = L.shape[0]
+    if n > TRIANGULAR_RECURSION_MAX or B.ndim != 2 or B.shape[1] < 2:
+        return solve_triangular(L, B, lower=True, overwrite_b=overwrite_b, check_finite=False)
     inplace = overwrite_b and B.flags.c_contiguous and B.dtype == np.float64
     out = B if inplace else np.empty((n, B.shape[1]))
-    for start in range(0, n, block):
-        stop = min(start + block, n)
-        inv, info = lapack.dtrtri(L[start:stop, start:stop], lower=1)
+    _recursive_lower_solve(L, B, out, leaf)
+    return out
+
+
+def _recursive_lower_solve(L, B, out, leaf):
+    """``out <- L^{-1} B``; ``out`` may be ``B`` itself."""
+    n = L.shape[0]
+    if n <= leaf:
+        inv, info = lapack.dtrtri(L, lower=1)
         if info != 0:
             raise np.linalg.LinAlgError("singular triangular factor")
-        if start:
-            rhs = L[start:stop, :start] @ out[:start]
-            np.subtract(B[start:stop], rhs, out=rhs)
-        else:
-            rhs = B[start:stop].copy() if inplace else B[start:stop]
-        np.matmul(inv, rhs, out=out[start:stop])
-    return out
+        np.matmul(inv, B.copy() if out is B else B, out=out)
+        return
+    half = n // 2
+    _recursive_lower_solve(L[:half, :half], B[:half], out[:half], leaf)
+    rhs = L[half:, :half] @ out[:half]
+    np.subtract(B[half:], rhs, out=rhs)
+    _recursive_lower_solve(L[half:, half:], rhs, out[half:], leaf)
 
 
 class DeformedKernel:
