@@ -544,7 +544,8 @@ def _gram_distances(K: np.ndarray, symmetric: bool = True, overwrite: bool = Fal
         K = K.copy()
     diag = np.diag(K).copy()
     K *= -2.0
-    K += diag[:, None] + diag[None, :]  # d_i + d_j - 2 K_ij
+    K += diag[:, None]  # (-2 K_ij + d_i) + d_j: no n x n temporary
+    K += diag[None, :]
     np.fill_diagonal(K, 0.0)
     np.maximum(K, 0.0, out=K)
     np.sqrt(K, out=K)
