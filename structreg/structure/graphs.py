@@ -16,10 +16,72 @@ Label-aware variants split a kNN graph into its *within-class* part (both ends l
 with the same class) and *between-class* part (both ends labeled, different classes), as
 DRLSC/LDR do; :func:`class_wise_graph` instead connects each labeled point to its k nearest
 neighbours *of its own class* (the supervised "MR" construction).
+
+Neighbour search (``algorithm=``) and cost
+------------------------------------------
+No function here forms an n x n array; memory is O(n k) plus the search structure.
+
+``"exact"``
+    :class:`sklearn.neighbors.NearestNeighbors` with its own ``algorithm="auto"``: a k-d tree
+    when ``n_features <= 15``, brute force otherwise.  Brute force never holds the n x n
+    distance matrix either (read in scikit-learn 1.9, ``KNeighborsMixin.kneighbors`` in
+    ``sklearn/neighbors/_base.py``): for Euclidean distances on dense or CSR float data it runs
+    ``ArgKmin`` (``sklearn/metrics/_pairwise_distances_reduction``), which computes distances
+    in tiles of ``pairwise_dist_chunk_size`` (default 256) queries x 256 points with OpenMP
+    threads and keeps a running k-smallest heap per query; the other cases go through
+    :func:`sklearn.metrics.pairwise_distances_chunked`, whose chunks are bounded by
+    ``working_memory`` (default 1024 MiB).  Its time is still O(n^2 d).
+``"approximate"``
+    NN-descent (``pynndescent.NNDescent``, optional extra ``pip install "structreg[ann]"``),
+    with a working graph of ``max(k + 1, NNDESCENT_MIN_NEIGHBORS)`` neighbours,
+    ``random_state=NNDESCENT_RANDOM_STATE`` (reproducible) and numba's thread count; see
+    :func:`_nndescent_indices`.  Every process pays a one-off numba JIT compilation on its
+    first call: 70 s of CPU measured (pynndescent 0.7.0, numba 0.68; its core functions are
+    not cached on disk); later calls in the same process start at once.
+``"auto"``
+    ``"approximate"`` iff the input is dense, ``n_samples >= APPROX_MIN_SAMPLES`` (100 000),
+    ``n_features >= APPROX_MIN_FEATURES`` (16) and pynndescent imports; else ``"exact"``.
+
+The rule rests on these timings of ``knn_graph(X, 10, weights="heat")`` (2-core machine
+shared with other jobs, load 1.5-3 unless noted; seconds of wall time, approximate times
+without the one-off JIT; recall = fraction of the exact directed 10-NN found, from 2000
+sampled points where marked *)::
+
+    data (n, d)                 exact    approximate   recall
+    two moons   1e4,   2           0.2        0.5        1.0
+    two moons   1e5,   2           1.4        7.0        1.0
+    two moons   1e6,   2        18-21        72          1.0
+    64-d mixture 1e4              1.4        3.0        0.998
+    64-d mixture 5e4             27         13          0.971
+    64-d mixture 1e5            136       17-23         0.939
+    256-d mixture 1e4             1.9        2.5        0.990
+    256-d mixture 5e4            35         15          0.885
+    256-d mixture 1e5         (> 3 min)     31          0.79*
+    8-d latent in 64-d, 1e5   (not run)     17          1.0*
+
+In 2-D the k-d tree wins at every size.  From 16 features on, scikit-learn searches by brute
+force, O(n^2): at 5e4 points NN-descent is faster than exact search only once its JIT is
+paid (13 + 70 s against 27 s), at 1e5 points it is faster even with it (20 + 70 s against
+136 s; 194 s on a busier machine), hence the thresholds.  The mixtures above are Gaussian
+clusters of full rank, the hardest case for NN-descent (a working graph of 15 instead of 30
+neighbours gave recall 0.69 at 1e5 in 64-d); data of low intrinsic dimension (the 8-d latent
+row) are found almost exactly.
+
+Edges: the union of both directions is formed as the pattern of ``A + A^T`` for the directed
+CSR graph ``A`` (n = 1e6, k = 10: 2-3.5 s and 260 MiB, against 34-49 s and 990 MiB for the
+earlier ``np.unique`` over ``2 n k`` int64 pair keys), and weights are computed exactly in
+float64 from ``X`` for every edge, in chunks of ``_PAIR_CHUNK_FLOATS`` (1.4 s for the 11.4
+million edges at n = 1e6 in 2-D; 1-4 s at 1e5 points in 64-256-d).  Neighbour distances
+returned by the search are not reused: pynndescent's are float32 and scikit-learn's brute
+force expands ``|x|^2 - 2 x.y + |y|^2``, so recomputing keeps the weights exact, identical
+for both algorithms and bit-for-bit those of earlier releases.  Measured peak memory above
+the input during ``knn_graph``: 514 MiB at 1e6 points in 2-D (exact), 1 GiB with NN-descent,
+30-80 MiB at 1e5 points in 64-d.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Literal
 
 import numpy as np
@@ -27,6 +89,24 @@ import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 
 Weights = Literal["connectivity", "heat", "dot"]
+Algorithm = Literal["auto", "exact", "approximate"]
+
+ALGORITHMS = ("auto", "exact", "approximate")
+
+# ``algorithm="auto"`` searches approximately (pynndescent) only when BOTH thresholds are met,
+# the input is dense and pynndescent imports; see the module docstring for the measurements.
+APPROX_MIN_SAMPLES = 100_000  # NN-descent beats brute force even with its JIT from ~1e5 points
+APPROX_MIN_FEATURES = 16  # below 16 features scikit-learn's exact search uses a k-d tree
+
+# pynndescent.NNDescent settings (see _nndescent_indices): a fixed seed, and a working graph of
+# at least 30 neighbours (pynndescent's default n_neighbors).  Recall of the 10-NN of a 64-d
+# Gaussian mixture, 1e5 points: 0.69 / 0.82 / 0.94 / 0.98 with 15 / 20 / 30 / 40 neighbours
+# (search 5-10 / 13 / 16-22 / 40 s on the loaded 2-core machine); 0.63 with k + 1 = 11 at 5e4.
+NNDESCENT_RANDOM_STATE = 0
+NNDESCENT_MIN_NEIGHBORS = 30
+
+# per-edge distances / dot products are computed in chunks of about this many floats
+_PAIR_CHUNK_FLOATS = 1 << 21
 
 
 def _check_weights(weights: str, t: float | None) -> None:
@@ -36,6 +116,106 @@ def _check_weights(weights: str, t: float | None) -> None:
         raise ValueError(f"heat-kernel width t must be a positive finite number, got {t!r}")
 
 
+def _check_algorithm(algorithm) -> None:
+    if not (isinstance(algorithm, str) and algorithm in ALGORITHMS):
+        raise ValueError(
+            f"algorithm must be one of 'auto', 'exact' or 'approximate', got {algorithm!r}"
+        )
+
+
+def _import_nndescent():
+    """pynndescent's NNDescent class, or an ImportError naming the optional extra."""
+    try:
+        from pynndescent import NNDescent
+    except ImportError as exc:
+        raise ImportError(
+            'algorithm="approximate" needs the optional dependency pynndescent; install it with '
+            'pip install "structreg[ann]" (or pip install pynndescent)'
+        ) from exc
+    return NNDescent
+
+
+def resolve_algorithm(X, algorithm: Algorithm = "auto") -> str:
+    """The search ``knn_graph`` runs for ``X``: ``"exact"`` or ``"approximate"``.
+
+    ``"auto"`` is ``"approximate"`` iff ``X`` is dense, ``n_samples >= APPROX_MIN_SAMPLES``,
+    ``n_features >= APPROX_MIN_FEATURES`` and pynndescent can be imported; else ``"exact"``.
+    """
+    _check_algorithm(algorithm)
+    if algorithm != "auto":
+        return algorithm
+    n, d = X.shape
+    if sp.issparse(X) or n < APPROX_MIN_SAMPLES or d < APPROX_MIN_FEATURES:
+        return "exact"
+    try:
+        _import_nndescent()
+    except ImportError:
+        return "exact"
+    return "approximate"
+
+
+def knn_indices(X, n_neighbors: int, *, algorithm: Algorithm = "auto") -> np.ndarray:
+    """Indices ``(n_samples, n_neighbors)`` of the nearest *other* rows of ``X``, nearest first.
+
+    The point itself is excluded by index; when duplicates hide it from the ``k + 1`` nearest
+    (all at distance 0), the farthest of those is dropped instead.  ``algorithm`` as in
+    :func:`knn_graph`.
+    """
+    X = _as_points(X)
+    n = X.shape[0]
+    if not (isinstance(n_neighbors, (int, np.integer)) and n_neighbors >= 1):
+        raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
+    if n_neighbors >= n:
+        raise ValueError(
+            f"n_neighbors={n_neighbors} must be smaller than the number of points in the "
+            f"graph ({n})"
+        )
+    if resolve_algorithm(X, algorithm) == "approximate":
+        ind = _nndescent_indices(X, n_neighbors + 1)
+    else:
+        ind = _exact_indices(X, X, n_neighbors + 1)
+    return _drop_self(ind, np.arange(n), n_neighbors)
+
+
+def _exact_indices(X, queries, n_query: int) -> np.ndarray:
+    """Exact ``n_query`` nearest rows of ``X`` for every row of ``queries`` (self included)."""
+    nn = NearestNeighbors(n_neighbors=n_query).fit(X)
+    return nn.kneighbors(queries, return_distance=False)
+
+
+def _drop_self(ind: np.ndarray, self_index: np.ndarray, k: int) -> np.ndarray:
+    is_self = ind == self_index[:, None]
+    is_self[~is_self.any(axis=1), -1] = True  # self hidden behind duplicates: drop the farthest
+    return ind[~is_self].reshape(ind.shape[0], k)
+
+
+def _nndescent_indices(X, n_query: int) -> np.ndarray:
+    """Approximate ``n_query`` nearest rows (self first) of every row of ``X`` by NN-descent.
+
+    ``pynndescent.NNDescent`` is built with ``n_neighbors = max(n_query,
+    NNDESCENT_MIN_NEIGHBORS)`` (a larger working graph raises recall; the extra columns are
+    dropped), ``random_state=NNDESCENT_RANDOM_STATE`` (reproducible), ``n_jobs=None`` (numba's
+    thread count: all cores unless limited by ``NUMBA_NUM_THREADS`` /
+    ``numba.set_num_threads``) and pynndescent's defaults otherwise (``low_memory=True``,
+    ``n_trees`` / ``n_iters`` from n_samples).  Its float32 distances are not used.  Rows where
+    NN-descent found too few neighbours (index -1) are searched exactly; inputs too small for
+    the working graph are searched exactly altogether.
+    """
+    NNDescent = _import_nndescent()
+    n = X.shape[0]
+    build_k = max(n_query, NNDESCENT_MIN_NEIGHBORS)
+    if build_k >= n:  # NN-descent needs more points than neighbours; exact is cheap here
+        return _exact_indices(X, X, n_query)
+    with warnings.catch_warnings():  # rows with missing neighbours are repaired below
+        warnings.filterwarnings("ignore", message="Failed to correctly find n_neighbors")
+        index = NNDescent(X, n_neighbors=build_k, random_state=NNDESCENT_RANDOM_STATE, n_jobs=None)
+        ind = np.asarray(index.neighbor_graph[0][:, :n_query], dtype=np.intp)
+    bad = np.flatnonzero((ind < 0).any(axis=1))
+    if bad.size:
+        ind[bad] = _exact_indices(X, X[bad], n_query)
+    return ind
+
+
 def knn_graph(
     X: np.ndarray,
     n_neighbors: int = 6,
@@ -43,8 +223,11 @@ def knn_graph(
     weights: Weights = "connectivity",
     t: float | None = None,
     symmetrize: bool = True,
+    algorithm: Algorithm = "auto",
 ) -> sp.csr_matrix:
     """Symmetric kNN adjacency matrix of the rows of ``X``.
+
+    Memory is O(n_samples * n_neighbors) (plus the search structure); no n x n array is formed.
 
     Parameters
     ----------
@@ -57,38 +240,45 @@ def knn_graph(
         squared length of the graph's edges.
     symmetrize : bool
         If True (default) ``i ~ j`` iff ``j in kNN(i)`` or ``i in kNN(j)``.
+    algorithm : {"auto", "exact", "approximate"}, default="auto"
+        Neighbour search.  ``"exact"``: scikit-learn ``NearestNeighbors`` (k-d tree below 16
+        features, chunked brute force above).  ``"approximate"``: NN-descent
+        (``pynndescent``, optional extra ``pip install "structreg[ann]"``).  ``"auto"``:
+        approximate only for large, high-dimensional dense data, see
+        :func:`resolve_algorithm` and the module docstring.  Edge weights are always
+        computed exactly (float64) from ``X``.
 
     Returns
     -------
     W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        Sorted indices, zero diagonal.
     """
     X = _as_points(X)
     n = X.shape[0]
     _check_weights(weights, t)
-    if not (isinstance(n_neighbors, (int, np.integer)) and n_neighbors >= 1):
-        raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
-    if n_neighbors >= n:
-        raise ValueError(
-            f"n_neighbors={n_neighbors} must be smaller than the number of points in the "
-            f"graph ({n})"
-        )
-    # Ask for k+1 and drop self; with duplicate points 'self' may not come first, so
-    # remove the diagonal explicitly and keep the k nearest others.
-    nn = NearestNeighbors(n_neighbors=n_neighbors + 1).fit(X)
-    ind = nn.kneighbors(X, return_distance=False)
-    rows = np.repeat(np.arange(n), n_neighbors + 1)
-    cols = ind.ravel()
-    not_self = rows != cols
-    # keep exactly k non-self neighbours per row
-    order = np.cumsum(not_self.reshape(n, -1), axis=1).ravel()
-    keep = not_self & (order <= n_neighbors)
-    rows, cols = rows[keep], cols[keep]
-    if symmetrize:  # union of both directions; every weight is a symmetric function of (i, j)
-        pairs = np.unique(np.concatenate([rows * n + cols, cols * n + rows]))
-        rows, cols = pairs // n, pairs % n
-    dist = _pair_distances(X, rows, cols)
+    _check_algorithm(algorithm)
+    k = n_neighbors
+    ind = knn_indices(X, k, algorithm=algorithm)
+    indptr = np.arange(0, n * k + 1, k)
+    if not symmetrize:
+        rows, cols = np.repeat(np.arange(n), k), ind.ravel()
+        dist = _pair_distances(X, rows, cols) if weights == "heat" else None
+        W = sp.csr_matrix((_edge_weights(X, rows, cols, dist, weights, t), cols, indptr), (n, n))
+        W.sort_indices()
+        return W
+    # union of both directions as a sparse pattern (the k neighbours of a row are distinct):
+    # O(nnz) CSR additions instead of sorting n*k*2 pair keys
+    A = sp.csr_matrix((np.ones(n * k, dtype=np.int8), ind.ravel(), indptr), shape=(n, n))
+    A.sort_indices()
+    S = A + A.T.tocsr()
+    S.sort_indices()
+    cols = S.indices
+    rows = np.repeat(np.arange(n, dtype=cols.dtype), np.diff(S.indptr))
+    # every weight is a symmetric function of (i, j) computed the same way both ways round,
+    # so W is exactly symmetric
+    dist = _pair_distances(X, rows, cols) if weights == "heat" else None
     data = _edge_weights(X, rows, cols, dist, weights, t)
-    return sp.csr_matrix((data, (rows, cols)), shape=(n, n))
+    return sp.csr_matrix((data, cols, S.indptr), shape=(n, n))
 
 
 def _edge_weights(X, rows, cols, dist, weights, t):
@@ -117,19 +307,60 @@ def _as_points(X):
 
 
 def _pair_dots(X, rows, cols) -> np.ndarray:
-    """``<x_i, x_j>`` for the given pairs, dense or sparse X, O(nnz) per pair."""
+    """``<x_i, x_j>`` for the given pairs, dense or sparse X (chunked: bounded temporaries)."""
+    return _chunked_pairs(_pair_dots_block, X, rows, cols)
+
+
+def _pair_distances(X, rows, cols) -> np.ndarray:
+    """``||x_i - x_j||`` for the given pairs, dense or sparse X (chunked: bounded temporaries)."""
+    if sp.issparse(X):
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+
+        def block(X, r, c):
+            d2 = sq[r] + sq[c] - 2.0 * _pair_dots_block(X, r, c)
+            return np.sqrt(np.maximum(d2, 0.0))
+
+        return _chunked_pairs(block, X, rows, cols)
+    if X.shape[1] < 8:
+        # few coordinates: gather one contiguous column at a time (about twice as fast at
+        # n = 1e6 in 2-D); numpy sums fewer than 8 terms sequentially, so the result is the
+        # same as np.sum(..., axis=1) bit for bit
+        columns = np.ascontiguousarray(X.T)
+
+        def by_column(X, r, c):
+            acc = np.zeros(len(r))
+            for xj in columns:
+                dj = xj[r] - xj[c]
+                dj *= dj
+                acc += dj
+            return np.sqrt(acc)
+
+        return _chunked_pairs(by_column, X, rows, cols)
+    return _chunked_pairs(_pair_distances_block, X, rows, cols)
+
+
+def _pair_dots_block(X, rows, cols) -> np.ndarray:
     if sp.issparse(X):
         return np.asarray(X[rows].multiply(X[cols]).sum(axis=1)).ravel()
     return np.einsum("ij,ij->i", X[rows], X[cols])
 
 
-def _pair_distances(X, rows, cols) -> np.ndarray:
-    """``||x_i - x_j||`` for the given pairs, dense or sparse X."""
-    if sp.issparse(X):
-        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        d2 = sq[rows] + sq[cols] - 2.0 * _pair_dots(X, rows, cols)
-        return np.sqrt(np.maximum(d2, 0.0))
+def _pair_distances_block(X, rows, cols) -> np.ndarray:
     return np.sqrt(np.sum((X[rows] - X[cols]) ** 2, axis=1))
+
+
+def _chunked_pairs(func, X, rows, cols) -> np.ndarray:
+    """``func(X, rows, cols)`` over chunks of pairs; each row's value does not depend on the
+    chunking, so the result equals the unchunked one bit for bit."""
+    m = len(rows)
+    width = X.shape[1] if not sp.issparse(X) else max(1, X.nnz // max(1, X.shape[0]))
+    step = max(1024, _PAIR_CHUNK_FLOATS // max(1, width))
+    if m <= step:
+        return func(X, rows, cols)
+    out = np.empty(m)
+    for s in range(0, m, step):
+        out[s : s + step] = func(X, rows[s : s + step], cols[s : s + step])
+    return out
 
 
 def check_graph(W, n_samples: int) -> sp.csr_matrix:
@@ -189,13 +420,17 @@ def split_by_labels(
 
 
 def within_class_graph(X, y, labeled=None, n_neighbors=6, **kw) -> sp.csr_matrix:
-    """Edges of the kNN graph of ``X`` whose two ends share a label (DRLSC's G_w)."""
+    """Edges of the kNN graph of ``X`` whose two ends share a label (DRLSC's G_w).
+
+    ``**kw`` (``weights``, ``t``, ``symmetrize``, ``algorithm``) go to :func:`knn_graph`."""
     labeled = np.ones(len(y), bool) if labeled is None else np.asarray(labeled, bool)
     return split_by_labels(knn_graph(X, n_neighbors, **kw), np.asarray(y), labeled)[0]
 
 
 def between_class_graph(X, y, labeled=None, n_neighbors=6, **kw) -> sp.csr_matrix:
-    """Edges of the kNN graph of ``X`` whose two ends have different labels (DRLSC's G_b)."""
+    """Edges of the kNN graph of ``X`` whose two ends have different labels (DRLSC's G_b).
+
+    ``**kw`` (``weights``, ``t``, ``symmetrize``, ``algorithm``) go to :func:`knn_graph`."""
     labeled = np.ones(len(y), bool) if labeled is None else np.asarray(labeled, bool)
     return split_by_labels(knn_graph(X, n_neighbors, **kw), np.asarray(y), labeled)[1]
 
@@ -207,12 +442,14 @@ def other_class_graph(
     of *other* classes (pooled), symmetrised by union (LDR's zeta-neighbourhood graph).
 
     Only ``weights="connectivity"`` and ``"heat"`` are meaningful here; ``t=None`` takes the mean
-    squared edge length.
+    squared edge length.  The search is always exact (it only queries labeled points); an
+    ``algorithm`` keyword is validated for symmetry with the other builders, then ignored.
     """
     X = _as_points(X)
     n = X.shape[0]
     weights, t = kw.get("weights", "connectivity"), kw.get("t")
     _check_weights(weights, t)
+    _check_algorithm(kw.get("algorithm", "auto"))
     rows, cols = [], []
     for c in np.unique(y[labeled]):
         own = np.flatnonzero(labeled & (y == c))
@@ -242,7 +479,9 @@ def class_wise_graph(
 
     This is the supervised manifold-regularisation ("MR") construction: every class gets
     its own graph, and unlabeled points stay isolated.  Each class needs more than
-    ``n_neighbors`` labeled points.
+    ``n_neighbors`` labeled points.  ``**kw`` (``weights``, ``t``, ``symmetrize``,
+    ``algorithm``) go to :func:`knn_graph`, once per class (so ``algorithm="auto"`` applies its
+    size threshold to each class).
     """
     X = _as_points(X)
     n = X.shape[0]

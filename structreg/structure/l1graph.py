@@ -68,10 +68,10 @@ from joblib import Parallel, delayed, effective_n_jobs
 from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_array
 from threadpoolctl import threadpool_limits
 
+from .graphs import knn_indices
 from .penalties import Penalty
 
 L1_MODES = ("exact", "lasso")
@@ -262,12 +262,12 @@ def _exact_block(X: np.ndarray, block: np.ndarray, n_seeds: int, tol: float, use
 
 
 def _candidates(X: np.ndarray, k: int) -> np.ndarray:
-    """Indices (n, k) of the k nearest other points of every point (self excluded by index)."""
-    n = X.shape[0]
-    ind = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X, return_distance=False)
-    is_self = ind == np.arange(n)[:, None]
-    is_self[~is_self.any(axis=1), -1] = True  # self hidden behind duplicates: drop the farthest
-    return ind[~is_self].reshape(n, k)
+    """Indices (n, k) of the k nearest other points of every point (self excluded by index).
+
+    The kNN graphs' search (:func:`~structreg.structure.graphs.knn_indices`, ``"auto"``): exact
+    scikit-learn search except for large high-dimensional inputs, which use NN-descent when
+    pynndescent is installed (the candidates are then approximate nearest points)."""
+    return knn_indices(X, k, algorithm="auto")
 
 
 def _polish(G: np.ndarray, c: np.ndarray, z: np.ndarray, alpha: float):

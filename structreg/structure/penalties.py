@@ -23,6 +23,7 @@ from sklearn.base import BaseEstimator
 
 from .._params import GRAPH_CHOICES
 from .graphs import (
+    _check_algorithm,
     check_graph,
     class_wise_graph,
     heat_reweight,
@@ -68,6 +69,11 @@ class LaplacianPenalty(Penalty):
         Heat-kernel width; ``None`` uses the mean squared length of the graph's edges.
     normalized : bool, default=False
         Use ``I - D^{-1/2} W D^{-1/2}`` instead of ``D - W``.
+    algorithm : {"auto", "exact", "approximate"}, default="auto"
+        Neighbour search of the kNN graphs (``"knn"``, ``"class-wise"``, ``"within-class"``,
+        ``"between-class"``), see :func:`~structreg.structure.graphs.knn_graph`:
+        ``"approximate"`` uses NN-descent (``pip install "structreg[ann]"``), ``"auto"`` only
+        for large high-dimensional data.  ``"other-class"`` graphs are always searched exactly.
 
     Examples
     --------
@@ -79,12 +85,15 @@ class LaplacianPenalty(Penalty):
     True
     """
 
-    def __init__(self, graph="knn", n_neighbors=6, weights="heat", t=None, normalized=False):
+    def __init__(
+        self, graph="knn", n_neighbors=6, weights="heat", t=None, normalized=False, algorithm="auto"
+    ):
         self.graph = graph
         self.n_neighbors = n_neighbors
         self.weights = weights
         self.t = t
         self.normalized = normalized
+        self.algorithm = algorithm
 
     @property
     def psd(self) -> bool:
@@ -102,14 +111,17 @@ class LaplacianPenalty(Penalty):
             )
         if not isinstance(self.n_neighbors, Integral) or self.n_neighbors < 1:
             raise ValueError(f"n_neighbors must be a positive integer, got {self.n_neighbors!r}")
+        _check_algorithm(self.algorithm)
         kw = dict(weights=self.weights, t=self.t)
+        if self.graph == "other-class":  # queries labeled points only: always exact
+            return other_class_graph(X, y, labeled, self.n_neighbors, **kw)
+        kw["algorithm"] = self.algorithm
         if self.graph == "class-wise":
             if self.weights == "heat" and self.t is None:  # one width for all classes
-                W = class_wise_graph(X, y, labeled, self.n_neighbors, weights="connectivity")
+                kw["weights"] = "connectivity"
+                W = class_wise_graph(X, y, labeled, self.n_neighbors, **kw)
                 return heat_reweight(W, X)
             return class_wise_graph(X, y, labeled, self.n_neighbors, **kw)
-        if self.graph == "other-class":
-            return other_class_graph(X, y, labeled, self.n_neighbors, **kw)
         W = knn_graph(X, self.n_neighbors, **kw)
         if self.graph == "knn":
             return W
