@@ -51,7 +51,8 @@ def main() -> None:
     parser.add_argument("--models", default="LapRLSC,DALapRLSC")
     parser.add_argument("--data", default="moons,mixture")
     args = parser.parse_args()
-    print(f"{'n':>8} {'data':>8} {'model':>10} {'fit s':>8} {'peak GiB':>9} {'RSS GiB':>8} {'acc':>7}")
+    head = f"{'n':>8} {'data':>8} {'model':>10} {'fit s':>8} {'peak GiB':>9} {'RSS GiB':>8}"
+    print(head + f" {'acc':>7}")
     for n in map(int, args.sizes.split(",")):
         for data in args.data.split(","):
             X, y = make_data(data, n)

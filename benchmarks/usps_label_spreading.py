@@ -20,8 +20,8 @@ import argparse
 
 import numpy as np
 from _measure import measure, semi_labels
-from sklearn.semi_supervised import LabelSpreading
 from sklearn.preprocessing import MinMaxScaler
+from sklearn.semi_supervised import LabelSpreading
 
 from structreg import LapRLSC
 from structreg.datasets import load_dataset

@@ -28,6 +28,7 @@ from ._params import constraints_for
 
 KERNELS = ("linear", "rbf", "poly")
 
+
 def select_centers(
     X: np.ndarray, n_centers: int, method: str = "uniform", random_state=None
 ) -> np.ndarray:
