@@ -2,7 +2,8 @@
 
 Synthetic data with 10 labeled points per class: ``moons`` (two moons, noise 0.1) and
 ``mixture`` (4 classes, each a mixture of 3 Gaussian blobs in 10-D).  Each fit builds the kNN
-graph (k = 10; exact k-d tree in low dimension, see :mod:`structreg.structure.graphs`), draws
+graph (k = 10; ``algorithm="auto"``: exact k-d tree for the 2-D moons, NN-descent for the
+10-D mixture from 2e5 points, see :mod:`structreg.structure.graphs`), draws
 m uniform centres and solves the m x m system.  Printed: fit time, peak traced memory, the
 process's peak RSS so far, and the accuracy on all points.  Targets of the issue: n = 100k
 in <= 60 s and <= 4 GiB on 2 cores; n = 1M in <= 15 minutes.

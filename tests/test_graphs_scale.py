@@ -72,15 +72,23 @@ def test_auto_rule_and_exact_result_below_the_threshold(rng):
     big = np.empty((graphs.APPROX_MIN_SAMPLES, graphs.APPROX_MIN_FEATURES))
     low_d = np.empty((graphs.APPROX_MIN_SAMPLES, graphs.APPROX_MIN_FEATURES - 1))
     few = np.empty((graphs.APPROX_MIN_SAMPLES - 1, 10 * graphs.APPROX_MIN_FEATURES))
-    assert graphs.resolve_algorithm(low_d, "auto") == "exact"
-    assert graphs.resolve_algorithm(few, "auto") == "exact"
-    assert graphs.resolve_algorithm(sp.csr_matrix((10, 10)), "auto") == "exact"
+    # the k-d tree regime: fewer features, more samples
+    tree_big = np.empty((graphs.TREE_APPROX_MIN_SAMPLES, graphs.TREE_APPROX_MIN_FEATURES))
+    tree_low_d = np.empty(
+        (10 * graphs.TREE_APPROX_MIN_SAMPLES, graphs.TREE_APPROX_MIN_FEATURES - 1)
+    )
+    tree_few = np.empty((graphs.TREE_APPROX_MIN_SAMPLES - 1, graphs.TREE_APPROX_MIN_FEATURES))
+    assert graphs.TREE_APPROX_MIN_FEATURES < graphs.APPROX_MIN_FEATURES
+    for exact_case in (low_d, few, tree_low_d, tree_few, sp.csr_matrix((10, 10))):
+        assert graphs.resolve_algorithm(exact_case, "auto") == "exact"
     try:
         import pynndescent  # noqa: F401
     except ImportError:
-        assert graphs.resolve_algorithm(big, "auto") == "exact"
+        expected = "exact"
     else:
-        assert graphs.resolve_algorithm(big, "auto") == "approximate"
+        expected = "approximate"
+    assert graphs.resolve_algorithm(big, "auto") == expected
+    assert graphs.resolve_algorithm(tree_big, "auto") == expected
     assert graphs.resolve_algorithm(big, "exact") == "exact"
 
 

@@ -39,8 +39,10 @@ No function here forms an n x n array; memory is O(n k) plus the search structur
     first call: 70 s of CPU measured (pynndescent 0.7.0, numba 0.68; its core functions are
     not cached on disk); later calls in the same process start at once.
 ``"auto"``
-    ``"approximate"`` iff the input is dense, ``n_samples >= APPROX_MIN_SAMPLES`` (100 000),
-    ``n_features >= APPROX_MIN_FEATURES`` (16) and pynndescent imports; else ``"exact"``.
+    ``"approximate"`` iff the input is dense, pynndescent imports and either
+    ``n_samples >= APPROX_MIN_SAMPLES`` (100 000) with ``n_features >= APPROX_MIN_FEATURES``
+    (16; brute-force regime), or ``n_samples >= TREE_APPROX_MIN_SAMPLES`` (200 000) with
+    ``n_features >= TREE_APPROX_MIN_FEATURES`` (8; k-d tree regime); else ``"exact"``.
 
 The rule rests on these timings of ``knn_graph(X, 10, weights="heat")`` (2-core machine
 shared with other jobs, load 1.5-3 unless noted; seconds of wall time, approximate times
@@ -59,7 +61,22 @@ sampled points where marked *)::
     256-d mixture 1e5         (> 3 min)     31          0.79*
     8-d latent in 64-d, 1e5   (not run)     17          1.0*
 
-In 2-D the k-d tree wins at every size.  From 16 features on, scikit-learn searches by brute
+and of :func:`knn_indices` (k = 10, exact search threaded over both cores from
+``PARALLEL_MIN_QUERIES`` on; idle machine; JIT paid beforehand, 37-45 s; recall from 5000
+sampled points) on mixtures of 12 unit Gaussian blobs in d dimensions::
+
+    data (n, d)                 exact    approximate   recall
+    5-d mixture  2e5              7.0       10.3         1.0
+    8-d mixture  2e5             32.9       11.2         1.0
+    10-d mixture 1e5             20.8       14.5         1.0
+    10-d mixture 2e5            103         12.7         1.0
+    10-d mixture 1e6         (> 12 min)     58           (not run)
+
+In 2-D the k-d tree wins at every size, and up to about 5 dimensions it stays within NN-descent's
+time; from about 8 dimensions on its search time grows much faster than n (10-d: 21 s at 1e5,
+103 s at 2e5, still running after 12 minutes at 1e6), while NN-descent's stays nearly linear;
+hence the second rule, which starts at 2e5 points, where NN-descent wins even with its JIT.
+From 16 features on, scikit-learn searches by brute
 force, O(n^2): at 5e4 points NN-descent is faster than exact search only once its JIT is
 paid (13 + 70 s against 27 s), at 1e5 points it is faster even with it (20 + 70 s against
 136 s; 194 s on a busier machine), hence the thresholds.  The mixtures above are Gaussian
@@ -97,6 +114,9 @@ ALGORITHMS = ("auto", "exact", "approximate")
 # the input is dense and pynndescent imports; see the module docstring for the measurements.
 APPROX_MIN_SAMPLES = 100_000  # NN-descent beats brute force even with its JIT from ~1e5 points
 APPROX_MIN_FEATURES = 16  # below 16 features scikit-learn's exact search uses a k-d tree
+# ... and in the k-d tree regime, whose search degrades from about 8 dimensions on
+TREE_APPROX_MIN_SAMPLES = 200_000
+TREE_APPROX_MIN_FEATURES = 8
 
 # exact tree searches of at least this many queries run threaded over all cores (joblib
 # n_jobs=-1): 1e5 points of a 10-d Gaussian mixture, k-d tree, 2 cores: 62 s -> 35 s
@@ -142,14 +162,19 @@ def _import_nndescent():
 def resolve_algorithm(X, algorithm: Algorithm = "auto") -> str:
     """The search ``knn_graph`` runs for ``X``: ``"exact"`` or ``"approximate"``.
 
-    ``"auto"`` is ``"approximate"`` iff ``X`` is dense, ``n_samples >= APPROX_MIN_SAMPLES``,
-    ``n_features >= APPROX_MIN_FEATURES`` and pynndescent can be imported; else ``"exact"``.
+    ``"auto"`` is ``"approximate"`` iff ``X`` is dense, pynndescent can be imported and
+    ``n_samples >= APPROX_MIN_SAMPLES`` with ``n_features >= APPROX_MIN_FEATURES`` (brute-force
+    regime) or ``n_samples >= TREE_APPROX_MIN_SAMPLES`` with ``n_features >=
+    TREE_APPROX_MIN_FEATURES`` (k-d tree regime); else ``"exact"``.
     """
     _check_algorithm(algorithm)
     if algorithm != "auto":
         return algorithm
     n, d = X.shape
-    if sp.issparse(X) or n < APPROX_MIN_SAMPLES or d < APPROX_MIN_FEATURES:
+    large = (n >= APPROX_MIN_SAMPLES and d >= APPROX_MIN_FEATURES) or (
+        n >= TREE_APPROX_MIN_SAMPLES and d >= TREE_APPROX_MIN_FEATURES
+    )
+    if sp.issparse(X) or not large:
         return "exact"
     try:
         _import_nndescent()
