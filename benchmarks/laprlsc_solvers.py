@@ -10,7 +10,8 @@ Data: ``moons`` (two moons, noise 0.1, 2-D) or ``moons20`` (the same moons plus 
 dimensions of standard deviation 0.3, whose kernel has a much higher numerical rank).
 
     python benchmarks/laprlsc_solvers.py [--sizes 2000,5000,10000,20000] [--data moons]
-        [--m 1000] [--draws 1]
+        [--m 1000] [--centers uniform|k-means++] [--gamma 2.0] [--draws 1]
+        [--solvers dense,nystroem,cg]
 """
 
 from __future__ import annotations
@@ -39,11 +40,14 @@ def main() -> None:
     parser.add_argument("--sizes", default="2000,5000,10000,20000")
     parser.add_argument("--data", default="moons", choices=("moons", "moons20"))
     parser.add_argument("--m", type=int, default=1000, help="Nystroem centres")
+    parser.add_argument("--centers", default="uniform", choices=("uniform", "k-means++"))
+    parser.add_argument("--gamma", type=float, default=PARAMS["gamma"], help="kernel width")
     parser.add_argument("--draws", type=int, default=1)
     parser.add_argument("--solvers", default="dense,nystroem,cg")
     args = parser.parse_args()
     solvers = args.solvers.split(",")
-    print(f"data={args.data} m={args.m} params={PARAMS}")
+    params = {**PARAMS, "gamma": args.gamma}
+    print(f"data={args.data} m={args.m} centers={args.centers} params={params}")
     header = (
         f"{'n':>7} {'solver':>9} {'fit s':>8} {'peak GiB':>9} {'unlab acc':>10} {'test acc':>9}"
     )
@@ -56,7 +60,13 @@ def main() -> None:
             unlabeled = y_semi == -1
             ref = None
             for solver in solvers:
-                clf = LapRLSC(solver=solver, n_components=args.m, random_state=draw, **PARAMS)
+                clf = LapRLSC(
+                    solver=solver,
+                    n_components=args.m,
+                    centers=args.centers,
+                    random_state=draw,
+                    **params,
+                )
                 _, seconds, peak = measure(clf.fit, X, y_semi)
                 acc_u = float(np.mean(clf.transduction_[unlabeled] == y[unlabeled]))
                 acc_t = clf.score(Xt, yt)
