@@ -42,6 +42,7 @@ class SRSVM(StructuralClassifier):
       eigenvalues >= 1).  No factor of ``K`` is formed.
 
     Solved by scikit-learn's libsvm on the precomputed deformed Gram matrix.
+
     Parameters
     ----------
     C : float, default=1.0

@@ -1,8 +1,11 @@
-"""Solver layer: square-loss linear systems and hinge-loss SVMs on deformed kernels."""
+"""Solver layer: square-loss linear systems (direct, CG, exact-kernel PCG), hinge-loss SVMs on
+deformed kernels and the primal squared-hinge Newton solver."""
 
 from .bordered import BorderedSolution, solve_bordered
-from .hinge import DeformedFeatures, PrecomputedSVM
+from .hinge import DeformedFeatures, DeformedKernel, PrecomputedSVM
+from .kernel_cg import GramOperator, KernelLeastSquaresSolution, solve_kernel_least_squares
 from .mvee import minimum_volume_ellipsoid
+from .primal_hinge import SquaredHingeSolution, solve_squared_hinge
 from .square import (
     LeastSquaresSolution,
     NonConvexObjectiveWarning,
@@ -16,6 +19,12 @@ __all__ = [
     "solve_bordered",
     "minimum_volume_ellipsoid",
     "DeformedFeatures",
+    "DeformedKernel",
+    "GramOperator",
+    "KernelLeastSquaresSolution",
+    "SquaredHingeSolution",
+    "solve_kernel_least_squares",
+    "solve_squared_hinge",
     "LeastSquaresSolution",
     "NonConvexObjectiveWarning",
     "PrecomputedSVM",
