@@ -72,14 +72,14 @@ sampled points) on mixtures of 12 unit Gaussian blobs in d dimensions::
     10-d mixture 2e5            103         12.7         1.0
     10-d mixture 1e6         (> 12 min)     58           (not run)
 
-In 2-D the k-d tree wins at every size, and up to about 5 dimensions it stays within NN-descent's
-time; from about 8 dimensions on its search time grows much faster than n (10-d: 21 s at 1e5,
-103 s at 2e5, still running after 12 minutes at 1e6), while NN-descent's stays nearly linear;
-hence the second rule, which starts at 2e5 points, where NN-descent wins even with its JIT.
-From 16 features on, scikit-learn searches by brute
-force, O(n^2): at 5e4 points NN-descent is faster than exact search only once its JIT is
-paid (13 + 70 s against 27 s), at 1e5 points it is faster even with it (20 + 70 s against
-136 s; 194 s on a busier machine), hence the thresholds.  The mixtures above are Gaussian
+From 16 features on, scikit-learn searches by brute force, O(n^2): at 5e4 points NN-descent is
+faster than exact search only once its JIT is paid (13 + 70 s against 27 s), at 1e5 points it
+is faster even with it (20 + 70 s against 136 s; 194 s on a busier machine), hence the first
+rule.  Below 16 features the k-d tree wins at every size in 2-D and stays within NN-descent's
+time up to about 5 dimensions; from about 8 dimensions on its search time grows much faster
+than n (10-d: 21 s at 1e5, 103 s at 2e5, still running after 12 minutes at 1e6) while
+NN-descent's stays nearly linear, hence the second rule, from 2e5 points, where NN-descent
+wins even with its JIT.  The mixtures above are Gaussian
 clusters of full rank, the hardest case for NN-descent (a working graph of 15 instead of 30
 neighbours gave recall 0.69 at 1e5 in 64-d); data of low intrinsic dimension (the 8-d latent
 row) are found almost exactly.
@@ -110,11 +110,13 @@ Algorithm = Literal["auto", "exact", "approximate"]
 
 ALGORITHMS = ("auto", "exact", "approximate")
 
-# ``algorithm="auto"`` searches approximately (pynndescent) only when BOTH thresholds are met,
-# the input is dense and pynndescent imports; see the module docstring for the measurements.
-APPROX_MIN_SAMPLES = 100_000  # NN-descent beats brute force even with its JIT from ~1e5 points
-APPROX_MIN_FEATURES = 16  # below 16 features scikit-learn's exact search uses a k-d tree
-# ... and in the k-d tree regime, whose search degrades from about 8 dimensions on
+# ``algorithm="auto"`` searches approximately (pynndescent) when the input is dense,
+# pynndescent imports and one (samples, features) pair of thresholds is met; see the module
+# docstring for the measurements.  Brute-force regime (scikit-learn's exact search from 16
+# features on): NN-descent wins even with its JIT from ~1e5 points.
+APPROX_MIN_SAMPLES = 100_000
+APPROX_MIN_FEATURES = 16
+# k-d tree regime, whose search degrades from about 8 dimensions on
 TREE_APPROX_MIN_SAMPLES = 200_000
 TREE_APPROX_MIN_FEATURES = 8
 
