@@ -96,6 +96,40 @@ def kernel_matrix(
     return pairwise_kernels(X, Y, metric=kernel, **params)
 
 
+class NystroemApproximationWarning(UserWarning):
+    """The Nystroem centres leave a large share of the kernel unexplained (see
+    :attr:`LandmarkFeatureMap.unexplained_trace_`): the fit may differ markedly from the
+    exact-kernel solution.  Use more centres or an exact solver."""
+
+
+def kernel_diagonal(
+    X: np.ndarray,
+    *,
+    kernel: str | Callable = "rbf",
+    gamma: float | None = None,
+    degree: int = 3,
+    coef0: float = 1.0,
+) -> np.ndarray:
+    """``k(x_i, x_i)`` for every row of X, without forming ``k(X, X)``.
+
+    Closed forms for the named kernels (``rbf``: 1; ``linear``: ``||x||^2``; ``poly``:
+    ``(gamma ||x||^2 + coef0)^degree``); a callable is evaluated on diagonal blocks of at most
+    256 rows.  ``gamma`` must already be numeric (see :func:`resolve_gamma`).
+    """
+    if kernel == "rbf":
+        return np.ones(X.shape[0])
+    if kernel in ("linear", "poly"):
+        sq = np.einsum("ij,ij->i", X, X)
+        return sq if kernel == "linear" else (gamma * sq + coef0) ** degree
+    out = np.empty(X.shape[0])
+    for start in range(0, X.shape[0], 256):
+        block = X[start : start + 256]
+        out[start : start + len(block)] = np.diag(
+            kernel_matrix(block, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
+        )
+    return out
+
+
 def _pivoted_cholesky(K: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
     """Rank-revealing ``P^T K P = R^T R`` (LAPACK ``?pstrf``); returns (pivots, R[:r])."""
     R, piv, rank, info = lapack.dpstrf(K, lower=0, tol=tol)
@@ -276,6 +310,12 @@ class LandmarkFeatureMap(KernelFeatureMap):
         Their rows in ``landmarks``.
     cholesky_factor_, n_components_, gamma_
         As in :class:`KernelFeatureMap`.
+    unexplained_trace_ : float
+        Share of the kernel's trace over the samples given to ``fit_transform`` that the
+        landmarks miss, ``1 - sum_i ||phi(x_i)||^2 / sum_i k(x_i, x_i)`` (in [0, 1]; 0 when
+        every sample is in the span of the landmarks).  The Nystroem residual ``K - Phi
+        Phi^T`` is positive semi-definite, and this is its trace relative to that of K: a
+        cheap measure of how much of the kernel the approximation drops.
 
     Examples
     --------
@@ -310,7 +350,14 @@ class LandmarkFeatureMap(KernelFeatureMap):
             )
         self.gamma_ = resolve_gamma(X, self.kernel, self.gamma)
         self._factor_basis(C)
-        return self.transform(X)
+        Z = self.transform(X)
+        diag = kernel_diagonal(
+            X, kernel=self.kernel, gamma=self.gamma_, degree=self.degree, coef0=self.coef0
+        )
+        trace = float(diag.sum())
+        explained = float(np.einsum("ij,ij->", Z, Z))
+        self.unexplained_trace_ = max(0.0, 1.0 - explained / trace) if trace > 0 else 0.0
+        return Z
 
 
 class EmpiricalKernelMap(KernelFeatureMap):

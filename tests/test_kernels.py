@@ -1,7 +1,13 @@
 import numpy as np
 import pytest
 
-from structreg.kernels import EmpiricalKernelMap, KernelFeatureMap, kernel_matrix
+from structreg.kernels import (
+    EmpiricalKernelMap,
+    KernelFeatureMap,
+    LandmarkFeatureMap,
+    kernel_diagonal,
+    kernel_matrix,
+)
 
 
 @pytest.mark.parametrize("method", ["cholesky", "eigh"])
@@ -51,3 +57,31 @@ def test_gamma_scale_and_none(rng):
     X = rng.normal(size=(10, 4)) * 3
     assert KernelFeatureMap(gamma="scale").fit(X).gamma_ == pytest.approx(1 / (4 * X.var()))
     assert KernelFeatureMap(gamma=None).fit(X).gamma_ == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize(
+    "kernel", ["rbf", "linear", "poly", lambda A, B: (A @ B.T + 2.0) ** 2], ids=str
+)
+def test_kernel_diagonal_is_the_gram_diagonal(rng, kernel):
+    X = rng.normal(size=(600, 3))  # more than one 256-row block for the callable
+    params = dict(kernel=kernel, gamma=0.3, degree=3, coef0=1.5)
+    np.testing.assert_allclose(
+        kernel_diagonal(X, **params), np.diag(kernel_matrix(X, **params)), rtol=1e-12
+    )
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+def test_landmark_map_reports_the_unexplained_trace(rng, kernel):
+    X = rng.normal(size=(80, 3))
+    params = dict(kernel=kernel, gamma=0.7, degree=2)
+    K = kernel_matrix(X, **params, coef0=1.0)
+    fmap = LandmarkFeatureMap(landmarks=X[:6], **params)  # the poly space has 10 dimensions
+    Z = fmap.fit_transform(X)
+    direct = np.trace(K - Z @ Z.T) / np.trace(K)  # the trace of the PSD Nystroem residual
+    assert 0.0 < fmap.unexplained_trace_ < 1.0
+    assert fmap.unexplained_trace_ == pytest.approx(direct, rel=1e-9)
+    # every sample a landmark: nothing is left
+    assert LandmarkFeatureMap(landmarks=X, **params).fit(X).unexplained_trace_ < 1e-9
+    # a narrow Gaussian keeps almost nothing of the points that are not landmarks
+    narrow = LandmarkFeatureMap(landmarks=X[:8], gamma=1e3).fit(X)
+    assert narrow.unexplained_trace_ == pytest.approx(72 / 80, abs=1e-6)

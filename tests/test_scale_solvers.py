@@ -1,5 +1,7 @@
 """The solver choice of the square-loss models: dense, Nystroem, CG and what "auto" picks."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -15,7 +17,12 @@ from structreg import (
     SparseRLSC,
     StructuralClassifier,
 )
-from structreg.kernels import LandmarkFeatureMap, kernel_matrix, select_centers
+from structreg.kernels import (
+    LandmarkFeatureMap,
+    NystroemApproximationWarning,
+    kernel_matrix,
+    select_centers,
+)
 from structreg.models import _base
 from structreg.models.ssdr import SSDRWang, SSDRWu
 from structreg.solvers.square import design_penalty_gram, normal_equations
@@ -92,6 +99,22 @@ def test_nystroem_with_few_centres_is_close_to_dense_on_moons():
     acc = {m: m.score(X, y) for m in (dense, ny, kpp)}
     assert acc[dense] > 0.95
     assert abs(acc[ny] - acc[dense]) <= 0.01 and abs(acc[kpp] - acc[dense]) <= 0.01
+
+
+def test_nystroem_warns_when_the_centres_miss_most_of_the_kernel():
+    X, y, y_semi = _semi(n=300)
+    common = dict(gamma_A=1e-4, gamma_I=1.0, solver="nystroem", n_components=30, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a wide kernel: no warning
+        wide = LapRLSC(gamma=1.0, **common).fit(X, y_semi)
+    assert wide.solver_info_["unexplained_trace"] < 0.01
+    with pytest.warns(NystroemApproximationWarning, match="30 Nystroem centres leave 9[0-9]%"):
+        narrow = LapRLSC(gamma=1e4, **common).fit(X, y_semi)
+    assert narrow.solver_info_["unexplained_trace"] == pytest.approx(
+        narrow.feature_map_.unexplained_trace_
+    )
+    assert narrow.solver_info_["unexplained_trace"] > _base.NYSTROEM_WARN_UNEXPLAINED
+    assert "unexplained_trace" not in LapRLSC(gamma=1e4, solver="dense").fit(X, y_semi).solver_info_
 
 
 def test_auto_picks_by_size_and_says_so(monkeypatch):
