@@ -115,6 +115,13 @@ def test_nystroem_warns_when_the_centres_miss_most_of_the_kernel():
     )
     assert narrow.solver_info_["unexplained_trace"] > _base.NYSTROEM_WARN_UNEXPLAINED
     assert "unexplained_trace" not in LapRLSC(gamma=1e4, solver="dense").fit(X, y_semi).solver_info_
+    # SSDRWang centres the Nystroem features: the base map's share is reported
+    wang = SSDRWang(kernel="rbf", gamma=1e4, solver="nystroem", n_components=30, random_state=0)
+    with pytest.warns(NystroemApproximationWarning):
+        wang.fit(X, y_semi)
+    assert wang.solver_info_["unexplained_trace"] == pytest.approx(
+        wang.feature_map_.base.unexplained_trace_
+    )
 
 
 def test_auto_picks_by_size_and_says_so(monkeypatch):

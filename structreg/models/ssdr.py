@@ -172,6 +172,11 @@ class _CenteredFeatures:
     def transform(self, X: np.ndarray) -> np.ndarray:
         return self.base.transform(X) - self.mean_
 
+    @property
+    def unexplained_trace_(self) -> float | None:
+        """How much of the base kernel the Nystroem centres miss (None for exact maps)."""
+        return getattr(self.base, "unexplained_trace_", None)
+
 
 class SSDRWang(StructuralClassifier):
     """SSDR of Wang & Zhang (2008), reconstructed: RLS with the unsupervised discriminative kernel.
