@@ -52,23 +52,14 @@ def main() -> None:
     results, _ = run_cells(cells, store, n_jobs=args.n_jobs)
 
     print(f"USPS, {args.draws} draws, {args.l1_mode} l1-graph; accuracy % mean (std)")
-    for m in args.m:
-        for part in PARTS:
-            acc = {
-                method: np.array(
-                    [
-                        results[c.key][part]
-                        for c in sorted(cells, key=lambda c: c.key.split)
-                        if c.key.method == method and c.key.params["m"] == m
-                    ]
-                )
-                for method in METHODS
-            }
-            a, b = acc["S-RLSC"], acc["LapRLSC"]
+    for part in PARTS:
+        # the srlsc report's own grouping: {"m = ..": {method: [accuracy per draw, in order]}}
+        for m_label, by_method in srlsc._collect(plan, results, part).items():
+            a, b = (np.array(by_method[method]) for method in METHODS)
             diff = a - b
             p = stats.ttest_rel(a, b).pvalue if len(a) > 1 else float("nan")
             print(
-                f"m = {m:3d} {part:<13} S-RLSC {a.mean():6.2f} ({a.std(ddof=1):.2f})  "
+                f"{m_label:<7} {part:<13} S-RLSC {a.mean():6.2f} ({a.std(ddof=1):.2f})  "
                 f"LapRLSC {b.mean():6.2f} ({b.std(ddof=1):.2f})  "
                 f"difference {diff.mean():+.2f} (paired p = {p:.3g}), "
                 f"S-RLSC higher in {int((diff > 0).sum())}/{len(diff)} draws"

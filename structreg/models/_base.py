@@ -388,8 +388,10 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
             self.feature_map_.fit(X)
         else:
             Z = self.feature_map_.fit_transform(X)
-        unexplained = getattr(self.feature_map_, "unexplained_trace_", None)
-        if self.solver_ == "nystroem" and unexplained is not None:
+        unexplained = None  # share of the kernel the Nystroem centres miss
+        if self.solver_ == "nystroem":
+            unexplained = getattr(self.feature_map_, "unexplained_trace_", None)
+        if unexplained is not None:
             self._warn_nystroem(unexplained, Z.shape[1])
         self._prepare(X, Z, y_codes, labeled)
         M, psd = build_penalties(self._penalty_terms(n, n_lab), X, y_codes, labeled)
@@ -405,7 +407,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
             else:
                 self._fit_hinge(Z, y_codes, labeled, M, psd)
                 fitted = self._decision_from_features(Z)
-        if self.solver_ == "nystroem" and unexplained is not None:
+        if unexplained is not None:
             self.solver_info_["unexplained_trace"] = unexplained
         self.n_iter_ = int(self.solver_info_.get("n_iter", 1))
         if self._semi_supervised:  # labels of the training points, unlabeled ones included
