@@ -23,7 +23,7 @@ from .models import (
     StructuralClassifier,
 )
 
-__version__ = "0.1.0.dev0"
+__version__ = "0.1.0"
 
 __all__ = [
     "DALapRLSC",

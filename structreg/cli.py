@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -109,22 +110,32 @@ def demo(args: argparse.Namespace) -> int:
 
 
 def datasets_command(args: argparse.Namespace) -> int:
-    from .datasets import dataset_info, get_data_home, list_datasets
+    from .datasets import (
+        DATA_ENV_VAR,
+        dataset_info,
+        get_data_home,
+        list_datasets,
+        packaged_data_dir,
+    )
 
     if args.action == "list":
         for name in list_datasets():
             info = dataset_info(name)
             print(
-                f"{name:<15} n={info['n_samples']:<6} d={info['n_features']:<4} "
-                f"classes={info['n_classes']}"
+                f"{name:<15} n={info.get('n_samples', '?'):<6} "
+                f"d={info.get('n_features', '?'):<4} classes={info.get('n_classes', '?')}"
             )
     elif args.action == "info":
         if not args.name:
             print("structreg datasets info: give a data set name", file=sys.stderr)
             return 2
         print(json.dumps(dataset_info(args.name), indent=2))
-    else:
-        print(get_data_home())
+    else:  # the folders in the order files are looked for
+        home, packaged = get_data_home(), packaged_data_dir()
+        if os.environ.get(DATA_ENV_VAR, "").strip():
+            print(f"data home: {home}\npackaged:  {packaged}")
+        else:
+            print(f"packaged:  {packaged}\ndata home: {home} (user cache; downloads go here)")
     return 0
 
 

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from structreg.cli import DEMO_MOONS, _compare, main
@@ -20,10 +22,13 @@ def test_demo_command_prints_both_tables(capsys):
 
 
 def test_demo_with_unavailable_dataset_says_skipped(capsys, monkeypatch, tmp_path):
+    """A set the data home's manifest names but nobody provides is reported, not a crash."""
+    entry = {"name": "mine", "file": "mine.csv.gz"}
+    (tmp_path / "MANIFEST.json").write_text(json.dumps([entry]))
     monkeypatch.setenv("STRUCTREG_DATA", str(tmp_path))
     monkeypatch.delenv("STRUCTREG_DATA_URL", raising=False)
-    assert main(["demo", "--repeats", "1", "--dataset", "iris"]) == 0
-    assert "iris: skipped, data not available" in capsys.readouterr().out
+    assert main(["demo", "--repeats", "1", "--dataset", "mine"]) == 0
+    assert "mine: skipped, data not available" in capsys.readouterr().out
 
 
 def test_datasets_commands(capsys):
@@ -34,6 +39,15 @@ def test_datasets_commands(capsys):
     assert '"n_samples": 150' in capsys.readouterr().out
     assert main(["datasets", "info", "nope"]) == 2
     assert "unknown" in capsys.readouterr().err.lower()
+
+
+def test_datasets_path_names_the_packaged_copy_and_the_data_home(capsys, monkeypatch, tmp_path):
+    from structreg.datasets import packaged_data_dir
+
+    monkeypatch.setenv("STRUCTREG_DATA", str(tmp_path))
+    assert main(["datasets", "path"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"data home: {tmp_path}", f"packaged:  {packaged_data_dir()}"]
 
 
 def test_bad_subcommand_exits():

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import csv
 import doctest
+import functools
 import gzip
+import hashlib
+import http.server
 import json
 import os
+import socket
+import threading
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,7 +22,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
 
 import structreg.datasets as ds
-from structreg.datasets import _base, _toys
+from structreg.datasets import _base, _home, _toys
 
 MANIFEST = {
     entry["name"]: entry
@@ -29,21 +34,7 @@ FILE_DATASETS = sorted(name for name, entry in MANIFEST.items() if entry.get("fi
 SMALL_FILE_DATASETS = [name for name in FILE_DATASETS if name != "usps"]
 
 
-def _find_data_home() -> Path | None:
-    """The folder the loader would read from; fall back to a shared copy above this file."""
-    candidates = [ds.get_data_home(), _base._find_shared_dir(Path(__file__).resolve().parent)]
-    for folder in candidates:
-        if folder is not None and (folder / "iris.csv.gz").is_file():
-            return folder
-    return None
-
-
-DATA_HOME = _find_data_home()
-needs_data = pytest.mark.skipif(
-    DATA_HOME is None,
-    reason="benchmark data not found (set STRUCTREG_DATA or run inside a checkout next to "
-    "shared/datasets)",
-)
+DATA_HOME = ds.packaged_data_dir()
 
 
 def _raw_table(name: str) -> tuple[list[str], list[list[str]]]:
@@ -72,12 +63,21 @@ def _corrupted_iris_text() -> str:
 # ------------------------------------------------------------------------------------------
 # Manifest, names
 # ------------------------------------------------------------------------------------------
-def test_packaged_manifest_is_a_copy_of_the_shared_one():
-    shared = _base._find_shared_dir(Path(__file__).resolve().parent)
-    if shared is None:
-        pytest.skip("no shared/datasets folder above the tests")
-    shared_entries = json.loads((shared / "MANIFEST.json").read_text(encoding="utf-8"))
-    assert {e["name"]: e for e in shared_entries} == MANIFEST
+@pytest.mark.parametrize("name", FILE_DATASETS)
+def test_every_manifest_file_ships_with_the_package_and_matches_its_checksums(name):
+    path = ds.packaged_data_dir() / MANIFEST[name]["file"]
+    assert path.is_file(), f"{path} is not installed with the package"
+    raw = path.read_bytes()
+    assert hashlib.sha256(raw).hexdigest() == MANIFEST[name]["file_sha256"]
+    assert hashlib.sha256(gzip.decompress(raw)).hexdigest() == MANIFEST[name]["csv_sha256"]
+
+
+def test_packaged_copy_is_read_by_default(monkeypatch, tmp_path):
+    _clean_env(monkeypatch)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
+    bunch = ds.load_dataset("wine", download_if_missing=False)
+    assert Path(bunch.filename) == ds.packaged_data_dir() / "wine.csv.gz"
+    assert not (tmp_path / "empty-cache").exists(), "loading must not create the user cache"
 
 
 def test_list_datasets_is_sorted_and_complete():
@@ -111,7 +111,7 @@ def test_invalid_missing_policy():
 
 
 def test_docstring_examples():
-    for module in (_base, _toys):
+    for module in (_base, _home, _toys):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0, module.__name__
         assert result.attempted > 0
@@ -120,7 +120,6 @@ def test_docstring_examples():
 # ------------------------------------------------------------------------------------------
 # Loading every data set
 # ------------------------------------------------------------------------------------------
-@needs_data
 @pytest.mark.parametrize("name", SMALL_FILE_DATASETS)
 def test_dataset_matches_manifest(name):
     entry = MANIFEST[name]
@@ -146,7 +145,6 @@ def test_dataset_matches_manifest(name):
         assert bunch.feature_names == header[:-1]
 
 
-@needs_data
 def test_usps_loads_once():
     X, y = ds.load_dataset("usps", data_home=DATA_HOME, return_X_y=True)
     assert X.shape == (11000, 256) and X.dtype == np.float64
@@ -154,7 +152,6 @@ def test_usps_loads_once():
     assert X.min() >= 0 and X.max() <= 255
 
 
-@needs_data
 def test_values_are_parsed_exactly():
     header, rows = _raw_table("wine")
     X, y = ds.load_dataset("wine", data_home=DATA_HOME, return_X_y=True)
@@ -163,7 +160,6 @@ def test_values_are_parsed_exactly():
     assert y.tolist() == [row[-1] for row in rows]
 
 
-@needs_data
 def test_lenses_one_hot_encoding():
     bunch = ds.load_dataset("lenses", data_home=DATA_HOME)
     assert bunch.data.shape == (24, 3 + 2 + 2 + 2)
@@ -177,7 +173,6 @@ def test_lenses_one_hot_encoding():
             assert hot == f"{col}={row[k]}"
 
 
-@needs_data
 def test_automobile_encoding_and_imputation():
     bunch = ds.load_dataset("automobile", data_home=DATA_HOME)
     header, rows = _raw_table("automobile")
@@ -204,7 +199,6 @@ def test_automobile_encoding_and_imputation():
     assert (bunch.data[missing_rows, names.index(f"num-of-doors={top}")] == 1).all()
 
 
-@needs_data
 def test_automobile_drop_gives_the_papers_159_rows():
     bunch = ds.load_dataset("automobile", data_home=DATA_HOME, missing="drop")
     assert bunch.data.shape[0] == 205 - MANIFEST["automobile"]["rows_with_missing"] == 159
@@ -213,7 +207,6 @@ def test_automobile_drop_gives_the_papers_159_rows():
     assert bunch.feature_names == ds.load_dataset("automobile", data_home=DATA_HOME).feature_names
 
 
-@needs_data
 def test_dermatology_missing_policies():
     entry = MANIFEST["dermatology"]
     full = ds.load_dataset("dermatology", data_home=DATA_HOME)
@@ -231,13 +224,11 @@ def test_dermatology_missing_policies():
         ds.load_dataset("dermatology", data_home=DATA_HOME, missing="error")
 
 
-@needs_data
 def test_missing_error_is_fine_without_missing_cells():
     X, _ = ds.load_dataset("iris", data_home=DATA_HOME, missing="error", return_X_y=True)
     assert X.shape == (150, 4)
 
 
-@needs_data
 def test_coded_categorical_columns_stay_numeric():
     bunch = ds.load_dataset("cmc", data_home=DATA_HOME)
     assert bunch.data.shape == (1473, 9)
@@ -262,9 +253,9 @@ def fake_dataset(tmp_path, monkeypatch):
             "class_counts": {},
             "nominal_columns": list(nominal),
             "notes": "synthetic",
-            "csv_sha256": _base.hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            "csv_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
         }
-        monkeypatch.setitem(_base._manifest(), "toy", entry)
+        monkeypatch.setitem(_home._packaged_manifest(), "toy", entry)
         return tmp_path
 
     return write
@@ -313,7 +304,6 @@ def test_wdbc_comes_from_scikit_learn():
 # ------------------------------------------------------------------------------------------
 # Checksums
 # ------------------------------------------------------------------------------------------
-@needs_data
 def test_checksum_mismatch_raises(tmp_path):
     path = tmp_path / "iris.csv.gz"
     _write_gzip_csv(path, _corrupted_iris_text())
@@ -328,17 +318,16 @@ def test_checksum_mismatch_raises(tmp_path):
     assert X[0, 0] == 5.2
 
 
-@needs_data
 def test_verification_is_cached_per_path_mtime_and_size(tmp_path, monkeypatch):
     path = tmp_path / "iris.csv.gz"
     path.write_bytes((DATA_HOME / "iris.csv.gz").read_bytes())
     ds.load_dataset("iris", data_home=tmp_path)
-    assert _base._cache_key(path) in _base._VERIFIED
+    assert _home._cache_key(path) in _home._VERIFIED
 
     def no_hashing(*args, **kwargs):
         raise AssertionError("the file was hashed again")
 
-    monkeypatch.setattr(_base, "hashlib", SimpleNamespace(sha256=no_hashing))
+    monkeypatch.setattr(_home, "hashlib", SimpleNamespace(sha256=no_hashing))
     ds.load_dataset("iris", data_home=tmp_path)  # cached: no hashing
     monkeypatch.undo()
 
@@ -355,109 +344,210 @@ def test_verification_is_cached_per_path_mtime_and_size(tmp_path, monkeypatch):
 # ------------------------------------------------------------------------------------------
 def test_data_home_resolution_order(tmp_path, monkeypatch):
     _clean_env(monkeypatch)
-    shared = tmp_path / "team" / "shared" / "datasets"
-    shared.mkdir(parents=True)
-    (shared / "MANIFEST.json").write_text("[]")
-    work = tmp_path / "team" / "main" / "sub"
-    work.mkdir(parents=True)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     cache = tmp_path / "xdg" / "structreg" / "datasets"
+    assert ds.get_data_home() == cache  # nothing named: the user cache
+    assert not cache.exists(), "get_data_home must not create folders"
+    assert _home._search_dirs(None) == ([ds.packaged_data_dir(), cache], cache)
 
-    monkeypatch.chdir(work)
-    assert ds.get_data_home() == shared  # found walking up from the working directory
     monkeypatch.setenv(ds.DATA_ENV_VAR, str(tmp_path / "env"))
     assert ds.get_data_home() == tmp_path / "env"  # the environment variable wins
     assert ds.get_data_home(tmp_path / "arg") == tmp_path / "arg"  # the argument wins
-    monkeypatch.delenv(ds.DATA_ENV_VAR)
-
-    monkeypatch.chdir(tmp_path)  # no shared/datasets above: the user cache
-    if _base._find_shared_dir(tmp_path) is not None:  # e.g. a checkout with shared/ in /tmp
-        pytest.skip("this machine has a shared/datasets folder above the temporary folder")
-    assert ds.get_data_home() == cache
-    assert not cache.exists(), "get_data_home must not create folders"
-    monkeypatch.delenv("XDG_CACHE_HOME")
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert ds.get_data_home() == tmp_path / "home" / ".cache" / "structreg" / "datasets"
+    # a named data home is searched before the packaged copy, and downloads go there
+    home = tmp_path / "env"
+    assert _home._search_dirs(None) == ([home, ds.packaged_data_dir()], home)
 
 
-@needs_data
-def test_download_with_file_url_lands_in_data_home(tmp_path, monkeypatch):
+def test_the_loader_knows_nothing_of_folders_around_the_working_directory(tmp_path, monkeypatch):
+    """A ``shared/datasets`` folder above the working directory is not a data source."""
     _clean_env(monkeypatch)
-    mirror = tmp_path / "mirror"
-    mirror.mkdir()
-    (mirror / "iris.csv.gz").write_bytes((DATA_HOME / "iris.csv.gz").read_bytes())
-    home = tmp_path / "home" / "data"
-    monkeypatch.setenv(ds.DATA_ENV_VAR, str(home))
-    monkeypatch.setenv(ds.URL_ENV_VAR, mirror.as_uri() + "/")
-    assert ds.get_data_home() == home
-
-    bunch = ds.load_dataset("iris")
-    assert bunch.data.shape == (150, 4)
-    assert sorted(p.name for p in home.iterdir()) == ["iris.csv.gz"]  # no temporary files
-    assert bunch.filename == str(home / "iris.csv.gz")
-    np.testing.assert_array_equal(bunch.data, ds.load_dataset("iris", data_home=DATA_HOME).data)
-
-    # an explicit data_home is used as the download target as well
-    other = tmp_path / "other"
-    ds.load_dataset("iris", data_home=other)
-    assert (other / "iris.csv.gz").is_file()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    team = tmp_path / "shared" / "datasets"
+    team.mkdir(parents=True)
+    _write_gzip_csv(team / "iris.csv.gz", _corrupted_iris_text())
+    (team / "MANIFEST.json").write_text(json.dumps([{"name": "extra", "file": "extra.csv.gz"}]))
+    work = tmp_path / "main"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert ds.load_dataset("iris").filename == str(ds.packaged_data_dir() / "iris.csv.gz")
+    assert "extra" not in ds.list_datasets()
 
 
-@needs_data
-def test_corrupt_download_is_deleted(tmp_path, monkeypatch):
+def test_a_file_in_the_data_home_overrides_the_packaged_copy(tmp_path, monkeypatch):
     _clean_env(monkeypatch)
-    mirror = tmp_path / "mirror"
-    mirror.mkdir()
-    _write_gzip_csv(mirror / "iris.csv.gz", _corrupted_iris_text())
+    (tmp_path / "iris.csv.gz").write_bytes((DATA_HOME / "iris.csv.gz").read_bytes())
+    assert ds.load_dataset("iris", data_home=tmp_path).filename == str(tmp_path / "iris.csv.gz")
+    monkeypatch.setenv(ds.DATA_ENV_VAR, str(tmp_path))
+    assert ds.load_dataset("iris").filename == str(tmp_path / "iris.csv.gz")
+    # sets the data home does not hold still come from the package
+    assert ds.load_dataset("wine").filename == str(DATA_HOME / "wine.csv.gz")
+
+
+def _user_entry(name: str = "mydata", **extra) -> dict:
+    text = "a,b,label\n1,2,x\n3,4,y\n5,6,x\n"
+    entry = {
+        "name": name,
+        "file": f"{name}.csv.gz",
+        "n_samples": 3,
+        "n_features": 2,
+        "n_classes": 2,
+        "class_counts": {"x": 2, "y": 1},
+        "nominal_columns": [],
+        "notes": "a user's own set",
+        "csv_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    }
+    entry.update(extra)
+    return entry, text
+
+
+def test_data_home_manifest_adds_and_replaces_entries(tmp_path, monkeypatch):
+    _clean_env(monkeypatch)
+    entry, text = _user_entry("My-Data")
+    replaced = {**MANIFEST["iris"], "notes": "my notes on iris"}
+    (tmp_path / "MANIFEST.json").write_text(json.dumps([entry, replaced]))
+    _write_gzip_csv(tmp_path / "My-Data.csv.gz", text)
+    assert "my_data" in ds.list_datasets(data_home=tmp_path)
+    assert "my_data" not in ds.list_datasets()
+    assert ds.dataset_info("iris", data_home=tmp_path)["notes"] == "my notes on iris"
+    assert ds.dataset_info("iris")["notes"] == MANIFEST["iris"]["notes"]
+    bunch = ds.load_dataset("my-data", data_home=tmp_path)
+    np.testing.assert_array_equal(bunch.data, [[1, 2], [3, 4], [5, 6]])
+    assert bunch.target.tolist() == ["x", "y", "x"] and bunch.name == "my_data"
+    monkeypatch.setenv(ds.DATA_ENV_VAR, str(tmp_path))  # the same through the variable
+    assert ds.load_dataset("my_data").data.shape == (3, 2)
+    assert ds.load_dataset("iris").notes == "my notes on iris"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "cannot read the data home manifest"),
+        ('{"name": "x"}', "must hold a JSON list"),
+        ('[{"name": "x"}]', "entry 0 must be an object with string fields 'name' and 'file'"),
+        ('[{"name": "x", "file": "../x.csv.gz"}]', "'file' must be a file name"),
+    ],
+)
+def test_malformed_data_home_manifest_is_reported(tmp_path, content, message):
+    (tmp_path / "MANIFEST.json").write_text(content)
+    with pytest.raises(ValueError, match=message) as info:
+        ds.list_datasets(data_home=tmp_path)
+    assert str(tmp_path / "MANIFEST.json") in str(info.value)
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    """A real HTTP server on 127.0.0.1 serving the folder ``tmp_path / "www"``."""
+    root = tmp_path / "www"
+    root.mkdir()
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):  # keep the test output clean
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(root))
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield SimpleNamespace(root=root, url=f"http://127.0.0.1:{server.server_address[1]}")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_download_from_a_local_http_server(tmp_path, monkeypatch, http_server):
+    _clean_env(monkeypatch)
+    entry, text = _user_entry(url=f"{http_server.url}/files/mydata.csv.gz")
+    (http_server.root / "files").mkdir()
+    _write_gzip_csv(http_server.root / "files" / "mydata.csv.gz", text)
+    entry["file_sha256"] = hashlib.sha256(
+        (http_server.root / "files" / "mydata.csv.gz").read_bytes()
+    ).hexdigest()
     home = tmp_path / "home"
-    monkeypatch.setenv(ds.URL_ENV_VAR, mirror.as_uri())
-    with pytest.raises(ValueError, match="checksum mismatch.*iris.csv.gz"):
-        ds.load_dataset("iris", data_home=home)
-    assert list(home.iterdir()) == []
+    home.mkdir()
+    (home / "MANIFEST.json").write_text(json.dumps([entry]))
+
+    with pytest.raises(FileNotFoundError, match="download_if_missing=False"):
+        ds.load_dataset("mydata", data_home=home, download_if_missing=False)
+    bunch = ds.load_dataset("mydata", data_home=home)
+    assert bunch.filename == str(home / "mydata.csv.gz")
+    assert sorted(p.name for p in home.iterdir()) == ["MANIFEST.json", "mydata.csv.gz"]
+    assert bunch.target.tolist() == ["x", "y", "x"]
+    # cached: a second load reads the local file, even with the server's copy gone
+    (http_server.root / "files" / "mydata.csv.gz").unlink()
+    assert ds.load_dataset("mydata", data_home=home).filename == bunch.filename
 
 
-def test_download_of_a_missing_remote_file_fails_cleanly(tmp_path, monkeypatch):
+def test_download_through_the_base_url_into_the_user_cache(tmp_path, monkeypatch, http_server):
+    """A set with no ``url`` of its own comes from ``$STRUCTREG_DATA_URL/<file>``."""
     _clean_env(monkeypatch)
-    mirror = tmp_path / "mirror"
-    mirror.mkdir()
-    monkeypatch.setenv(ds.URL_ENV_VAR, mirror.as_uri())
+    entry, text = _user_entry()
+    _write_gzip_csv(http_server.root / "mydata.csv.gz", text)
+    monkeypatch.setitem(_home._packaged_manifest(), "mydata", entry)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv(ds.URL_ENV_VAR, http_server.url + "/")
+    bunch = ds.load_dataset("mydata")
+    assert bunch.filename == str(tmp_path / "xdg" / "structreg" / "datasets" / "mydata.csv.gz")
+
+
+def test_corrupted_download_is_refused_and_deleted(tmp_path, monkeypatch, http_server):
+    _clean_env(monkeypatch)
+    entry, text = _user_entry()
+    _write_gzip_csv(http_server.root / "good.csv.gz", text)
+    good_sha = hashlib.sha256((http_server.root / "good.csv.gz").read_bytes()).hexdigest()
+    _write_gzip_csv(http_server.root / "mydata.csv.gz", text.replace("5,6", "5,7"))
     home = tmp_path / "home"
-    with pytest.raises(OSError, match="could not download .*iris.csv.gz"):
-        ds.load_dataset("iris", data_home=home)
-    assert list(home.iterdir()) == []
+    home.mkdir()
+    monkeypatch.setenv(ds.URL_ENV_VAR, http_server.url)
+
+    # with the file's own hash: pooch refuses it before it is moved into place
+    (home / "MANIFEST.json").write_text(json.dumps([{**entry, "file_sha256": good_sha}]))
+    with pytest.raises(ValueError, match="download .*mydata.csv.gz.*does not match the known"):
+        ds.load_dataset("mydata", data_home=home)
+    assert sorted(p.name for p in home.iterdir()) == ["MANIFEST.json"]
+    # with only the CSV's hash: the uncompressed content is checked, the file deleted
+    (home / "MANIFEST.json").write_text(json.dumps([entry]))
+    with pytest.raises(ValueError, match="checksum mismatch for the download") as info:
+        ds.load_dataset("mydata", data_home=home)
+    assert entry["csv_sha256"] in str(info.value)
+    assert sorted(p.name for p in home.iterdir()) == ["MANIFEST.json"]
+    # not a gzip file at all
+    (http_server.root / "mydata.csv.gz").write_text("<html>not found</html>")
+    with pytest.raises(ValueError, match="not a valid gzip file"):
+        ds.load_dataset("mydata", data_home=home)
+    assert sorted(p.name for p in home.iterdir()) == ["MANIFEST.json"]
+
+
+def test_missing_remote_file_and_server_down_fail_cleanly(tmp_path, monkeypatch, http_server):
+    _clean_env(monkeypatch)
+    entry, _ = _user_entry()
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "MANIFEST.json").write_text(json.dumps([entry]))
+    monkeypatch.setenv(ds.URL_ENV_VAR, http_server.url)
+    with pytest.raises(OSError, match=r"could not download http://127\.0\.0\.1.*mydata.csv.gz"):
+        ds.load_dataset("mydata", data_home=home)  # 404
+    assert sorted(p.name for p in home.iterdir()) == ["MANIFEST.json"]
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv(ds.URL_ENV_VAR, f"http://127.0.0.1:{port}")
+    with pytest.raises(OSError, match=f"could not download http://127.0.0.1:{port}/mydata"):
+        ds.load_dataset("mydata", data_home=home)
+    assert sorted(p.name for p in home.iterdir()) == ["MANIFEST.json"]
 
 
 def test_missing_file_without_source_explains_what_to_do(tmp_path, monkeypatch):
     _clean_env(monkeypatch)
+    entry, _ = _user_entry()
+    (tmp_path / "MANIFEST.json").write_text(json.dumps([entry]))
     with pytest.raises(FileNotFoundError) as info:
-        ds.load_dataset("iris", data_home=tmp_path)
+        ds.load_dataset("mydata", data_home=tmp_path)
     message = str(info.value)
-    assert str(tmp_path) in message
-    assert ds.DATA_ENV_VAR in message and ds.URL_ENV_VAR in message
-    monkeypatch.setenv(ds.URL_ENV_VAR, tmp_path.as_uri())
-    with pytest.raises(FileNotFoundError, match="download_if_missing=False"):
-        ds.load_dataset("iris", data_home=tmp_path, download_if_missing=False)
-
-
-@needs_data
-def test_team_copy_falls_back_to_user_cache(tmp_path, monkeypatch):
-    _clean_env(monkeypatch)
-    shared = tmp_path / "shared" / "datasets"
-    shared.mkdir(parents=True)
-    (shared / "MANIFEST.json").write_text("[]")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    cache = tmp_path / "xdg" / "structreg" / "datasets"
-    mirror = tmp_path / "mirror"
-    mirror.mkdir()
-    (mirror / "wine.csv.gz").write_bytes((DATA_HOME / "wine.csv.gz").read_bytes())
-    monkeypatch.setenv(ds.URL_ENV_VAR, mirror.as_uri())
-
-    bunch = ds.load_dataset("wine")  # absent from the team copy: downloaded to the user cache
-    assert bunch.filename == str(cache / "wine.csv.gz")
-    assert sorted(p.name for p in shared.iterdir()) == ["MANIFEST.json"]
-    monkeypatch.delenv(ds.URL_ENV_VAR)
-    assert ds.load_dataset("wine").filename == str(cache / "wine.csv.gz")  # read from the cache
+    assert str(tmp_path) in message and str(ds.packaged_data_dir()) in message
+    assert ds.DATA_ENV_VAR in message and ds.URL_ENV_VAR in message and "'url'" in message
 
 
 # ------------------------------------------------------------------------------------------

@@ -1,11 +1,13 @@
 """Benchmark data sets and toy problems.
 
-Real data sets are read from gzip-compressed CSV files described by the packaged manifest
-(see :mod:`structreg.datasets._base` for where the files are looked for, checksums and downloads):
+Real data sets are gzip-compressed CSV files that ship with the package, described by the
+packaged manifest (see :mod:`structreg.datasets._home` for a user's data home, own manifest
+entries, checksums and downloads):
 
 - :func:`load_dataset` loads one data set as a :class:`~sklearn.utils.Bunch` or ``(X, y)``;
 - :func:`list_datasets` and :func:`dataset_info` describe what is available;
-- :func:`get_data_home` tells which folder is used.
+- :func:`packaged_data_dir` is the folder of the shipped files, :func:`get_data_home` the
+  user's folder that overrides and adds to them.
 
 Toy problems from the papers:
 
@@ -13,13 +15,14 @@ Toy problems from the papers:
 - :func:`make_xor_gaussians`: the SRSVM paper's XOR mixture of four Gaussians.
 """
 
-from ._base import (
+from ._base import load_dataset
+from ._home import (
     DATA_ENV_VAR,
     URL_ENV_VAR,
     dataset_info,
     get_data_home,
     list_datasets,
-    load_dataset,
+    packaged_data_dir,
 )
 from ._toys import (
     DRLSC_MOONS_LEVELS,
@@ -39,4 +42,5 @@ __all__ = [
     "load_dataset",
     "make_drlsc_moons",
     "make_xor_gaussians",
+    "packaged_data_dir",
 ]

@@ -1,43 +1,9 @@
-"""Loaders for the benchmark classification data sets used by the papers.
+"""Loading the benchmark classification data sets: parsing, missing values, encoding.
 
-Every data set is described by an entry of the ``MANIFEST.json`` file shipped inside this
-package (sizes, class counts, nominal columns, provenance, notes and the SHA-256 of the
-uncompressed CSV).  The data themselves are gzip-compressed CSV files named
-``<name>.csv.gz``: a header row, the feature columns, and a last column ``label`` holding the
-class as a string.  Empty cells are missing values.
-
-Where the files are looked for (the *data home*)
-------------------------------------------------
-The first rule that applies decides:
-
-1. the ``data_home`` argument of :func:`load_dataset` / :func:`get_data_home`;
-2. the environment variable ``STRUCTREG_DATA`` (a folder holding ``<name>.csv.gz`` files);
-3. a team copy: starting at the current working directory and going up one parent at a time,
-   the first folder ``<ancestor>/shared/datasets`` that contains a ``MANIFEST.json``.  Seen from a
-   checkout at ``/work/main`` this finds ``/work/shared/datasets`` (the ``../shared/datasets`` of
-   the checkout); this is how the test-suite and CI find the data;
-4. the user cache folder ``$XDG_CACHE_HOME/structreg/datasets`` (``~/.cache/structreg/datasets``
-   when ``XDG_CACHE_HOME`` is unset).
-
-Rules 1 and 2 are exclusive: the named folder is the only place searched, and downloads are written
-into it.  With rule 3 a file that is absent from the team copy is also looked for in the user cache,
-and downloads go to the user cache (the team copy is never written to).
-
-Downloads
----------
-A file that is not found is downloaded when ``download_if_missing=True`` and the environment
-variable ``STRUCTREG_DATA_URL`` is set: the loader fetches ``$STRUCTREG_DATA_URL/<name>.csv.gz``
-(any URL scheme :func:`urllib.request.urlopen` understands, ``file://`` included), writes it to a
-temporary file next to its destination, checks its SHA-256 against the manifest and only then moves
-it into place with :func:`os.replace`.  A corrupt download is deleted and reported.  There is no
-default public mirror yet; without ``STRUCTREG_DATA_URL`` a missing file raises
-:class:`FileNotFoundError` saying where the loader looked and how to provide the data.
-
-Checksums
----------
-With ``verify=True`` (the default) the SHA-256 of the *uncompressed* CSV must equal the manifest's
-``csv_sha256``.  A successful check is remembered for the life of the process, keyed by the file's
-path, modification time and size, so repeated loads do not hash the file again.
+The data are gzip-compressed CSV files named ``<name>.csv.gz``: a header row, the feature columns,
+and a last column ``label`` holding the class as a string.  Empty cells are missing values.
+Where the files are found (the packaged copy, a user's data home, downloads) and how they are
+checked is the business of :mod:`structreg.datasets._home`.
 """
 
 from __future__ import annotations
@@ -45,271 +11,23 @@ from __future__ import annotations
 import copy
 import csv
 import gzip
-import hashlib
 import io
-import json
 import math
 import os
-import tempfile
-import urllib.request
 from collections import Counter
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 from sklearn.utils import Bunch
 
-__all__ = [
-    "DATA_ENV_VAR",
-    "URL_ENV_VAR",
-    "dataset_info",
-    "get_data_home",
-    "list_datasets",
-    "load_dataset",
-]
+from ._home import _entry, locate, verify_csv
 
-DATA_ENV_VAR = "STRUCTREG_DATA"
-URL_ENV_VAR = "STRUCTREG_DATA_URL"
+__all__ = ["load_dataset"]
+
 _LABEL_COLUMN = "label"
 _MISSING_POLICIES = ("impute", "drop", "error")
-_DOWNLOAD_TIMEOUT_S = 60.0
-
-# (resolved path, st_mtime_ns, st_size) -> sha256 that matched the manifest
-_VERIFIED: dict[tuple[str, int, int], str] = {}
-_MANIFEST: dict[str, dict[str, Any]] | None = None
-
-
-# --------------------------------------------------------------------------------------------
-# Manifest
-# --------------------------------------------------------------------------------------------
-def _manifest() -> dict[str, dict[str, Any]]:
-    """Return the packaged manifest as a dict keyed by data set name (read once)."""
-    global _MANIFEST
-    if _MANIFEST is None:
-        text = resources.files(__package__).joinpath("MANIFEST.json").read_text(encoding="utf-8")
-        entries = json.loads(text)
-        _MANIFEST = {entry["name"]: entry for entry in entries}
-    return _MANIFEST
-
-
-def _resolve_name(name: str) -> str:
-    """Normalise ``name`` (case, ``-`` for ``_``) and check that the manifest knows it."""
-    if not isinstance(name, str):
-        raise TypeError(f"dataset name must be a string, got {type(name).__name__}")
-    key = name.strip().lower().replace("-", "_")
-    manifest = _manifest()
-    if key not in manifest:
-        known = ", ".join(sorted(manifest))
-        raise ValueError(f"unknown dataset {name!r}; known datasets: {known}")
-    return key
-
-
-def list_datasets() -> list[str]:
-    """Names of all data sets described by the packaged manifest.
-
-    Returns
-    -------
-    names : list of str
-        Sorted data set names, usable with :func:`load_dataset` and :func:`dataset_info`.
-
-    Examples
-    --------
-    >>> from structreg.datasets import list_datasets
-    >>> "iris" in list_datasets()
-    True
-    """
-    return sorted(_manifest())
-
-
-def dataset_info(name: str) -> dict[str, Any]:
-    """Manifest entry of one data set.
-
-    Parameters
-    ----------
-    name : str
-        Data set name, as listed by :func:`list_datasets` (case-insensitive; ``-`` may be used
-        for ``_``).
-
-    Returns
-    -------
-    info : dict
-        A copy of the manifest entry: ``n_samples``, ``n_features`` (columns in the file, before any
-        one-hot encoding), ``n_classes``, ``class_counts``, ``nominal_columns``,
-        ``coded_categorical_columns``, ``missing_cells``, ``rows_with_missing``, ``notes``,
-        provenance fields and ``csv_sha256``.
-
-    Raises
-    ------
-    ValueError
-        If the name is unknown; the message lists the known names.
-
-    Examples
-    --------
-    >>> from structreg.datasets import dataset_info
-    >>> dataset_info("iris")["n_samples"]
-    150
-    """
-    return copy.deepcopy(_manifest()[_resolve_name(name)])
-
-
-# --------------------------------------------------------------------------------------------
-# Data home
-# --------------------------------------------------------------------------------------------
-def _user_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache")
-    return Path(base).expanduser() / "structreg" / "datasets"
-
-
-def _find_shared_dir(start: Path | None = None) -> Path | None:
-    """First ``<ancestor>/shared/datasets`` holding a MANIFEST.json, walking up from ``start``."""
-    try:
-        here = (start or Path.cwd()).resolve()
-    except OSError:  # the working directory may have been removed
-        return None
-    for folder in (here, *here.parents):
-        candidate = folder / "shared" / "datasets"
-        if (candidate / "MANIFEST.json").is_file():
-            return candidate
-    return None
-
-
-def _search_dirs(data_home: str | os.PathLike[str] | None) -> tuple[list[Path], Path]:
-    """Folders to read from (in order) and the folder downloads are written to."""
-    if data_home is not None:
-        home = Path(data_home).expanduser()
-        return [home], home
-    env = os.environ.get(DATA_ENV_VAR)
-    if env:
-        home = Path(env).expanduser()
-        return [home], home
-    cache = _user_cache_dir()
-    shared = _find_shared_dir()
-    if shared is not None:
-        return [shared, cache], cache
-    return [cache], cache
-
-
-def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
-    """Folder the data set files are read from.
-
-    The order of the rules is given in the module documentation: the ``data_home`` argument, the
-    ``STRUCTREG_DATA`` environment variable, a ``shared/datasets`` folder found above the current
-    working directory, and finally the user cache ``$XDG_CACHE_HOME/structreg/datasets``
-    (``~/.cache/structreg/datasets``).  Downloads are written here, except when the folder is a
-    discovered team copy (rule 3): then they go to the user cache.  The folder is not created.
-
-    Parameters
-    ----------
-    data_home : str or path-like, optional
-        Explicit folder; returned as is (with ``~`` expanded).
-
-    Returns
-    -------
-    path : pathlib.Path
-        The folder.
-
-    Examples
-    --------
-    >>> from structreg.datasets import get_data_home
-    >>> str(get_data_home("/tmp/my_data"))
-    '/tmp/my_data'
-    """
-    return _search_dirs(data_home)[0][0]
-
-
-# --------------------------------------------------------------------------------------------
-# Files, checksums, downloads
-# --------------------------------------------------------------------------------------------
-def _sha256_of_gzip(path: Path) -> str:
-    digest = hashlib.sha256()
-    with gzip.open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _cache_key(path: Path) -> tuple[str, int, int]:
-    stat = path.stat()
-    return (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
-
-
-def _check_sha256(what: str | Path, expected: str, actual: str) -> None:
-    if actual != expected:
-        raise ValueError(
-            f"checksum mismatch for {what}: the SHA-256 of the uncompressed CSV is {actual}, "
-            f"but the manifest expects {expected}. The file is corrupt or a different version; "
-            "delete it and provide a correct copy."
-        )
-
-
-def _verify_file(path: Path, expected: str, raw: bytes | None = None) -> None:
-    """Check the SHA-256 of the uncompressed content of ``path`` (cached per path/mtime/size)."""
-    key = _cache_key(path)
-    if _VERIFIED.get(key) == expected:
-        return
-    actual = hashlib.sha256(raw).hexdigest() if raw is not None else _sha256_of_gzip(path)
-    _check_sha256(path, expected, actual)
-    _VERIFIED[key] = expected
-
-
-def _download(url: str, target: Path, expected: str | None) -> Path:
-    """Fetch ``url`` into ``target`` atomically, checking the SHA-256 before the final move."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            try:
-                with urllib.request.urlopen(url, timeout=_DOWNLOAD_TIMEOUT_S) as response:
-                    for chunk in iter(lambda: response.read(1 << 20), b""):
-                        out.write(chunk)
-            except OSError as exc:  # URLError and HTTPError are OSError subclasses
-                raise OSError(f"could not download {url}: {exc}") from exc
-        if expected is not None:
-            try:
-                actual = _sha256_of_gzip(tmp)
-            except (OSError, EOFError) as exc:  # not a gzip file, or truncated
-                raise ValueError(f"downloaded file {url} is not a valid gzip file: {exc}") from exc
-            _check_sha256(f"the download {url}", expected, actual)
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    if expected is not None:
-        _VERIFIED[_cache_key(target)] = expected
-    return target
-
-
-def _locate(
-    entry: dict[str, Any], data_home: str | os.PathLike[str] | None, download_if_missing: bool
-) -> Path:
-    """Path of the data set file, downloading it when allowed and needed."""
-    filename = entry["file"]
-    search, write_dir = _search_dirs(data_home)
-    for folder in search:
-        path = folder / filename
-        if path.is_file():
-            return path
-    base_url = os.environ.get(URL_ENV_VAR, "").strip()
-    looked = ", ".join(str(folder) for folder in search)
-    how = (
-        f"Put {filename} into one of these folders, pass data_home=..., or set the environment "
-        f"variable {DATA_ENV_VAR} to a folder that holds it"
-    )
-    if not download_if_missing:
-        raise FileNotFoundError(
-            f"{filename} not found (looked in: {looked}) and download_if_missing=False. {how}."
-        )
-    if not base_url:
-        raise FileNotFoundError(
-            f"{filename} not found (looked in: {looked}) and no download source is configured. "
-            f"{how}, or set {URL_ENV_VAR} to a base URL serving <name>.csv.gz files "
-            "(there is no default public mirror)."
-        )
-    url = base_url.rstrip("/") + "/" + filename
-    return _download(url, write_dir / filename, entry.get("csv_sha256"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -318,7 +36,7 @@ def _locate(
 def _read_table(path: Path, expected_sha: str | None) -> tuple[list[str], list[list[str]]]:
     raw = gzip.decompress(path.read_bytes())
     if expected_sha is not None:
-        _verify_file(path, expected_sha, raw)
+        verify_csv(path, expected_sha, raw)
     rows = list(csv.reader(io.StringIO(raw.decode("utf-8"), newline="")))
     if not rows:
         raise ValueError(f"{path} is empty")
@@ -391,9 +109,9 @@ def _describe(entry: dict[str, Any]) -> str:
         f"{entry['name']}",
         "=" * len(entry["name"]),
         "",
-        f"samples: {entry['n_samples']}, features in the file: {entry['n_features']}, "
-        f"classes: {entry['n_classes']}",
-        f"class counts: {entry['class_counts']}",
+        f"samples: {entry.get('n_samples', '?')}, features in the file: "
+        f"{entry.get('n_features', '?')}, classes: {entry.get('n_classes', '?')}",
+        f"class counts: {entry.get('class_counts', '?')}",
     ]
     if entry.get("nominal_columns"):
         lines.append(f"nominal columns (one-hot encoded): {', '.join(entry['nominal_columns'])}")
@@ -514,8 +232,10 @@ def load_dataset(
         target mapped to the strings ``"malignant"`` / ``"benign"``; the file-related arguments are
         ignored for it.
     data_home : str or path-like, optional
-        Folder holding ``<name>.csv.gz``.  Default: see :func:`get_data_home` (``STRUCTREG_DATA``,
-        then a ``shared/datasets`` folder above the working directory, then the user cache).
+        A folder of your own: a ``<name>.csv.gz`` found there is read instead of the packaged
+        copy, its ``MANIFEST.json`` (if any) adds or replaces entries, and downloads are written
+        there.  Default: ``STRUCTREG_DATA`` if set, else the packaged copy and then the user cache
+        (see :func:`get_data_home`).
     return_X_y : bool, default=False
         Return ``(data, target)`` instead of a :class:`~sklearn.utils.Bunch`.
     missing : {"impute", "drop", "error"}, default="impute"
@@ -528,8 +248,9 @@ def load_dataset(
           automobile version of the papers, and 358 rows of dermatology).
         - ``"error"``: raise :class:`ValueError` if the data set has missing cells.
     download_if_missing : bool, default=True
-        Download the file from ``$STRUCTREG_DATA_URL/<name>.csv.gz`` if it is not found.  Downloads
-        are always checked against the manifest's checksum.
+        Download a file that is not found, from the entry's ``url`` or from
+        ``$STRUCTREG_DATA_URL/<file>`` (with :func:`pooch.retrieve`).  Downloads are always checked
+        against the manifest's checksums.  The packaged sets are never downloaded.
     verify : bool, default=True
         Check that the SHA-256 of the uncompressed CSV equals the manifest's ``csv_sha256``.  The
         result is cached per (path, modification time, size) for the rest of the process.
@@ -574,10 +295,10 @@ def load_dataset(
     """
     if missing not in _MISSING_POLICIES:
         raise ValueError(f"missing must be one of {_MISSING_POLICIES}, got {missing!r}")
-    key = _resolve_name(name)
-    entry = _manifest()[key]
+    entry = _entry(name, data_home)
+    key = entry["name"]
     if entry.get("file"):
-        path = _locate(entry, data_home, download_if_missing)
+        path = locate(entry, data_home, download_if_missing)
         bunch = _load_csv(entry, path, verify, missing)
     else:
         bunch = _load_wdbc(entry)
