@@ -75,7 +75,7 @@ def test_reproduce_end_to_end_resumes(tmp_path, capsys):
     assert "damr table 3: 2 cells computed, 0 reused" in out
     text = (tmp_path / "damr_3.md").read_text()
     assert "| Sonar |" in text and "47.75" in text  # the paper's value beside ours
-    assert "skipped" in text  # sets missing from the data home are listed
+    assert "skipped" in text  # sets structreg does not have are listed
     assert (tmp_path / "results.sqlite").exists() and (tmp_path / "damr_3.csv").exists()
     assert main([*TINY, "--out", str(tmp_path)]) == 0
     assert "0 cells computed, 2 reused" in capsys.readouterr().out

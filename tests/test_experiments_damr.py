@@ -37,7 +37,7 @@ def test_tables_end_to_end_and_resume(tmp_path):
     assert "(67.33, " in md and "62.81 ± 0.00" in md and "Table 3" in md
     assert "- Pima: not run: not requested" in md
     for name in ("Austra", "Ethn", "Isolet"):  # not in the shipped data home
-        assert f"- {name}: skipped: not in the data home" in md
+        assert f"- {name}: skipped: not among structreg's data sets" in md
     rows = [r for r in _csv(run3.paths[1]) if r["method"]]
     assert len(rows) == 2 * len(METHODS)
     wdbc = {r["method"]: float(r["mean"]) for r in rows if r["data_set"] == "Wdbc"}

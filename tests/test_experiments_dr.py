@@ -60,7 +60,7 @@ def test_table5_coil_subset(tmp_path):
     run = run_table(find_table("dr", "5"), tmp_path, options, progress=False)
     assert run.n_computed == 2 * 3
     text = run.paths[0].read_text()
-    assert "PIE (20 train)" in text and "not in the data home" in text
+    assert "PIE (20 train)" in text and "not among structreg's data sets" in text
     assert "(99.14," in text or "(99.02," in text  # paper's COIL values printed
     assert "16 x 16" in text
     for res in run.results.values():

@@ -82,7 +82,7 @@ def test_table7_end_to_end_and_resume(tmp_path):
     assert run.n_computed == 2 * 2 * 2 and run.paths[0].name == "drlsc_7.md"
     text = run.paths[0].read_text()
     assert "| Lenses |" in text and "87.69" in text and "(97.56" in text  # paper values
-    assert "- Water: not in the data home" in text  # skipped with the reason
+    assert "- Water: not among structreg's data sets" in text  # skipped with the reason
     assert "Lenses: 24 x 4" in text
     with open(run.paths[1]) as fh:
         rows = list(csv.DictReader(fh))

@@ -89,7 +89,7 @@ def test_uci_tables_share_cells(tmp_path):
     assert run.n_computed == 2 * 5  # automobile x 2 splits x 5 methods
     text = run.paths[0].read_text()
     assert "0.47 / 0.02" in text  # the paper's SVM times on automobile
-    assert "hepatitis: not in the data home" in text
+    assert "hepatitis: not among structreg's data sets" in text
     for res in run.results.values():
         assert 60 <= res["test_acc"] <= 100
         assert res["fit_s"] > 0 and res["predict_s"] > 0

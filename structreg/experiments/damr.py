@@ -16,9 +16,9 @@ DA_LapRLSC - Lap_RLSC disagreement needs both).  Cell-key tables ``"3"`` and ``"
 
 Protocol (Section 5 of the paper, and what it leaves open)
 ----------------------------------------------------------
-* Data: the 14 sets of Table 2, as far as the data home has them (all two-class in the
-  paper: Section 4.2 sets "the cluster number to the class number 2").  Sets that are not in
-  the data home are listed as skipped, never dropped silently.  Versions used here:
+* Data: the 14 sets of Table 2, as far as structreg ships them (all two-class in the
+  paper: Section 4.2 sets "the cluster number to the class number 2").  Sets that are not among
+  structreg's data sets are listed as skipped, never dropped silently.  Versions used here:
 
   - Automobile: the UCI autos file without the rows that have a missing cell (159 rows, the
     paper's size), nominal columns one-hot encoded (so more than the paper's 25 columns);
@@ -310,7 +310,7 @@ def load_table2_dataset(name: str) -> tuple[np.ndarray, np.ndarray, str] | str:
     available = set(list_datasets())
     found = [c for c in candidates if c in available]
     if not found:
-        return "skipped: not in the data home"
+        return "skipped: not among structreg's data sets"
     try:
         X, y, how = loader() if loader is not None else _load_plain(found[0])
     except (OSError, ValueError) as exc:  # listed in the manifest but not loadable

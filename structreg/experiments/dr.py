@@ -171,7 +171,7 @@ QUICK_UCI = ("Iris", "Wine", "Lenses", "Glass", "BUPA", "Ionosphere")
 
 _MISSING_REASON = {
     "Soybean": "the paper's Soybean (307 x 35, 19 classes) is UCI soybean-large, which is not "
-    "in the data home (its soybean_small, 47 x 35 with 4 classes, is a different set)",
+    "among structreg's data sets (its soybean_small, 47 x 35 with 4 classes, is a different set)",
 }
 _VERSION_NOTES = {
     "Balance": "classes L, B, R (the full UCI set)",
@@ -461,7 +461,7 @@ def plan_table4(options: Options) -> Plan:
         try:
             _load(name)
         except (FileNotFoundError, OSError) as exc:
-            skipped[row] = f"not in the data home ({exc.__class__.__name__}: {exc})"
+            skipped[row] = f"could not be loaded ({exc.__class__.__name__}: {exc})"
             continue
         sets[row] = name
         for split in range(draws):
@@ -567,7 +567,7 @@ def report_table4(
         "half keeps n gamma_D at the CV value (gamma_D scaled by the CV training-fold size / n; "
         "see structreg.experiments.dr). The paper's column 'SVM' is KSVM.",
     ]
-    notes = ["Data-set versions (the paper's Table 3 vs the data home):", ""]
+    notes = ["Data-set versions (the paper's Table 3 vs structreg's):", ""]
     for row, name in ctx["sets"].items():
         n, d, c = UCI_SETS[row][1]
         X, y = _load(name)
@@ -652,14 +652,14 @@ def plan_table5(options: Options) -> Plan:
     cells, skipped = [], {}
     if "PIE (20 train)" in rows:
         skipped["PIE (20 train)"] = (
-            "the CMU PIE face database (68 people, 170 near-frontal images each) is not in the "
-            "data home"
+            "the CMU PIE face database (68 people, 170 near-frontal images each) is not among "
+            "structreg's data sets"
         )
     if "COIL (2 train)" in rows:
         try:
             _load_coil(n_objects)
         except (FileNotFoundError, OSError) as exc:
-            skipped["COIL (2 train)"] = f"not in the data home ({exc.__class__.__name__}: {exc})"
+            skipped["COIL (2 train)"] = f"could not be loaded ({exc.__class__.__name__}: {exc})"
         else:
             for split in range(draws):
                 for method in methods:
@@ -706,7 +706,7 @@ def report_table5(
         "from the runs) and "
         "used in every run.",
         *_search_lines(ctx["grid"]),
-        "Data: the data home's COIL-20 is 1440 images downsampled to 16 x 16 (256 grey levels, "
+        "Data: structreg's COIL-20 is 1440 images downsampled to 16 x 16 (256 grey levels, "
         "scaled to [0, 1]); the paper resized them to 32 x 32 (1024 features).",
         "All methods are supervised here (LapRLS too: kNN graph on the 40 training images); the "
         "paper does not say whether its LapRLS also used the unlabeled images.",

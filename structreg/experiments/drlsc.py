@@ -7,7 +7,7 @@
   decision boundaries (Fig. 1, PNG);
 * ``6``: the 20 UCI sets with the linear kernel: SVM, LS-SVM, MR, DRGV, DRLSC;
 * ``7``: the same sets with the Gaussian (RBF) kernel: RN, GRBFN, SVM, LS-SVM, MR, DRGV, DRLSC;
-* ``8``: AR faces -- not in the data home, every row listed as skipped;
+* ``8``: AR faces -- not among structreg's data sets, every row listed as skipped;
 * ``9``: COIL-20, G9/P63, G18/P54, G36/P36 (m random images per object for training);
 * ``10``, ``11``, ``12``: USPS odd-vs-even pairs 1v7, 2v3, 2v7, 3v8, 4v7 at G10/P1090,
   G100/P1000, G550/P550 (1100 images per digit).
@@ -91,8 +91,8 @@ Pid is ``pima``; the paper's second Pima version "Diabetes" and "Water" are not 
 home (skipped).  Ecoli: the two 2-point classes imL and imS are dropped (336 -> 332 rows,
 6 classes, as the literature did; 7 features, the paper says 6).  Dermatology: the Age column
 (the only one with missing cells) is dropped, which gives the paper's 33 attributes.  Lenses:
-the UCI integer codes of the 4 attributes (the data home has the words).  COIL-20 here is
-16x16 (the paper resized to 32x32).  AR faces are not in the data home.
+the UCI integer codes of the 4 attributes (the shipped file has the words).  COIL-20 here is
+16x16 (the paper resized to 32x32).  AR faces are not among structreg's data sets.
 """
 
 from __future__ import annotations
@@ -312,7 +312,7 @@ UCI_SETS: dict[str, tuple[str | None, str]] = {
     "Sonar": ("sonar", ""),
     "Water": (
         None,
-        "not in the data home (UCI water treatment plant, the paper's 2-class "
+        "not among structreg's data sets (UCI water treatment plant, the paper's 2-class "
         "38-attribute version)",
     ),
     "Wdbc": ("wdbc", ""),
@@ -396,7 +396,7 @@ def uci_status(name: str) -> str | None:
     if source is None:
         return reason
     if source != "wdbc" and source not in set(list_datasets()):
-        return f"{source!r} is not in the data home"
+        return f"{source!r} is not among structreg's data sets"
     try:
         load_uci(name)
     except (OSError, ValueError) as exc:
@@ -1276,7 +1276,7 @@ def _image_plan(table: str, rows: dict[str, str], quick_rows: Sequence[str], sou
             if wanted is not None and label not in wanted:
                 continue
             if not available:
-                skipped[label] = f"{source!r} is not in the data home"
+                skipped[label] = f"{source!r} is not among structreg's data sets"
                 continue
             if options.quick and wanted is None and label not in quick_rows:
                 skipped[label] = "not run with --quick (run the table without --quick)"
@@ -1330,7 +1330,7 @@ def _image_report(table: str, title: str, reference: dict[str, dict[str, float]]
 
 
 def _ar_plan(options: Options) -> Plan:
-    reason = "the AR face database is not in the data home"
+    reason = "the AR face database is not among structreg's data sets"
     return Plan([], {s: reason for s in AR_SETTINGS}, context={"methods": list(RBF_METHODS)})
 
 

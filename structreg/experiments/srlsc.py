@@ -69,7 +69,7 @@ Reuse of the data-only work
   labeled points only.
 
 The paper's other data sets (MIT CBCL, ITS, Extended Yale B and its noisy versions; Figs. 5,
-6, 8, Tables 2, 3, 5-7) are not in structreg's data home and are listed as skipped.
+6, 8, Tables 2, 3, 5-7) are not among structreg's data sets and are listed as skipped.
 """
 
 from __future__ import annotations
@@ -125,9 +125,9 @@ SRLSC_TABLE4 = {
     "GFHF": (68.94, 79.74, 88.41, 93.74, 94.74),
 }
 UNAVAILABLE = {
-    "MIT CBCL faces": "not in structreg's data home (the paper's Fig. 5 and Table 2)",
-    "ITS pedestrians": "not in structreg's data home (the paper's Fig. 6 and Table 3)",
-    "Extended Yale B": "not in structreg's data home (the paper's Fig. 8 and Tables 5-7, "
+    "MIT CBCL faces": "not among structreg's data sets (the paper's Fig. 5 and Table 2)",
+    "ITS pedestrians": "not among structreg's data sets (the paper's Fig. 6 and Table 3)",
+    "Extended Yale B": "not among structreg's data sets (the paper's Fig. 8 and Tables 5-7, "
     "with the noisy versions)",
 }
 C_A, C_I, KERNEL_GAMMA, K_GRAPH, SRC_EPSILON = 0.005, 0.01, 1.0 / 0.5**2, 7, 0.05

@@ -61,8 +61,8 @@ only; UCI: 2 splits of the sets with at most 400 points, EKM and SLMM on automob
 sonar only; Fig. 9: 1 split of COIL-20 G9/P63 with SVM, EKM, LapSVM and SRSVM (USPS, with
 its 7700-9900 test images, and SLMM run in the full protocol only).
 
-**Differences from the paper.**  Hepatitis and water are not in the data home (listed as
-skipped).  Automobile: the 159 rows without missing cells, with the nominal attributes
+**Differences from the paper.**  Hepatitis and water are not among structreg's data sets
+(listed as skipped).  Automobile: the 159 rows without missing cells, with the nominal attributes
 one-hot encoded (75 features instead of 25) and the class ``symboling > 0`` vs ``<= 0`` (the
 source does not say how the paper made it binary).  Bupa's class is the ``selector`` field.
 COIL-20 here is 16x16 pixels (the paper resized to 32x32); USPS has 1100 16x16 images per digit
@@ -280,7 +280,7 @@ def _two_class(name: str) -> tuple[np.ndarray, np.ndarray]:
 def _unavailable(name: str) -> str | None:
     """Why the two-class set ``name`` cannot be run, or None."""
     if name not in list_datasets():
-        return "not in the data home (not among the shipped data sets)"
+        return "not among structreg's data sets"
     try:
         _, y = _two_class(name)
     except (OSError, ValueError) as exc:
@@ -1261,7 +1261,7 @@ def _plan_images(options: Options) -> Plan:
         if source not in sources:
             continue  # not asked for
         if source not in available:
-            skipped[setting] = f"{source} is not in the data home"
+            skipped[setting] = f"{source} is not among structreg's data sets"
             continue
         if options.quick and setting not in QUICK_IMAGE:
             skipped[setting] = "--quick: full protocol only"
