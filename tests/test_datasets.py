@@ -359,7 +359,7 @@ def test_data_home_resolution_order(tmp_path, monkeypatch):
 
 
 def test_the_loader_knows_nothing_of_folders_around_the_working_directory(tmp_path, monkeypatch):
-    """A ``shared/datasets`` folder above the working directory is not a data source."""
+    """A team folder of data files above the working directory is not a data source."""
     _clean_env(monkeypatch)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     team = tmp_path / "shared" / "datasets"
