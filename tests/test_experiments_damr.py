@@ -36,7 +36,7 @@ def test_tables_end_to_end_and_resume(tmp_path):
     # the paper's values sit beside the reproduced ones; every Table-2 set is accounted for
     assert "(67.33, " in md and "62.81 ± 0.00" in md and "Table 3" in md
     assert "- Pima: not run: not requested" in md
-    for name in ("Austra", "Ethn", "Isolet"):  # not in the shipped data home
+    for name in ("Austra", "Ethn", "Isolet"):  # not among the shipped data sets
         assert f"- {name}: skipped: not among structreg's data sets" in md
     rows = [r for r in _csv(run3.paths[1]) if r["method"]]
     assert len(rows) == 2 * len(METHODS)

@@ -109,7 +109,7 @@ def test_toy_tables_and_figure(tmp_path):
 def test_image_tables(tmp_path):
     ar = run_table(find_table("drlsc", "8"), tmp_path, Options())
     text = ar.paths[0].read_text()
-    assert ar.n_computed == 0 and "74.27" in text and "AR face database is not in" in text
+    assert ar.n_computed == 0 and "74.27" in text and "AR face database is not among" in text
     options = Options(quick=True, extra={"rows": ["2 vs. 3"], "methods": ["RN", "DRLSC"]})
     run = run_table(find_table("drlsc", "10"), tmp_path, options)
     text = run.paths[0].read_text()
