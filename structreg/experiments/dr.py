@@ -4,8 +4,8 @@ regularization" (AAAI 2008): Table 4 (UCI), Table 5 (COIL) and Fig. 2 (toy).
 Tables (``structreg reproduce dr --table T``), in run order:
 
 * ``4`` -- nine UCI sets, eight methods: LSVM, KSVM, LLapRLS, KLapRLS, LGDR, LLDR, GDR, LDR;
-* ``5`` -- image sets: COIL-20 with 2 labeled images per object (CMU PIE is not in the data
-  home and is listed as skipped);
+* ``5`` -- image sets: COIL-20 with 2 labeled images per object (CMU PIE is not among
+  structreg's data sets and is listed as skipped);
 * ``fig2`` (alias ``2``) -- GDR vs LDR decision boundaries on three overlapping two-moons sets.
 
 What the paper gives

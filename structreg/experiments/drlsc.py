@@ -87,12 +87,13 @@ point is used, as in the paper).
 
 Data (differences from the paper)
 ---------------------------------
-Pid is ``pima``; the paper's second Pima version "Diabetes" and "Water" are not in the data
-home (skipped).  Ecoli: the two 2-point classes imL and imS are dropped (336 -> 332 rows,
-6 classes, as the literature did; 7 features, the paper says 6).  Dermatology: the Age column
-(the only one with missing cells) is dropped, which gives the paper's 33 attributes.  Lenses:
-the UCI integer codes of the 4 attributes (the shipped file has the words).  COIL-20 here is
-16x16 (the paper resized to 32x32).  AR faces are not among structreg's data sets.
+Pid is ``pima``; the paper's second Pima version "Diabetes" and "Water" are not among
+structreg's data sets (skipped).  Ecoli: the two 2-point classes imL and imS are dropped
+(336 -> 332 rows, 6 classes, as the literature did; 7 features, the paper says 6).
+Dermatology: the Age column (the only one with missing cells) is dropped, which gives the
+paper's 33 attributes.  Lenses: the UCI integer codes of the 4 attributes (the shipped file has
+the words).  COIL-20 here is 16x16 (the paper resized to 32x32).  AR faces are not among
+structreg's data sets.
 """
 
 from __future__ import annotations

@@ -51,8 +51,8 @@ Reuse of the data-only work
   ``options.n_jobs`` workers -- and stored as
   ``l1graph_usps_<per_class>pc_<mode>_<hash of X1>.npz`` in the cache folder:
   ``options.extra["cache_dir"]`` if given, else ``$XDG_CACHE_HOME/structreg/l1graph``
-  (``~/.cache/structreg/l1graph``; beside the user data cache, never in the team's data
-  copy).  The folder is bound to the cell function with :func:`functools.partial`, *not* put
+  (``~/.cache/structreg/l1graph``, beside the user data cache; never inside the package).
+  The folder is bound to the cell function with :func:`functools.partial`, *not* put
   in the cell keys: it does not change any result, so cached results stay valid wherever
   the graph file lives.  A worker that does not find the file (e.g. a dask worker on another
   machine) computes the graph itself (same result) and tries to store it.
