@@ -321,8 +321,8 @@ UCI_SETS: dict[str, tuple[str | None, str]] = {
     "Pid": ("pima", "Pima Indians diabetes (zeros of impossible values kept)"),
     "Diabetes": (
         None,
-        "the paper's second Pima Indians diabetes version is not in the data "
-        "home (only one Pima file: used as Pid)",
+        "the paper's second Pima Indians diabetes version is not among structreg's "
+        "data sets (only one Pima file: used as Pid)",
     ),
     "Wine": ("wine", ""),
     "Lenses": ("lenses", "UCI integer codes of the 4 attributes"),
