@@ -227,7 +227,7 @@ def test_errors():
 def test_missing_cvxpy_gives_an_install_hint(monkeypatch):
     X, y = two_class_clusters(9, n=5)
     monkeypatch.setitem(sys.modules, "cvxpy", None)
-    with pytest.raises(ImportError, match=r"structreg\[socp\]"):
+    with pytest.raises(ImportError, match=r"pip install cvxpy"):
         SLMM().fit(X, y)
 
 

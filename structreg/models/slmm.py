@@ -93,7 +93,7 @@ def _import_cvxpy():
     except ImportError as exc:  # pragma: no cover - exercised by monkeypatching in the tests
         raise ImportError(
             "SLMM solves second-order cone programs with cvxpy, which is not installed; "
-            "install it with `pip install structreg[socp]` (or `pip install cvxpy`)"
+            "it is a dependency of structreg: reinstall structreg or `pip install cvxpy`"
         ) from exc
     return cvxpy
 
@@ -342,7 +342,7 @@ class SLMM(ClassifierMixin, BaseEstimator):
     and golden section).  See :mod:`structreg.models.slmm` for the formulation, the search
     and the choices the papers leave open.
 
-    Needs cvxpy (``pip install structreg[socp]``); it is imported in ``fit`` only.
+    Uses cvxpy (a dependency of structreg), imported in ``fit`` only.
 
     Parameters
     ----------
