@@ -3,6 +3,7 @@
 from .models import (
     DRGV,
     DRLSC,
+    DRLSCCV,
     EKM,
     GFHF,
     GRBFN,
@@ -15,12 +16,15 @@ from .models import (
     UNLABELED,
     DALapRLSC,
     DiscriminativeRLS,
+    DiscriminativeRLSCV,
     LapRLSC,
+    LapRLSCCV,
     LapSVM,
     SparseRLSC,
     SSDRWang,
     SSDRWu,
     StructuralClassifier,
+    StructuralClassifierCV,
 )
 
 __version__ = "0.1.0"
@@ -46,5 +50,9 @@ __all__ = [
     "LapRLSC",
     "LapSVM",
     "StructuralClassifier",
+    "StructuralClassifierCV",
+    "LapRLSCCV",
+    "DiscriminativeRLSCV",
+    "DRLSCCV",
     "__version__",
 ]

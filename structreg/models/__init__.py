@@ -1,6 +1,7 @@
 """Model layer: the estimators users import."""
 
 from ._base import UNLABELED, StructuralClassifier, is_unlabeled
+from .cv import DRLSCCV, DiscriminativeRLSCV, LapRLSCCV, StructuralClassifierCV
 from .damr import DALapRLSC
 from .discriminative import DRGV, DRLSC, DiscriminativeRLS
 from .ellipsoid import EKM
@@ -9,6 +10,7 @@ from .harmonic import GFHF
 from .lssvm import LSSVM
 from .manifold import LapRLSC, LapSVM
 from .minimax import MPM
+from .path import decision_path, fit_path
 from .rlsc import RLSC
 from .slmm import SLMM
 from .sparse_representation import SRC
@@ -38,4 +40,10 @@ __all__ = [
     "LapSVM",
     "StructuralClassifier",
     "is_unlabeled",
+    "fit_path",
+    "decision_path",
+    "StructuralClassifierCV",
+    "LapRLSCCV",
+    "DiscriminativeRLSCV",
+    "DRLSCCV",
 ]

@@ -309,6 +309,11 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         self.random_state = random_state
 
     # -- hooks for presets ------------------------------------------------------------------
+    _path_params: tuple[str, ...] = ("gamma_A",)
+    """Parameters that only weight terms of the objective (the ridge, penalty weights), never
+    change the design or a penalty matrix: :func:`structreg.models.fit_path` solves grids over
+    them from one assembly of the normal equations."""
+
     def _loss(self) -> str:
         return self.loss
 
@@ -373,11 +378,17 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         with _blas_controller().limit(limits=1, user_api="blas"):
             return self._fit(X, y, unlabeled)
 
-    def _fit(self, X, y, unlabeled):
+    def _fit_structure(self, X, y, unlabeled):
+        """Everything of ``fit`` before the penalties: labels, solver, feature map, ``_prepare``.
+
+        Sets ``classes_``, ``solver_`` and ``feature_map_``; returns ``(y_codes, labeled, Z,
+        unexplained)`` (Z is None for the iterative exact-kernel path, ``unexplained`` the
+        Nystroem centres' missed share of the kernel trace, or None).  Shared by ``fit`` and
+        :func:`structreg.models.fit_path`.
+        """
         y = column_or_1d(y, warn=True)
         classes, y_codes, labeled = self._encode_labels(y, unlabeled)
         self.classes_ = classes
-        n, n_lab = X.shape[0], int(labeled.sum())
         for stale in ("coef_", "dual_coef_", "intercept_", "svm_", "deformation_"):
             self.__dict__.pop(stale, None)  # a refit with another loss / solver
 
@@ -394,6 +405,11 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         if unexplained is not None:
             self._warn_nystroem(unexplained, Z.shape[1])
         self._prepare(X, Z, y_codes, labeled)
+        return y_codes, labeled, Z, unexplained
+
+    def _fit(self, X, y, unlabeled):
+        y_codes, labeled, Z, unexplained = self._fit_structure(X, y, unlabeled)
+        n, n_lab = X.shape[0], int(labeled.sum())
         M, psd = build_penalties(self._penalty_terms(n, n_lab), X, y_codes, labeled)
         self.penalty_ = M
         weights = self._loss_weights(labeled)

@@ -111,6 +111,8 @@ class DALapRLSC(StructuralClassifier):
     True
     """
 
+    _path_params = ("gamma_A", "gamma_D")
+
     def __init__(
         self,
         kernel="rbf",

@@ -57,6 +57,7 @@ class _DRLSCBase(StructuralClassifier):
             )
 
     _exact_kernel_cg = False  # no RKHS norm: "cg" runs CG/MINRES on the exact feature map
+    _path_params = ("eta",)
 
     def _ridge(self) -> float:
         return 0.0
@@ -344,6 +345,7 @@ class DiscriminativeRLS(StructuralClassifier):
     """
 
     _semi_supervised = False
+    _path_params = ("gamma_A", "gamma_D")
 
     def __init__(
         self,

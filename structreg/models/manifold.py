@@ -9,6 +9,8 @@ from ._base import StructuralClassifier
 class _ManifoldMixin:
     """Shared by LapRLSC and LapSVM: one Laplacian penalty ``gamma_I / n^2 f^T L f``."""
 
+    _path_params = ("gamma_A", "gamma_I")
+
     def _penalty_terms(self, n_samples, n_labeled):
         laplacian = LaplacianPenalty(
             graph=self.graph,

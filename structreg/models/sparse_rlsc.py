@@ -96,6 +96,8 @@ class SparseRLSC(StructuralClassifier):
     True
     """
 
+    _path_params = ("C_A", "C_I")
+
     def __init__(
         self,
         C_A=0.005,

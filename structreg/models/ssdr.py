@@ -91,6 +91,8 @@ class SSDRWu(LapRLSC):
     """
     )
 
+    _path_params = ("gamma_A", "gamma_I", "gamma_D", "eta")
+
     def __init__(
         self,
         kernel="rbf",

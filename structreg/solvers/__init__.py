@@ -5,6 +5,7 @@ from .bordered import BorderedSolution, solve_bordered
 from .hinge import DeformedFeatures, DeformedKernel, PrecomputedSVM
 from .kernel_cg import GramOperator, KernelLeastSquaresSolution, solve_kernel_least_squares
 from .mvee import minimum_volume_ellipsoid
+from .path import SquareLossPath
 from .primal_hinge import SquaredHingeSolution, solve_squared_hinge
 from .square import (
     LeastSquaresSolution,
@@ -31,4 +32,5 @@ __all__ = [
     "penalty_products",
     "solve_penalized_least_squares",
     "solve_symmetric",
+    "SquareLossPath",
 ]

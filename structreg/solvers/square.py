@@ -183,24 +183,6 @@ def design_penalty_diagonal(
     return d
 
 
-def normal_equations(Z, c: np.ndarray, M, ridge: float, fit_intercept: bool) -> np.ndarray:
-    """``H = A^T (C + M) A + diag(ridge, ..., ridge, 0)`` with ``A = [Z, 1]`` (or ``Z``),
-    assembled without forming A or ``M A`` (see :func:`design_penalty_gram`)."""
-    n, p = Z.shape
-    active = np.flatnonzero(c)
-    Za, ca = Z[active], c[active]
-    H = np.zeros((p + int(fit_intercept),) * 2)
-    H[:p, :p] = Za.T @ (ca[:, None] * Za)
-    if fit_intercept:
-        H[:p, p] = Za.T @ ca
-        H[p, p] = ca.sum()
-    if fit_intercept:
-        H[p, :p] = H[:p, p]
-    H += design_penalty_gram(Z, M, fit_intercept=fit_intercept)
-    H[np.arange(p), np.arange(p)] += ridge
-    return H
-
-
 def cholesky_solve(H: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     """``H^{-1} rhs`` by Cholesky if H is safely positive definite (rcond check), else None."""
     p = H.shape[0]
@@ -365,9 +347,9 @@ def solve_penalized_least_squares(
     """
     Y = np.asarray(Y, dtype=float)
     c = np.asarray(loss_weights, dtype=float)
-    active = np.flatnonzero(c)  # only the labeled rows carry loss
-    p = Z.shape[1]
     if method == "cg":
+        active = np.flatnonzero(c)  # only the labeled rows carry loss
+        p = Z.shape[1]
         Z_act = Z[active]
         rhs = np.asarray(Z_act.T @ (c[active, None] * Y[active]))
         if fit_intercept:
@@ -376,16 +358,9 @@ def solve_penalized_least_squares(
         singular = False
         if convex is False:
             warn_nonconvex("negative curvature met by conjugate gradients")
-    else:
-        Z = np.asarray(Z, dtype=float)
-        H = normal_equations(Z, c, penalty, ridge, fit_intercept)
-        CY = c[active, None] * Y[active]
-        rhs = Z[active].T @ CY
-        if fit_intercept:
-            rhs = np.vstack([rhs, CY.sum(axis=0)])
-        x, how, convex, singular = solve_symmetric(H, rhs)
-        if not convex:
-            warn_nonconvex("the normal equations have a negative eigenvalue")
-        n_iter = None
-    coef, intercept = (x[:p], x[p]) if fit_intercept else (x, np.zeros(Y.shape[1]))
-    return LeastSquaresSolution(coef, intercept, how, convex, singular, n_iter)
+        coef, intercept = (x[:p], x[p]) if fit_intercept else (x, np.zeros(Y.shape[1]))
+        return LeastSquaresSolution(coef, intercept, how, convex, singular, n_iter)
+    from .path import SquareLossPath  # the direct solve is a one-point path
+
+    penalties = [] if penalty is None else [penalty]
+    return SquareLossPath(Z, Y, c, penalties, fit_intercept=fit_intercept).solve(ridge)

@@ -1,0 +1,356 @@
+"""Cross-validated estimators that share kernels, graphs and factorisations across the grid.
+
+:class:`StructuralClassifierCV` is ``GridSearchCV`` for structreg's models: the same
+``best_params_``, ``best_score_``, ``cv_results_`` and refitted ``best_estimator_`` as
+``GridSearchCV(estimator, param_grid, cv=cv, scoring=scoring)`` on the same folds, but inside
+each fold the grid is fitted by :func:`~structreg.models.fit_path`: the labels, feature map,
+kNN graphs and penalty matrices are built once per group of structure parameters, the normal
+equations assembled once, and every ridge of a penalty-weight setting comes from one
+eigendecomposition (as scikit-learn's ``RidgeCV`` does for its alphas).
+
+:class:`LapRLSCCV`, :class:`DiscriminativeRLSCV` and :class:`DRLSCCV` are the same class with
+a default model and grid; one implementation serves every square-loss preset (a new model
+gets a CV version by naming its weight parameters in ``_path_params``).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import StratifiedKFold
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..solvers import NonConvexObjectiveWarning
+from ._base import StructuralClassifier, is_unlabeled
+from .discriminative import DRLSC, DiscriminativeRLS
+from .manifold import LapRLSC
+from .path import candidate_list, fit_path
+
+__all__ = ["DRLSCCV", "DiscriminativeRLSCV", "LapRLSCCV", "StructuralClassifierCV"]
+
+
+def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
+    """Fit the grid on one fold (shared work) and score each point on the test part."""
+    errors = "raise" if isinstance(error_score, str) and error_score == "raise" else "return"
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonConvexObjectiveWarning)
+        fits = fit_path(estimator, _rows(X, train), y[train], candidates, warn=False, errors=errors)
+    fit_time = time.perf_counter() - t0
+    X_test, y_test = _rows(X, test), y[test]
+    t0 = time.perf_counter()
+    scores = np.empty(len(fits))
+    failures = []
+    for i, f in enumerate(fits):
+        if isinstance(f, Exception):
+            scores[i] = error_score
+            failures.append(f"{candidates[i]}: {type(f).__name__}: {f}")
+        else:
+            scores[i] = scorer(f, X_test, y_test)
+    convex = np.array([getattr(f, "solver_info_", {}).get("convex") is not False for f in fits])
+    return scores, convex, fit_time, time.perf_counter() - t0, failures
+
+
+def _rows(X, idx):
+    return X[idx] if hasattr(X, "shape") else [X[i] for i in idx]
+
+
+class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Exhaustive grid search over a structreg model, sharing work across the grid.
+
+    Gives the results of ``GridSearchCV(estimator, param_grid, cv=cv, scoring=scoring)``
+    (same folds, same scores up to rounding, same ``best_params_``) in a fraction of the time:
+    in each fold the grid points that differ only in weight parameters (the model's
+    ``_path_params``: e.g. ``gamma_A`` and ``gamma_I`` of LapRLSC) share the feature map, the
+    penalty matrices and one assembly of the normal equations (see
+    :func:`~structreg.models.fit_path`); points that change the kernel or the graph share what
+    they can (e.g. the graph across kernel widths is rebuilt, but only once per group).
+
+    Parameters
+    ----------
+    estimator : StructuralClassifier
+        The model; its parameters are the defaults of every grid point.
+    param_grid : dict of lists or list of such dicts
+        As in ``GridSearchCV``.
+    cv : int, cross-validation generator or iterable, default=None
+        None: 5 folds; an int: that many folds -- of
+        :class:`~structreg.model_selection.SemiSupervisedKFold` for semi-supervised models
+        (labeled points cut into folds, every unlabeled point in every training set),
+        of ``StratifiedKFold`` for supervised ones; both shuffled with ``random_state=0``,
+        so the folds are reproducible.  Otherwise any scikit-learn splitter or iterable of
+        (train, test) indices.
+    scoring : str, callable or None, default=None
+        As in ``GridSearchCV``; None uses the model's ``score`` (accuracy on the labeled
+        samples).
+    n_jobs : int or None, default=None
+        Folds run in parallel (joblib).
+    refit : bool, default=True
+        Refit the best point on all of ``(X, y)`` as ``best_estimator_``.
+    error_score : "raise" or float, default=np.nan
+        Score of a point whose fit fails on a fold (a ``FitFailedWarning`` says which and
+        why), as in ``GridSearchCV``; ``"raise"`` raises the error.  When every fit fails the
+        search raises.
+
+    Attributes
+    ----------
+    cv_results_ : dict of arrays
+        As ``GridSearchCV``'s: ``params``, ``param_<name>``, ``split<i>_test_score``,
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score``, plus
+        ``mean_fit_time`` / ``mean_score_time`` (a fold's time shared evenly by its points)
+        and ``nonconvex_folds`` (folds whose fit was a saddle point of a non-convex objective).
+    best_index_ : int
+    best_params_ : dict
+    best_score_ : float
+    best_estimator_ : estimator
+        The best point refitted on all data (``refit=True``).
+    n_splits_ : int
+    classes_ : ndarray
+    refit_time_ : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from structreg import LapRLSC
+    >>> from structreg.models import StructuralClassifierCV
+    >>> X, y = make_moons(200, noise=0.1, random_state=0)
+    >>> y_semi = np.full_like(y, -1)
+    >>> y_semi[:20] = y[:20]
+    >>> search = StructuralClassifierCV(
+    ...     LapRLSC(gamma=2.0), {"gamma_A": [1e-4, 1e-2], "gamma_I": [0.0, 10.0]}, cv=3
+    ... ).fit(X, y_semi)
+    >>> sorted(search.best_params_)
+    ['gamma_A', 'gamma_I']
+    """
+
+    _default_grid: dict[str, Any] | None = None
+
+    def __init__(
+        self,
+        estimator=None,
+        param_grid=None,
+        *,
+        cv=None,
+        scoring=None,
+        n_jobs=None,
+        refit=True,
+        error_score=np.nan,
+    ):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.cv = cv
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.refit = refit
+        self.error_score = error_score
+
+    def _default_estimator(self) -> StructuralClassifier:
+        raise ValueError("StructuralClassifierCV needs an estimator")
+
+    def _resolved(self) -> tuple[StructuralClassifier, list[dict[str, Any]]]:
+        estimator = self._default_estimator() if self.estimator is None else self.estimator
+        grid = self._default_grid if self.param_grid is None else self.param_grid
+        if grid is None:
+            raise ValueError(f"{type(self).__name__} needs a param_grid")
+        candidates = candidate_list(grid)
+        if not candidates:
+            raise ValueError("param_grid has no points")
+        valid = set(estimator.get_params())
+        for point in candidates:
+            unknown = sorted(set(point) - valid)
+            if unknown:
+                raise ValueError(
+                    f"param_grid names {unknown}, which {type(estimator).__name__} does not have"
+                )
+        return estimator, candidates
+
+    def _splits(self, estimator, X, y) -> list[tuple[np.ndarray, np.ndarray]]:
+        from ..model_selection import SemiSupervisedKFold
+
+        cv = 5 if self.cv is None else self.cv
+        if isinstance(cv, int | np.integer):
+            if getattr(estimator, "_semi_supervised", True):
+                cv = SemiSupervisedKFold(int(cv), random_state=0)
+            else:  # -1 may be a real class of a supervised model
+                cv = StratifiedKFold(int(cv), shuffle=True, random_state=0)
+        if hasattr(cv, "split"):
+            return [(np.asarray(a), np.asarray(b)) for a, b in cv.split(X, y)]
+        return [(np.asarray(a), np.asarray(b)) for a, b in cv]
+
+    def fit(self, X, y):
+        """Search the grid on ``(X, y)`` (``-1`` / ``None`` mark unlabeled samples), then refit.
+
+        Returns
+        -------
+        self
+        """
+        estimator, candidates = self._resolved()
+        X, y = self._check_data(estimator, X, y)
+        splits = self._splits(estimator, X, y)
+        scorer = check_scoring(estimator, scoring=self.scoring)
+        out = Parallel(n_jobs=self.n_jobs)(
+            delayed(_fold_scores)(
+                estimator, X, y, train, test, candidates, scorer, self.error_score
+            )
+            for train, test in splits
+        )
+        failures = [msg for *_, fold_failures in out for msg in fold_failures]
+        n_fits = len(candidates) * len(splits)
+        if len(failures) == n_fits:
+            raise ValueError(f"all {n_fits} fits failed; the first: {failures[0]}")
+        if failures:
+            warnings.warn(
+                f"{len(failures)} of {n_fits} fits failed and score error_score="
+                f"{self.error_score}; the first: {failures[0]}",
+                FitFailedWarning,
+                stacklevel=2,
+            )
+        self.n_splits_ = len(splits)
+        self.cv_results_ = self._results(candidates, out)
+        self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
+        self.best_params_ = candidates[self.best_index_]
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        if self.refit:
+            t0 = time.perf_counter()
+            self.best_estimator_ = clone(estimator).set_params(**self.best_params_).fit(X, y)
+            self.refit_time_ = time.perf_counter() - t0
+            self.classes_ = self.best_estimator_.classes_
+            if hasattr(self.best_estimator_, "n_features_in_"):
+                self.n_features_in_ = self.best_estimator_.n_features_in_
+        return self
+
+    def _check_data(self, estimator, X, y):
+        """The checks of the model's own ``fit``, before anything is split."""
+        tags = estimator.__sklearn_tags__()
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr" if tags.input_tags.sparse else False,
+            dtype="numeric",
+            ensure_min_samples=2,
+            y_numeric=False,
+        )
+        labeled = ~is_unlabeled(y) if getattr(estimator, "_semi_supervised", True) else slice(None)
+        check_classification_targets(y[labeled])
+        return X, y
+
+    def _results(self, candidates, out) -> dict[str, Any]:
+        n = len(candidates)
+        scores = np.stack([s for s, *_ in out], axis=1)  # (n_candidates, n_splits)
+        results: dict[str, Any] = {"params": candidates}
+        for name in sorted({k for c in candidates for k in c}):
+            column = np.ma.MaskedArray(np.empty(n, dtype=object), mask=True)
+            for i, c in enumerate(candidates):
+                if name in c:
+                    column[i] = c[name]
+            results[f"param_{name}"] = column
+        for j in range(scores.shape[1]):
+            results[f"split{j}_test_score"] = scores[:, j]
+        mean = scores.mean(axis=1)
+        results["mean_test_score"] = mean
+        results["std_test_score"] = scores.std(axis=1)
+        finite = np.where(np.isnan(mean), -np.inf, mean)
+        results["rank_test_score"] = rankdata(-finite, method="min").astype(np.int32)
+        results["mean_fit_time"] = np.full(n, np.mean([o[2] for o in out]) / n)
+        results["mean_score_time"] = np.full(n, np.mean([o[3] for o in out]) / n)
+        results["nonconvex_folds"] = np.sum([~o[1] for o in out], axis=0)
+        return results
+
+    # -- the refitted model -----------------------------------------------------------------
+    def _best(self):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_
+
+    def predict(self, X):
+        """Labels predicted by ``best_estimator_``."""
+        return self._best().predict(X)
+
+    def decision_function(self, X):
+        """Decision values of ``best_estimator_``."""
+        return self._best().decision_function(X)
+
+    def score(self, X, y, sample_weight=None):
+        """``best_estimator_.score`` (accuracy on the labeled samples)."""
+        return self._best().score(X, y, sample_weight=sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        try:
+            estimator = self._resolved()[0]
+        except ValueError:  # no estimator yet: the generic class's defaults
+            return tags
+        tags.input_tags.sparse = estimator.__sklearn_tags__().input_tags.sparse
+        return tags
+
+
+def _grid(**axes: Iterable) -> dict[str, list]:
+    return {k: list(v) for k, v in axes.items()}
+
+
+class LapRLSCCV(StructuralClassifierCV):
+    """:class:`~structreg.LapRLSC` with ``gamma_A`` and ``gamma_I`` chosen by cross-validation.
+
+    The default grid is ``gamma_A`` in 1e-6 .. 10 (8 values) times ``gamma_I`` in
+    0, 1e-2 .. 1e4 (8 values): 64 points, of which each fold assembles the normal equations
+    8 times (once per ``gamma_I``) and factors them 8 times (one eigendecomposition gives
+    every ``gamma_A``).  Parameters and attributes: :class:`StructuralClassifierCV`
+    (``estimator`` defaults to ``LapRLSC()``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from structreg.models import LapRLSCCV
+    >>> X, y = make_moons(150, noise=0.1, random_state=0)
+    >>> y_semi = np.where(np.arange(150) < 20, y, -1)
+    >>> bool(LapRLSCCV(cv=3).fit(X, y_semi).score(X, y) > 0.8)
+    True
+    """
+
+    _default_grid = _grid(gamma_A=np.logspace(-6, 1, 8), gamma_I=np.r_[0.0, np.logspace(-2, 4, 7)])
+
+    def _default_estimator(self):
+        return LapRLSC()
+
+
+class DiscriminativeRLSCV(StructuralClassifierCV):
+    """:class:`~structreg.DiscriminativeRLS` with ``gamma_A`` and ``gamma_D`` chosen by
+    cross-validation.
+
+    The default grid is ``gamma_A`` in 1e-4 .. 10 (6 values) times ``gamma_D`` in
+    0, 1e-4 .. 1e-1 (5 values).  Points whose objective is non-convex are scored like any other
+    (``cv_results_["nonconvex_folds"]`` counts them).  Parameters and attributes:
+    :class:`StructuralClassifierCV` (``estimator`` defaults to ``DiscriminativeRLS()``).
+    """
+
+    _default_grid = _grid(gamma_A=np.logspace(-4, 1, 6), gamma_D=np.r_[0.0, np.logspace(-4, -1, 4)])
+
+    def _default_estimator(self):
+        return DiscriminativeRLS()
+
+
+class DRLSCCV(StructuralClassifierCV):
+    """:class:`~structreg.DRLSC` with ``eta`` chosen by cross-validation.
+
+    The default grid is ``eta`` in 0, 0.1, ..., 1; add ``n_neighbors`` (or ``gamma`` of a
+    kernel) to search the graph (width) too.  Each fold builds the within/between-class graphs
+    and their projected matrices once per ``n_neighbors`` and solves one small system per
+    ``eta``.  Parameters and attributes: :class:`StructuralClassifierCV` (``estimator``
+    defaults to ``DRLSC()``).
+    """
+
+    _default_grid = _grid(eta=np.round(np.linspace(0.0, 1.0, 11), 10))
+
+    def _default_estimator(self):
+        return DRLSC()

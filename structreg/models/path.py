@@ -1,0 +1,284 @@
+"""Fit a square-loss model along a grid of weights, sharing everything that does not change.
+
+A grid point of a square-loss preset differs from its neighbours either in *structure*
+parameters (kernel, graph, clusters: they change the design ``Z`` or a penalty matrix) or only
+in *weights* (the RKHS ridge, the penalty weights: they only change the linear system).  Each
+preset names its weight parameters in ``_path_params`` (LapRLSC: ``gamma_A``, ``gamma_I``;
+DRLSC: ``eta``; ...).  :func:`fit_path` groups the grid by the structure parameters, builds the
+labels, feature map, design and penalty matrices once per group, assembles the normal
+equations once (:class:`~structreg.solvers.SquareLossPath`) and solves every weight setting
+of the group -- all ridges of one penalty-weight setting from one eigendecomposition.  The
+returned estimators are ordinary fitted estimators (``predict``, ``decision_function``,
+``coef_``, ...), equal to ``clone(estimator).set_params(**params).fit(X, y)`` up to rounding.
+
+Grid points that cannot share a factorisation (hinge loss, the iterative ``solver="cg"``,
+DRLSC's ``formulation="bordered"``) are fitted one by one.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils.validation import validate_data
+
+from ..solvers import NonConvexObjectiveWarning, SquareLossPath
+from ..structure.penalties import combine
+from ._base import SMALL_PROBLEM, StructuralClassifier, _blas_controller, pm_one_targets
+
+__all__ = ["decision_path", "fit_path"]
+
+
+def candidate_list(param_grid: Mapping | Iterable[Mapping]) -> list[dict[str, Any]]:
+    """Grid points as a list of dicts: a dict of lists (or a list of such dicts) is expanded
+    with :class:`~sklearn.model_selection.ParameterGrid`; a sequence of dicts of scalars is
+    taken as the list of points itself."""
+    if isinstance(param_grid, Mapping):
+        return list(ParameterGrid(param_grid))
+    points = list(param_grid)
+    if all(isinstance(p, Mapping) for p in points) and all(
+        not any(isinstance(v, (list, tuple, np.ndarray)) for v in p.values()) for p in points
+    ):
+        return [dict(p) for p in points]
+    return list(ParameterGrid(points))
+
+
+def _key(value: Any) -> Any:
+    """A hashable stand-in for a parameter value (arrays and objects by identity)."""
+    try:
+        hash(value)
+    except TypeError:
+        return ("id", id(value))
+    return value
+
+
+def _shares_factorisation(estimator: StructuralClassifier) -> bool:
+    return (
+        isinstance(estimator, StructuralClassifier)
+        and bool(getattr(estimator, "_path_params", ()))
+        and estimator._loss() == "square"
+        and getattr(estimator, "formulation", "primal") == "primal"
+    )
+
+
+class _SharedFit:
+    """One group of grid points: the structure built once, the weights solved per point."""
+
+    def __init__(self, estimator: StructuralClassifier, X, y, unlabeled) -> None:
+        est = clone(estimator)
+        est._validate_params()
+        sparse = "csr" if est._accepts_sparse() else False
+        X, y = validate_data(est, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
+        self.template = est
+        self.y_codes, self.labeled, self.Z, self.unexplained = est._fit_structure(X, y, unlabeled)
+        self.shared = self.Z is not None and est.solver_ != "cg"
+        if not self.shared:
+            return
+        self.n, self.n_labeled = X.shape[0], int(self.labeled.sum())
+        terms = est._penalty_terms(self.n, self.n_labeled)
+        self.penalties = [penalty for _, penalty in terms]
+        self.matrices = [p.build(X, self.y_codes, self.labeled) for p in self.penalties]
+        Y = pm_one_targets(self.y_codes, self.labeled, len(est.classes_))
+        self.path = SquareLossPath(
+            self.Z,
+            Y,
+            est._loss_weights(self.labeled),
+            self.matrices,
+            fit_intercept=est._fit_intercept(),
+        )
+
+    def _weights(self, candidate: StructuralClassifier) -> tuple[float, ...]:
+        terms = candidate._penalty_terms(self.n, self.n_labeled)
+        if [type(p) for _, p in terms] != [type(p) for p in self.penalties]:
+            raise ValueError(
+                f"{type(candidate).__name__}._path_params changes the penalties themselves, "
+                "not only their weights"
+            )
+        return tuple(float(w) for w, _ in terms)
+
+    def fit(self, candidates: Sequence[StructuralClassifier], warn: bool) -> None:
+        """Fit every candidate (clones of the template with other weight parameters)."""
+        fitted_state = {
+            k: v
+            for k, v in vars(self.template).items()
+            if k.endswith("_") and not k.startswith("_")
+        }  # classes_, feature_map_, what _prepare found (e.g. clusters), ...
+        by_weights: dict[tuple, list[int]] = defaultdict(list)
+        for i, cand in enumerate(candidates):
+            cand._validate_params()
+            vars(cand).update(fitted_state)
+            by_weights[self._weights(cand)].append(i)
+        for weights, idx in by_weights.items():
+            ridges = [candidates[i]._ridge() for i in idx]
+            if len(idx) > 1:
+                sols = self.path.ridge_path(ridges, weights, warn=warn)
+            else:
+                sols = [self.path.solve(ridges[0], weights, warn=warn)]
+            for i, sol in zip(idx, sols, strict=True):
+                self._assemble(candidates[i], weights, sol)
+
+    def _assemble(self, cand: StructuralClassifier, weights, sol) -> None:
+        """Give ``cand`` the fitted attributes that ``fit`` would have given it."""
+        cand.coef_, cand.intercept_ = sol.coef, sol.intercept
+        if hasattr(cand.feature_map_, "dual_coef"):
+            cand.dual_coef_ = cand.feature_map_.dual_coef(sol.coef)
+        cand.penalty_ = combine(
+            [(w, M) for w, M in zip(weights, self.matrices, strict=True) if w != 0], self.n
+        )
+        cand.solver_info_ = {
+            "loss": "square",
+            "solver": cand.solver_,
+            "n_components": self.Z.shape[1],
+            "factorization": sol.factorization,
+            "convex": sol.convex,
+            "singular": sol.singular,
+            "n_iter": 1,
+        }
+        if self.unexplained is not None:
+            cand.solver_info_["unexplained_trace"] = self.unexplained
+        cand.n_iter_ = 1
+        if cand._semi_supervised:
+            fitted = cand._square_output(self.Z @ sol.coef)
+            cand.transduction_ = cand.classes_[cand._decide(fitted)]
+
+
+def fit_path(
+    estimator: StructuralClassifier,
+    X,
+    y,
+    param_grid: Mapping | Iterable[Mapping],
+    *,
+    unlabeled=None,
+    warn: bool = True,
+    errors: str = "raise",
+) -> list[StructuralClassifier | Exception]:
+    """Fit ``estimator`` at every point of ``param_grid``, sharing work between points.
+
+    Parameters
+    ----------
+    estimator : StructuralClassifier
+        The model (its parameters are the defaults of every grid point).
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Labels; ``-1`` / ``None`` (or the ``unlabeled`` mask) mark unlabeled samples of
+        semi-supervised models.
+    param_grid : dict of lists, or list of dicts
+        As in ``GridSearchCV`` (a list of dicts of scalars is taken as the points in order).
+    unlabeled : array-like of bool, optional
+        Passed to ``fit``.
+    warn : bool, default=True
+        Issue :class:`~structreg.solvers.NonConvexObjectiveWarning` for non-convex points
+        (``solver_info_["convex"]`` says it in any case).
+    errors : {"raise", "return"}, default="raise"
+        What a point whose fit fails gets: the exception is raised, or returned in that
+        point's place (so that a search can score it as ``error_score``).
+
+    Returns
+    -------
+    estimators : list of fitted estimators
+        One per grid point, in grid order; each equals ``clone(estimator).set_params(**p)
+        .fit(X, y)`` up to rounding.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from structreg import LapRLSC
+    >>> from structreg.models import fit_path
+    >>> X, y = make_moons(100, noise=0.1, random_state=0)
+    >>> y_semi = np.where(np.arange(100) < 10, y, -1)
+    >>> grid = {"gamma_A": [1e-4, 1e-2], "gamma_I": [0.0, 1.0]}
+    >>> fits = fit_path(LapRLSC(gamma=2.0), X, y_semi, grid)
+    >>> one = LapRLSC(gamma=2.0, gamma_A=1e-2, gamma_I=1.0).fit(X, y_semi)
+    >>> bool(np.allclose(fits[-1].decision_function(X), one.decision_function(X)))
+    True
+    """
+    if errors not in ("raise", "return"):
+        raise ValueError(f"errors must be 'raise' or 'return', got {errors!r}")
+    candidates = candidate_list(param_grid)
+    if not _shares_factorisation(estimator):
+        return [
+            _guarded(errors, _plain_fit, estimator, X, y, p, unlabeled, warn) for p in candidates
+        ]
+    path_params = set(estimator._path_params)
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for i, point in enumerate(candidates):
+        key = tuple(sorted((k, _key(v)) for k, v in point.items() if k not in path_params))
+        groups[key].append(i)
+    out: list[Any] = [None] * len(candidates)
+    n = getattr(X, "shape", (len(X),))[0]
+    for idx in groups.values():
+        structure = {k: v for k, v in candidates[idx[0]].items() if k not in path_params}
+        base = clone(estimator).set_params(**structure)
+        try:
+            if n >= SMALL_PROBLEM:
+                shared = _SharedFit(base, X, y, unlabeled)
+            else:
+                with _blas_controller().limit(limits=1, user_api="blas"):
+                    shared = _SharedFit(base, X, y, unlabeled)
+            if shared.shared:
+                fitted = [clone(base).set_params(**candidates[i]) for i in idx]
+                shared.fit(fitted, warn)
+        except Exception:  # the group's structure (or a weight) is invalid here
+            if errors == "raise":
+                raise
+            for i in idx:  # refit one by one: only the points that fail get the error
+                out[i] = _guarded(
+                    errors, _plain_fit, estimator, X, y, candidates[i], unlabeled, warn
+                )
+            continue
+        if not shared.shared:
+            for i in idx:
+                out[i] = _guarded(
+                    errors, _plain_fit, estimator, X, y, candidates[i], unlabeled, warn
+                )
+            continue
+        for i, f in zip(idx, fitted, strict=True):
+            out[i] = f
+    return out
+
+
+def _guarded(errors: str, func, *args):
+    """``func(*args)``, or its exception when ``errors="return"``."""
+    if errors == "raise":
+        return func(*args)
+    try:
+        return func(*args)
+    except Exception as exc:
+        return exc
+
+
+def _plain_fit(estimator, X, y, params, unlabeled, warn):
+    est = clone(estimator).set_params(**params)
+    with warnings.catch_warnings():
+        if not warn:
+            warnings.simplefilter("ignore", NonConvexObjectiveWarning)
+        if isinstance(est, StructuralClassifier):
+            return est.fit(X, y, unlabeled=unlabeled)
+        return est.fit(X, y)
+
+
+def decision_path(
+    estimator: StructuralClassifier,
+    X,
+    y,
+    param_grid: Mapping | Iterable[Mapping],
+    X_eval=None,
+    *,
+    unlabeled=None,
+) -> np.ndarray:
+    """Decision values along a grid: ``fit_path`` then ``decision_function(X_eval)``.
+
+    Returns
+    -------
+    F : ndarray of shape (n_points, n_eval) or (n_points, n_eval, n_classes)
+        ``X_eval`` defaults to ``X``.
+    """
+    X_eval = X if X_eval is None else X_eval
+    fits = fit_path(estimator, X, y, param_grid, unlabeled=unlabeled, warn=False)
+    return np.stack([f.decision_function(X_eval) for f in fits])

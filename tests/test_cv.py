@@ -1,0 +1,270 @@
+"""fit_path and the cross-validated estimators against plain fits and GridSearchCV."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs, make_classification, make_moons
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.preprocessing import StandardScaler
+
+from structreg import (
+    DRGV,
+    DRLSC,
+    GRBFN,
+    RLSC,
+    DALapRLSC,
+    DiscriminativeRLS,
+    LapRLSC,
+    LapSVM,
+    SparseRLSC,
+    SSDRWu,
+    StructuralClassifier,
+)
+from structreg.model_selection import SemiSupervisedKFold
+from structreg.models import (
+    DRLSCCV,
+    DiscriminativeRLSCV,
+    LapRLSCCV,
+    StructuralClassifierCV,
+    decision_path,
+    fit_path,
+)
+from structreg.solvers import NonConvexObjectiveWarning
+from structreg.structure import ClassScatterPenalty, LaplacianPenalty
+
+
+def _semi(n=120, labeled=24, seed=0):
+    X, y = make_moons(n, noise=0.12, random_state=seed)
+    y_semi = np.full_like(y, -1)
+    rng = np.random.default_rng(seed)
+    idx = np.r_[
+        rng.choice(np.flatnonzero(y == 0), labeled // 2, replace=False),
+        rng.choice(np.flatnonzero(y == 1), labeled // 2, replace=False),
+    ]
+    y_semi[idx] = y[idx]
+    return X, y, y_semi
+
+
+def _multi(n=90, seed=0):
+    X, y = make_blobs(n, centers=3, n_features=4, cluster_std=2.5, random_state=seed)
+    return StandardScaler().fit_transform(X), y
+
+
+CASES = {
+    "LapRLSC": (
+        lambda: LapRLSC(),
+        {
+            "gamma": [0.5, 2.0],
+            "n_neighbors": [5, 8],
+            "gamma_A": [1e-5, 1e-3, 1e-1],
+            "gamma_I": [0.0, 1.0, 100.0],
+        },
+        "semi",
+    ),
+    "LapRLSC-nystroem-intercept": (
+        lambda: LapRLSC(solver="nystroem", n_components=30, random_state=0, fit_intercept=True),
+        {"gamma_A": [1e-4, 1e-2], "gamma_I": [0.0, 10.0]},
+        "semi",
+    ),
+    "RLSC-linear": (
+        lambda: RLSC(kernel="linear", fit_intercept=True),
+        {"gamma_A": [1e-6, 1e-3, 1.0, 100.0]},
+        "multi",
+    ),
+    "GDR": (
+        lambda: DiscriminativeRLS(margin="global"),
+        {"gamma_A": [1e-3, 1e-1], "gamma_D": [0.0, 1e-3, 1.0]},
+        "multi",
+    ),
+    "LDR-linear": (
+        lambda: DiscriminativeRLS(margin="local", kernel="linear", n_neighbors=3),
+        {"gamma_A": [1e-3, 1e-1], "gamma_D": [0.0, 1e-2, 10.0]},
+        "multi",
+    ),
+    "DRLSC-rbf": (
+        lambda: DRLSC(kernel="rbf", n_neighbors=4),
+        {"eta": [0.0, 0.3, 0.9, 1.0], "gamma": [0.1, 1.0]},
+        "multi",
+    ),
+    "DRGV-linear": (lambda: DRGV(), {"eta": [0.2, 0.6, 1.0]}, "multi"),
+    "DALapRLSC": (
+        lambda: DALapRLSC(random_state=0),
+        {"gamma_A": [1e-3, 1e-1], "gamma_D": [0.0, 1.0, 50.0]},
+        "semi",
+    ),
+    "SparseRLSC": (
+        lambda: SparseRLSC(l1_mode="lasso", n_candidates=8, gamma=1.0),
+        {"C_A": [1e-3, 1e-1], "C_I": [0.0, 0.1, 1.0]},
+        "semi",
+    ),
+    "SSDRWu": (
+        lambda: SSDRWu(gamma=2.0),
+        {"gamma_A": [1e-3, 1e-1], "gamma_I": [0.0, 10.0], "eta": [0.3, 0.9]},
+        "semi",
+    ),
+    "GRBFN": (lambda: GRBFN(n_centers=6, random_state=0), {"gamma_A": [1e-4, 1e-1]}, "multi"),
+    "StructuralClassifier": (
+        lambda: StructuralClassifier(
+            penalties=[(1e-3, LaplacianPenalty()), (1e-2, ClassScatterPenalty("within"))],
+            fit_intercept=True,
+        ),
+        {"gamma_A": [1e-4, 1e-2, 1.0]},
+        "semi",
+    ),
+    "LapSVM-hinge-falls-back": (
+        lambda: LapSVM(gamma=2.0),
+        {"gamma_A": [1e-3, 1e-1], "gamma_I": [0.0, 10.0]},
+        "semi",
+    ),
+}
+
+
+def _data(kind):
+    if kind == "semi":
+        X, _, y = _semi()
+        return X, y
+    return _multi()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fit_path_equals_one_fit_per_grid_point(name):
+    make, grid, kind = CASES[name]
+    X, y = _data(kind)
+    X_new = X[::3] + 0.05
+    with _quiet():
+        fits = fit_path(make(), X, y, grid)
+    from sklearn.model_selection import ParameterGrid
+
+    points = list(ParameterGrid(grid))
+    assert len(fits) == len(points)
+    for point, fitted in zip(points, fits, strict=True):
+        with _quiet():
+            direct = make().set_params(**point).fit(X, y)
+        assert repr(fitted.get_params()) == repr(direct.get_params())
+        F, G = fitted.decision_function(X_new), direct.decision_function(X_new)
+        scale = max(1.0, float(np.abs(G).max()))
+        np.testing.assert_allclose(F, G, rtol=1e-7, atol=1e-7 * scale, err_msg=str(point))
+        np.testing.assert_array_equal(fitted.predict(X_new), direct.predict(X_new))
+        if hasattr(direct, "transduction_"):
+            np.testing.assert_array_equal(fitted.transduction_, direct.transduction_)
+        info, ref = fitted.solver_info_, direct.solver_info_
+        assert info.get("convex") == ref.get("convex"), point
+
+
+@contextlib.contextmanager
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def test_fit_path_shares_the_factorisation_across_ridges():
+    X, _, y = _semi()
+    fits = fit_path(LapRLSC(gamma=1.0), X, y, {"gamma_A": [1e-4, 1e-3, 1e-2], "gamma_I": [1.0]})
+    assert {f.solver_info_["factorization"] for f in fits} == {"eigh-path"}
+    (single,) = fit_path(LapRLSC(gamma=1.0), X, y, {"gamma_A": [1e-3]})
+    assert single.solver_info_["factorization"] == "cholesky"
+
+
+def test_decision_path_shape_and_values():
+    X, y = _multi()
+    grid = [{"gamma_A": 1e-3}, {"gamma_A": 1.0}]
+    F = decision_path(RLSC(), X, y, grid, X[:7])
+    assert F.shape == (2, 7, 3)
+    np.testing.assert_allclose(F[1], RLSC(gamma_A=1.0).fit(X, y).decision_function(X[:7]))
+
+
+def test_fit_path_validates_each_point():
+    X, y = _multi()
+    with pytest.raises(ValueError, match="gamma_A"):
+        fit_path(RLSC(), X, y, {"gamma_A": [1e-3, -1.0]})
+
+
+# ------------------------------------------------------------------------------------------
+# The CV estimators against GridSearchCV on the same folds
+# ------------------------------------------------------------------------------------------
+def _compare_with_grid_search(search, reference):
+    res, ref = search.cv_results_, reference.cv_results_
+    assert [dict(p) for p in res["params"]] == [dict(p) for p in ref["params"]]
+    for key in ["mean_test_score", "std_test_score"] + [
+        f"split{i}_test_score" for i in range(reference.n_splits_)
+    ]:
+        np.testing.assert_allclose(res[key], ref[key], rtol=0, atol=1e-8, err_msg=key)
+    np.testing.assert_array_equal(res["rank_test_score"], ref["rank_test_score"])
+    assert search.best_params_ == reference.best_params_
+    assert search.best_index_ == reference.best_index_
+    assert search.best_score_ == pytest.approx(reference.best_score_, abs=1e-8)
+    assert search.n_splits_ == reference.n_splits_
+
+
+def test_laprlsccv_equals_grid_search_cv():
+    X, y_true, y = _semi(n=150, labeled=30)
+    grid = {
+        "gamma": [0.5, 2.0],
+        "gamma_A": list(np.logspace(-6, 0, 7)),
+        "gamma_I": [0.0, 0.1, 10.0, 1000.0],
+    }
+    cv = SemiSupervisedKFold(3, random_state=0)
+    search = LapRLSCCV(param_grid=grid, cv=cv).fit(X, y)
+    reference = GridSearchCV(LapRLSC(), grid, cv=cv).fit(X, y)
+    _compare_with_grid_search(search, reference)
+    np.testing.assert_allclose(
+        search.decision_function(X), reference.best_estimator_.decision_function(X)
+    )
+    assert search.score(X, y_true) == reference.score(X, y_true)
+    assert list(search.classes_) == [0, 1]
+
+
+def test_drlsccv_equals_grid_search_cv_with_a_plain_splitter():
+    X, y = make_classification(120, n_features=6, n_informative=4, random_state=1)
+    X = StandardScaler().fit_transform(X)
+    grid = {"eta": [0.0, 0.25, 0.5, 0.75, 1.0], "n_neighbors": [3, 6]}
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    with pytest.warns(NonConvexObjectiveWarning):  # GridSearchCV's own fits warn
+        reference = GridSearchCV(DRLSC(), grid, cv=cv).fit(X, y)
+    search = DRLSCCV(param_grid=grid, cv=cv).fit(X, y)
+    _compare_with_grid_search(search, reference)
+    assert search.cv_results_["nonconvex_folds"].max() > 0  # eta < 1 is usually a saddle
+    assert search.cv_results_["nonconvex_folds"][grid["eta"].index(1.0) * 2] == 0
+
+
+def test_discriminative_cv_with_a_decision_based_scorer():
+    X, y = make_classification(100, n_features=5, random_state=3)
+    grid = {"gamma_A": [1e-3, 1e-1, 10.0], "gamma_D": [0.0, 1e-3, 1e-2]}
+    cv = StratifiedKFold(4, shuffle=True, random_state=0)
+    search = DiscriminativeRLSCV(param_grid=grid, cv=cv, scoring="roc_auc").fit(X, y)
+    with _quiet():
+        reference = GridSearchCV(DiscriminativeRLS(), grid, cv=cv, scoring="roc_auc").fit(X, y)
+    _compare_with_grid_search(search, reference)
+
+
+def test_default_grids_and_parallel_folds():
+    X, _, y = _semi(n=100, labeled=20)
+    serial = LapRLSCCV(cv=3).fit(X, y)
+    assert len(serial.cv_results_["params"]) == 64
+    parallel = LapRLSCCV(cv=3, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(
+        serial.cv_results_["mean_test_score"], parallel.cv_results_["mean_test_score"]
+    )
+    assert DRLSCCV()._resolved()[1][-1] == {"eta": 1.0}
+    assert len(DiscriminativeRLSCV()._resolved()[1]) == 30
+
+
+def test_cv_estimators_report_bad_configurations():
+    X, _, y = _semi()
+    with pytest.raises(ValueError, match="needs an estimator"):
+        StructuralClassifierCV(param_grid={"gamma_A": [1.0]}).fit(X, y)
+    with pytest.raises(ValueError, match="needs a param_grid"):
+        StructuralClassifierCV(LapRLSC()).fit(X, y)
+    with pytest.raises(ValueError, match=r"names \['gamma_Q'\], which LapRLSC does not have"):
+        LapRLSCCV(param_grid={"gamma_Q": [1.0]}).fit(X, y)
+    with pytest.raises(ValueError, match="no points"):
+        LapRLSCCV(param_grid=[]).fit(X, y)
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        LapRLSCCV().predict(X)

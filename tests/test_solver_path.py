@@ -1,0 +1,135 @@
+"""SquareLossPath: factor once, solve many -- against single solves and the objective itself."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+
+from structreg.solvers import (
+    NonConvexObjectiveWarning,
+    SquareLossPath,
+    solve_penalized_least_squares,
+)
+
+
+def _problem(rng, n=30, p=4, k=2, labeled=18):
+    Z = rng.normal(size=(n, p))
+    Y = np.sign(rng.normal(size=(n, k)))
+    c = np.zeros(n)
+    c[:labeled] = 1.0 / labeled
+    W = sp.random(n, n, density=0.2, random_state=1)
+    W = W + W.T
+    L = sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W  # PSD graph Laplacian
+    S = rng.normal(size=(n, 3))
+    M2 = S @ S.T / n  # PSD low-rank
+    return Z, Y, c, [L.tocsr(), M2]
+
+
+def _objective(x, Z, Y, c, Ms, ws, ridge, fit_intercept):
+    p = Z.shape[1]
+    X = x.reshape(-1, Y.shape[1])
+    theta = X[:p]
+    F = Z @ theta + (X[p] if fit_intercept else 0.0)
+    value = np.sum(c[:, None] * (F - Y) ** 2) + ridge * np.sum(theta**2)
+    for w, M in zip(ws, Ms, strict=True):
+        value += w * np.sum(F * (M @ F))
+    return value
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_solve_minimises_the_stated_objective(rng, fit_intercept):
+    Z, Y, c, Ms = _problem(rng)
+    ws, ridge = [0.3, 2.0], 0.05
+    sol = SquareLossPath(Z, Y, c, Ms, fit_intercept=fit_intercept).solve(ridge, ws)
+    assert sol.convex and sol.factorization == "cholesky"
+    x = np.vstack([sol.coef, sol.intercept[None]]) if fit_intercept else sol.coef
+    direct = minimize(
+        _objective,
+        np.zeros(x.size),
+        args=(Z, Y, c, Ms, ws, ridge, fit_intercept),
+        method="BFGS",
+        options={"gtol": 1e-10, "maxiter": 10_000},
+    )
+    np.testing.assert_allclose(x.ravel(), direct.x, atol=1e-5)
+    assert _objective(x.ravel(), Z, Y, c, Ms, ws, ridge, fit_intercept) <= direct.fun + 1e-10
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_solve_equals_the_single_fit_with_the_combined_penalty(rng, fit_intercept):
+    Z, Y, c, Ms = _problem(rng)
+    ws, ridge = [0.7, 0.1], 0.2
+    path = SquareLossPath(Z, Y, c, Ms, fit_intercept=fit_intercept)
+    single = solve_penalized_least_squares(
+        Z, Y, c, ws[0] * Ms[0] + ws[1] * Ms[1], ridge=ridge, fit_intercept=fit_intercept
+    )
+    sol = path.solve(ridge, ws)
+    np.testing.assert_allclose(sol.coef, single.coef, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sol.intercept, single.intercept, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_ridge_path_equals_one_solve_per_ridge(rng, fit_intercept):
+    Z, Y, c, Ms = _problem(rng)
+    path = SquareLossPath(Z, Y, c, Ms, fit_intercept=fit_intercept)
+    ridges = np.logspace(-6, 2, 9)
+    for ws in ([0.0, 0.0], [1.0, 0.5], [10.0, 0.0]):
+        for ridge, sol in zip(ridges, path.ridge_path(ridges, ws), strict=True):
+            ref = path.solve(ridge, ws)
+            np.testing.assert_allclose(sol.coef, ref.coef, rtol=1e-8, atol=1e-10)
+            np.testing.assert_allclose(sol.intercept, ref.intercept, rtol=1e-8, atol=1e-10)
+            assert sol.convex and not sol.singular and sol.factorization == "eigh-path"
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_indefinite_penalty_gives_the_stationary_point_and_says_so(rng, fit_intercept):
+    Z, Y, c, (L, M2) = _problem(rng)
+    path = SquareLossPath(Z, Y, c, [L, M2], fit_intercept=fit_intercept)
+    ws, ridge = [1.0, -50.0], 1e-3  # subtract a large PSD term: indefinite system
+    with pytest.warns(NonConvexObjectiveWarning):
+        sol = path.solve(ridge, ws)
+    with pytest.warns(NonConvexObjectiveWarning):
+        (along,) = path.ridge_path([ridge], ws)
+    assert sol.convex is False and along.convex is False
+    H = path.system(ridge, ws)
+    for s in (sol, along):
+        x = np.vstack([s.coef, s.intercept[None]]) if fit_intercept else s.coef
+        np.testing.assert_allclose(H @ x, path.rhs_, atol=1e-8)  # gradient zero
+
+
+def test_singular_system_gets_the_minimum_norm_solution(rng):
+    Z0 = rng.normal(size=(12, 3))
+    Z = np.hstack([Z0, Z0[:, :1]])  # a repeated column: singular without a ridge
+    Y = rng.normal(size=(12, 1))
+    c = np.full(12, 1 / 12)
+    path = SquareLossPath(Z, Y, c)
+    expected = np.linalg.pinv(Z) @ Y
+    sol = path.solve(0.0)
+    (along,) = path.ridge_path([0.0])
+    for s in (sol, along):
+        assert s.singular
+        np.testing.assert_allclose(s.coef, expected, atol=1e-9)
+
+
+def test_ridge_path_falls_back_when_the_bias_cannot_be_eliminated(rng):
+    Z, Y, c, _ = _problem(rng)
+    n = len(c)
+    ones = np.ones((n, n)) / n**2
+    path = SquareLossPath(Z, Y, c, [ones], fit_intercept=True)
+    ws = [-1.0]  # 1^T (C - ones) 1 = 1 - 1 = 0: the bias row of H vanishes
+    assert abs(path.system(0.1, ws)[-1, -1]) < 1e-12
+    with pytest.warns(NonConvexObjectiveWarning):
+        sols = path.ridge_path([0.1, 1.0], ws)
+    assert [s.factorization for s in sols] == ["eigh", "eigh"]
+    for ridge, s in zip([0.1, 1.0], sols, strict=True):
+        ref = path.solve(ridge, ws, warn=False)
+        np.testing.assert_allclose(s.coef, ref.coef)
+
+
+def test_weights_must_match_the_penalties(rng):
+    Z, Y, c, Ms = _problem(rng)
+    path = SquareLossPath(Z, Y, c, Ms)
+    with pytest.raises(ValueError, match="got 1 penalty weights for 2 penalties"):
+        path.solve(1.0, [1.0])
+    np.testing.assert_allclose(path.solve(1.0).coef, path.solve(1.0, [1.0, 1.0]).coef)
