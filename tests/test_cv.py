@@ -268,3 +268,26 @@ def test_cv_estimators_report_bad_configurations():
 
     with pytest.raises(NotFittedError):
         LapRLSCCV().predict(X)
+
+
+def test_fit_path_cache_builds_each_structure_once(monkeypatch):
+    import structreg.models.path as path_module
+
+    built = []
+    original = path_module._SharedFit.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(path_module._SharedFit, "__init__", counting)
+    X, _, y = _semi()
+    cache: dict = {}
+    first = fit_path(LapRLSC(), X, y, {"gamma_A": [1e-3], "gamma_I": [1.0]}, cache=cache)
+    again = fit_path(LapRLSC(), X, y, {"gamma_A": [1e-1], "gamma_I": [0.0, 1.0]}, cache=cache)
+    assert len(built) == 1
+    other = fit_path(LapRLSC(), X, y, {"gamma": [0.5], "gamma_A": [1e-3]}, cache=cache)
+    assert len(built) == 2  # another kernel width: another structure
+    direct = LapRLSC(gamma_A=1e-1, gamma_I=1.0).fit(X, y)
+    np.testing.assert_allclose(again[1].decision_function(X), direct.decision_function(X))
+    assert first[0].gamma_A == 1e-3 and other[0].gamma == 0.5

@@ -25,7 +25,8 @@ from structreg.kernels import (
 )
 from structreg.models import _base
 from structreg.models.ssdr import SSDRWang, SSDRWu
-from structreg.solvers.square import design_penalty_gram, normal_equations
+from structreg.solvers import SquareLossPath
+from structreg.solvers.square import design_penalty_gram
 from structreg.structure import LaplacianPenalty, knn_graph, laplacian
 
 
@@ -184,7 +185,7 @@ def test_blockwise_normal_equations_equal_the_direct_products(kind, fit_intercep
     A = np.hstack([Z, np.ones((300, 1))]) if fit_intercept else Z
     expected = A.T @ ((np.diag(c) + L.toarray()) @ A)
     expected[np.arange(40), np.arange(40)] += 0.3
-    H = normal_equations(Z, c, M, 0.3, fit_intercept)
+    H = SquareLossPath(Z, np.zeros((300, 1)), c, [M], fit_intercept=fit_intercept).system(0.3)
     np.testing.assert_allclose(H, expected, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(
         design_penalty_gram(Z, M, fit_intercept=False), Z.T @ L.toarray() @ Z, atol=1e-10

@@ -156,6 +156,7 @@ def fit_path(
     unlabeled=None,
     warn: bool = True,
     errors: str = "raise",
+    cache: dict | None = None,
 ) -> list[StructuralClassifier | Exception]:
     """Fit ``estimator`` at every point of ``param_grid``, sharing work between points.
 
@@ -177,6 +178,10 @@ def fit_path(
     errors : {"raise", "return"}, default="raise"
         What a point whose fit fails gets: the exception is raised, or returned in that
         point's place (so that a search can score it as ``error_score``).
+    cache : dict, optional
+        Kept by the caller across calls with the same ``estimator``, ``X`` and ``y`` (e.g. the
+        batches of a coarse-to-fine search on one fold): each group's structure (feature map,
+        penalty matrices, assembled normal equations) is then built once for all calls.
 
     Returns
     -------
@@ -216,11 +221,7 @@ def fit_path(
         structure = {k: v for k, v in candidates[idx[0]].items() if k not in path_params}
         base = clone(estimator).set_params(**structure)
         try:
-            if n >= SMALL_PROBLEM:
-                shared = _SharedFit(base, X, y, unlabeled)
-            else:
-                with _blas_controller().limit(limits=1, user_api="blas"):
-                    shared = _SharedFit(base, X, y, unlabeled)
+            shared = _shared_fit(base, X, y, unlabeled, n, path_params, cache)
             if shared.shared:
                 fitted = [clone(base).set_params(**candidates[i]) for i in idx]
                 shared.fit(fitted, warn)
@@ -241,6 +242,23 @@ def fit_path(
         for i, f in zip(idx, fitted, strict=True):
             out[i] = f
     return out
+
+
+def _shared_fit(base, X, y, unlabeled, n, path_params, cache) -> _SharedFit:
+    """The group's :class:`_SharedFit`, from ``cache`` when it holds it."""
+    key = tuple(
+        sorted((k, _key(v)) for k, v in base.get_params(deep=False).items() if k not in path_params)
+    )
+    if cache is not None and key in cache:
+        return cache[key]
+    if n >= SMALL_PROBLEM:
+        shared = _SharedFit(base, X, y, unlabeled)
+    else:
+        with _blas_controller().limit(limits=1, user_api="blas"):
+            shared = _SharedFit(base, X, y, unlabeled)
+    if cache is not None:
+        cache[key] = shared
+    return shared
 
 
 def _guarded(errors: str, func, *args):

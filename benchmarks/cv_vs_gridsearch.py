@@ -1,0 +1,151 @@
+"""The cross-validated estimators against GridSearchCV over the plain estimator (issue 18).
+
+Side by side in this process, on the same grid and the same folds: ``LapRLSCCV`` vs
+``GridSearchCV(LapRLSC())`` and ``DRLSCCV`` vs ``GridSearchCV(DRLSC())``.  Each pair runs
+``--repeats`` times, alternating which goes first; printed per case: the median wall time of
+each, their ratio, and whether ``best_params_`` and every mean CV score agree (to 1e-8).
+
+Cases (features standardised; 5-fold CV):
+
+* LapRLSC on USPS (2,000 random digits, 10 labeled per class, the rest unlabeled;
+  ``SemiSupervisedKFold``) and on three UCI sets (sonar, ionosphere, wine; 30 % of the points
+  labeled): ``gamma_A`` 1e-6..10 (8 values) x ``gamma_I`` {0, 1e-2..1e4} (8 values) = 64 points
+  at the default kernel width and graph; on USPS also two kernel widths (128 points);
+* DRLSC (linear and RBF kernel) on the same UCI sets, fully supervised: ``eta`` in
+  0, 0.1, ..., 1 x ``n_neighbors`` in {3, 5, 8} (33 points); RBF also x 2 widths (66).
+
+    python benchmarks/cv_vs_gridsearch.py [--repeats 3] [--cases usps,uci-lap,uci-drlsc]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from _measure import semi_labels
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.preprocessing import StandardScaler
+
+from structreg import DRLSC, LapRLSC
+from structreg.datasets import load_dataset
+from structreg.model_selection import SemiSupervisedKFold
+from structreg.models import DRLSCCV, LapRLSCCV
+
+LAP_GRID = {
+    "gamma_A": list(np.logspace(-6, 1, 8)),
+    "gamma_I": [0.0, *np.logspace(-2, 4, 7)],
+}
+DRLSC_GRID = {"eta": list(np.round(np.linspace(0, 1, 11), 10)), "n_neighbors": [3, 5, 8]}
+
+
+def _data(name: str, n: int | None = None, seed: int = 0):
+    X, y = load_dataset(name, return_X_y=True)
+    y = np.unique(np.asarray(y), return_inverse=True)[1]
+    if n is not None:
+        idx = np.random.default_rng(seed).choice(len(y), n, replace=False)
+        X, y = X[idx], y[idx]
+    return StandardScaler().fit_transform(X), y
+
+
+def _timed(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        out = fn()
+        return out, time.perf_counter() - t0
+
+
+def compare(label: str, ours, theirs, X, y, repeats: int) -> float:
+    times = {"ours": [], "grid": []}
+    results = {}
+    for r in range(repeats):
+        order = [("ours", ours), ("grid", theirs)]
+        for key, make in order if r % 2 == 0 else order[::-1]:
+            results[key], seconds = _timed(lambda make=make: make().fit(X, y))
+            times[key].append(seconds)
+    a, b = results["ours"], results["grid"]
+    same_params = a.best_params_ == b.best_params_
+    gap = float(np.max(np.abs(a.cv_results_["mean_test_score"] - b.cv_results_["mean_test_score"])))
+    t_ours, t_grid = np.median(times["ours"]), np.median(times["grid"])
+    n_points = len(a.cv_results_["params"])
+    print(
+        f"| {label} | {n_points} | {t_grid:.2f} | {t_ours:.2f} | {t_grid / t_ours:.1f}x | "
+        f"{'yes' if same_params else 'NO'} | {gap:.1e} |",
+        flush=True,
+    )
+    return t_grid / t_ours
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cases", default="usps,uci-lap,uci-drlsc")
+    args = parser.parse_args()
+    cases = set(args.cases.split(","))
+    print(
+        "| case | grid points | GridSearchCV s | structreg CV s | speed-up | same best_params_ "
+        "| max mean-score gap |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    ratios = []
+    if "usps" in cases:
+        X, y = _data("usps", n=2000)
+        y_semi = semi_labels(y, 10, seed=0)
+        cv = SemiSupervisedKFold(5, random_state=0)
+        for widths in ([None], [0.5, 2.0]):
+            grid = dict(LAP_GRID)
+            base = LapRLSC(n_neighbors=10)
+            if widths != [None]:
+                scale = 1.0 / (X.shape[1] * X.var())
+                grid["gamma"] = [w * scale for w in widths]
+            ratios.append(
+                compare(
+                    f"LapRLSC, USPS 2000 (100 labeled){'' if len(widths) == 1 else ', 2 widths'}",
+                    lambda grid=grid, base=base: LapRLSCCV(base, grid, cv=cv),
+                    lambda grid=grid, base=base: GridSearchCV(base, grid, cv=cv),
+                    X,
+                    y_semi,
+                    args.repeats,
+                )
+            )
+    for name in ("sonar", "ionosphere", "wine"):
+        X, y = _data(name)
+        if "uci-lap" in cases:
+            per_class = int(0.3 * np.bincount(y).min())
+            y_semi = semi_labels(y, per_class, seed=0)
+            cv = SemiSupervisedKFold(5, random_state=0)
+            ratios.append(
+                compare(
+                    f"LapRLSC, {name} ({per_class} labeled per class)",
+                    lambda cv=cv: LapRLSCCV(LapRLSC(), LAP_GRID, cv=cv),
+                    lambda cv=cv: GridSearchCV(LapRLSC(), LAP_GRID, cv=cv),
+                    X,
+                    y_semi,
+                    args.repeats,
+                )
+            )
+        if "uci-drlsc" in cases:
+            cv = StratifiedKFold(5, shuffle=True, random_state=0)
+            for kernel in ("linear", "rbf"):
+                grid = dict(DRLSC_GRID)
+                if kernel == "rbf":
+                    grid["gamma"] = [0.5 / X.shape[1], 2.0 / X.shape[1]]
+                ratios.append(
+                    compare(
+                        f"DRLSC {kernel}, {name}",
+                        lambda grid=grid, k=kernel, cv=cv: DRLSCCV(DRLSC(kernel=k), grid, cv=cv),
+                        lambda grid=grid, k=kernel, cv=cv: GridSearchCV(
+                            DRLSC(kernel=k), grid, cv=cv
+                        ),
+                        X,
+                        y,
+                        args.repeats,
+                    )
+                )
+    print(f"\ngeometric mean speed-up: {np.exp(np.mean(np.log(ratios))):.1f}x")
+
+
+if __name__ == "__main__":
+    main()
