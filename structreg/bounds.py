@@ -208,9 +208,9 @@ def fitted_bound(clf, X, y, *, theta: float = 0.05) -> dict:
         svc = clf.svc_
         R = clf.remap(X)
         gram = R @ R.T
-    elif hasattr(clf, "svm_") and hasattr(clf, "deformation_"):
+    elif hasattr(clf, "svm_") and hasattr(clf, "deformed_gram"):
         svc = clf.svm_.svms_[0]
-        gram = clf._Z_labeled @ clf._Z_labeled.T
+        gram = clf.deformed_gram()
     else:
         raise TypeError(f"no bound for {type(clf).__name__}: need an SVC or a hinge-loss model")
     return classifier_bound(

@@ -291,3 +291,32 @@ def test_fit_path_cache_builds_each_structure_once(monkeypatch):
     direct = LapRLSC(gamma_A=1e-1, gamma_I=1.0).fit(X, y)
     np.testing.assert_allclose(again[1].decision_function(X), direct.decision_function(X))
     assert first[0].gamma_A == 1e-3 and other[0].gamma == 0.5
+
+
+def test_deformed_gram_is_the_deformed_kernel_and_what_the_svm_scores():
+    from structreg import SRSVM
+    from structreg.kernels import kernel_matrix
+
+    X, _, y = _semi(n=60, labeled=20)
+    X_new = X[:7] + 0.1
+    lap = LapSVM(gamma=1.5, gamma_A=1e-2, gamma_I=5.0).fit(X, y)
+    K = kernel_matrix(X, kernel="rbf", gamma=1.5)
+    Kx = kernel_matrix(X_new, X, kernel="rbf", gamma=1.5)
+    M = lap.penalty_.toarray()
+    lab = np.flatnonzero(y != -1)
+    inner = np.linalg.solve(1e-2 * np.eye(60) + M @ K, M)
+    expected = Kx[:, lab] - Kx @ inner @ K[:, lab]
+    np.testing.assert_allclose(lap.deformed_gram(X_new), expected, atol=1e-8)
+    G = lap.deformed_gram()
+    np.testing.assert_allclose(G, K[np.ix_(lab, lab)] - K[lab] @ inner @ K[:, lab], atol=1e-8)
+    np.testing.assert_allclose(
+        lap.decision_function(X_new), lap.svm_.decision_function(lap.deformed_gram(X_new))
+    )
+    X2, y2 = _multi(60)
+    for kernel in ("rbf", "linear"):
+        sr = SRSVM(kernel=kernel, lam=1.0).fit(X2, y2)
+        G = sr.deformed_gram()
+        assert G.shape == (60, 60) and np.allclose(G, G.T)
+        np.testing.assert_allclose(
+            sr.decision_function(X2[:5]), sr.svm_.decision_function(sr.deformed_gram(X2[:5]))
+        )

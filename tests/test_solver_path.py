@@ -133,3 +133,21 @@ def test_weights_must_match_the_penalties(rng):
     with pytest.raises(ValueError, match="got 1 penalty weights for 2 penalties"):
         path.solve(1.0, [1.0])
     np.testing.assert_allclose(path.solve(1.0).coef, path.solve(1.0, [1.0, 1.0]).coef)
+
+
+def test_bordered_path_equals_one_bordered_solve_per_reg(rng):
+    from structreg.solvers import BorderedPath, solve_bordered
+
+    V = rng.normal(size=(15, 6))
+    Y = np.sign(rng.normal(size=(15, 2)))
+    for Omega in (V @ V.T, V[:, :3] @ V[:, :3].T - V[:, 3:] @ V[:, 3:].T):  # PSD, indefinite
+        path = BorderedPath(Omega, Y)
+        for reg in (1e-3, 0.1, 10.0):
+            sol, ref = path.solve(reg), solve_bordered(Omega, Y, reg)
+            np.testing.assert_allclose(sol.dual_coef, ref.dual_coef, rtol=1e-8, atol=1e-9)
+            np.testing.assert_allclose(sol.intercept, ref.intercept, rtol=1e-8, atol=1e-9)
+            # the bordered equations hold: 1^T Gamma = 0, (Omega + reg I) Gamma + 1 b = Y
+            np.testing.assert_allclose(sol.dual_coef.sum(axis=0), 0.0, atol=1e-8)
+            lhs = (Omega + reg * np.eye(15)) @ sol.dual_coef + sol.intercept
+            np.testing.assert_allclose(lhs, Y, atol=1e-7)
+    assert BorderedPath(V @ V.T, Y).solve(0.1).factorization == "eigh-path+schur"

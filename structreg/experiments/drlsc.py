@@ -47,15 +47,18 @@ Search (cost; :mod:`structreg.experiments.search`)
   ``gamma_I``, ``eta`` in {0, 0.5, 1}, every 2nd listed ``k`` of DRLSC and every 4th of MR;
   then a pattern search refines around the best point down to every exponent / every eta /
   every listed k.
-* Exhaustive at no extra cost: one symmetric eigendecomposition per (fold, width) gives every
-  ``gamma_A`` of RN and every ``C`` of LS-SVM (spectral filters of the same Gram matrix), one
-  per (fold, width, k, gamma_I) every ``gamma_A`` of MR; GRBFN's fuzzy c-means centres are
-  computed once per fold and its output layer is tiny.  All 21 values of these weights are
-  therefore always tried.
-* Shared per (fold, ...): kernel feature maps and Gram matrices per width, the kNN graphs
-  (they live in input space) per k, the projected penalties ``A^T L A`` of DRLSC / DRGV per
-  (width, k); each eta then costs one symmetric solve.  These fold evaluators reproduce the
-  estimators' own fits (the tests compare their predictions with ``fit``/``predict``).
+* The square-loss methods (RN, GRBFN, MR, DRGV, DRLSC) share work through
+  :func:`structreg.models.fit_path`: on each fold it builds the feature map, the kNN graphs,
+  GRBFN's fuzzy c-means centres and the penalty matrices once per structure setting (width,
+  k), and solves every weight setting of a batch -- all ridges ``gamma_A`` of one
+  penalty-weight setting from one symmetric eigendecomposition (one per (fold, width) for RN
+  and GRBFN, per (fold, width, k, gamma_I) for MR), one solve per eta of DRGV / DRLSC.  Its
+  per-fold cache keeps that structure across the batches of the search.  LS-SVM: one
+  eigendecomposition of the Gram matrix per (fold, width) gives every ``C`` (spectral
+  filters); SVM: the Gram matrices once per (fold, width), libsvm per ``C``.  So all 21
+  values of RN's, GRBFN's and MR's ``gamma_A`` and of LS-SVM's ``C`` are always tried.  The
+  fold evaluators reproduce the estimators' own fits (the tests compare their predictions
+  with ``fit``/``predict``).
 * Ties (frequent on small sets) keep the first point in the search order, and the axes are
   ordered so that ties prefer the simpler model: wider Gaussians, larger ridges, smaller C,
   larger eta (the convex end), smaller k.
@@ -109,20 +112,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.linalg import eigh
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from ..clustering import FuzzyCMeans
 from ..datasets import list_datasets, load_dataset, make_drlsc_moons
-from ..kernels import LandmarkFeatureMap, kernel_matrix
-from ..models import DRGV, DRLSC, GRBFN, LSSVM, RLSC, LapRLSC
+from ..kernels import kernel_matrix
+from ..models import DRGV, DRLSC, GRBFN, LSSVM, RLSC, LapRLSC, fit_path
 from ..models._base import pm_one_targets
-from ..solvers import NonConvexObjectiveWarning, PrecomputedSVM, solve_penalized_least_squares
-from ..solvers.square import penalty_products, solve_symmetric
-from ..structure import ClassScatterPenalty, LaplacianPenalty
+from ..solvers import BorderedPath, NonConvexObjectiveWarning, PrecomputedSVM
 from .engine import Cell, Options, Plan, Table
 from .report import comparison_table, write_markdown
 from .search import (
@@ -649,31 +648,6 @@ class FoldPath:
     def outputs(self, fold, candidates, train, test) -> list[np.ndarray]:  # pragma: no cover
         raise NotImplementedError
 
-    def features(self, fold, params, train, test):
-        """The estimator's own feature map on the fold: ``(Z_train, Z_test)`` (cached)."""
-
-        def make():
-            fm = self.estimator(params)._make_feature_map(self.X[train])
-            return fm.fit_transform(self.X[train]), fm.transform(self.X[test])
-
-        return self.cached((fold, "features", params.get("sigma")), make)
-
-
-class RidgePath(FoldPath):
-    """RN: one eigendecomposition of ``Z^T Z / n`` per (fold, width) gives every gamma_A."""
-
-    group_keys = ("sigma",)
-
-    def outputs(self, fold, candidates, train, test):
-        def make():
-            Z, Zte = self.features(fold, candidates[0], train, test)
-            n = len(train)
-            w, U = eigh(Z.T @ Z / n)
-            return w, U.T @ (Z.T @ self.targets(train) / n), Zte @ U
-
-        w, r, P = self.cached((fold, "eig", candidates[0].get("sigma")), make)
-        return [_out(P @ (r / (w + c["gamma_A"])[:, None])) for c in candidates]
-
 
 class LSSVMPath(FoldPath):
     """LS-SVM: one eigendecomposition of the Gram matrix per (fold, width) gives every C."""
@@ -686,50 +660,13 @@ class LSSVMPath(FoldPath):
             g = None if self.kernel == "linear" else est.gamma
             K = kernel_matrix(self.X[train], kernel=self.kernel, gamma=g)
             Kte = kernel_matrix(self.X[test], self.X[train], kernel=self.kernel, gamma=g)
-            w, U = eigh(K)
-            Y = self.targets(train)
-            return w, U, U.T @ np.ones(len(train)), U.T @ Y, Kte
+            return BorderedPath(K, self.targets(train)), Kte
 
-        w, U, u1, uY, Kte = self.cached((fold, "eig", candidates[0].get("sigma")), make)
+        path, Kte = self.cached((fold, "eig", candidates[0].get("sigma")), make)
         outs = []
-        for c in candidates:  # bordered system [0 1^T; 1 K + I/C] by the Schur complement
-            d = 1.0 / (w + 1.0 / c["C"])
-            eta, nu = U @ (d * u1), U @ (d[:, None] * uY)
-            b = nu.sum(axis=0) / eta.sum()
-            outs.append(_out(Kte @ (nu - np.outer(eta, b)) + b))
-        return outs
-
-
-class GRBFNPath(FoldPath):
-    """GRBFN: fuzzy c-means once per fold, the landmark map per width, tiny ridge solves."""
-
-    group_keys = ("sigma",)
-
-    def outputs(self, fold, candidates, train, test):
-        c0 = candidates[0]
-        centres = self.cached(
-            (fold, "fcm"),
-            lambda: (
-                FuzzyCMeans(n_clusters=c0["n_centers"], m=2.0, random_state=c0["random_state"])
-                .fit(self.X[train])
-                .cluster_centers_
-            ),
-        )
-
-        def make():
-            fm = LandmarkFeatureMap(
-                landmarks=centres, kernel=self.kernel, gamma=sigma_to_gamma(c0["sigma"])
-            )
-            return fm.fit_transform(self.X[train]), fm.transform(self.X[test])
-
-        Z, Zte = self.cached((fold, "landmarks", c0["sigma"]), make)
-        Y, n = self.targets(train), len(train)
-        outs = []
-        for c in candidates:
-            sol = solve_penalized_least_squares(
-                Z, Y, np.full(n, 1.0 / n), None, ridge=c["gamma_A"], fit_intercept=True
-            )
-            outs.append(_out(Zte @ sol.coef + sol.intercept))
+        for c in candidates:  # bordered system [0 1^T; 1 K + I/C], one eigh for every C
+            sol = path.solve(1.0 / c["C"])
+            outs.append(_out(Kte @ sol.dual_coef + sol.intercept))
         return outs
 
 
@@ -755,111 +692,46 @@ class SVMPath(FoldPath):
         ]
 
 
-class MRPath(FoldPath):
-    """MR (LapRLSC with a bias, all points labeled): one eigendecomposition per
-    (fold, width, k, gamma_I) gives every gamma_A.
+class ModelPath(FoldPath):
+    """RN, GRBFN, MR, DRGV, DRLSC: the batch fitted by :func:`~structreg.models.fit_path`.
 
-    The Laplacian annihilates constants, so the bias is eliminated by centring the features
-    and targets: ``(Zc^T Zc / n + gamma_I / n^2 Z^T L Z + gamma_A I) theta = Zc^T Yc / n``,
-    ``b = mean(Y) - mean(Z) theta`` -- LapRLSC's normal equations with ``fit_intercept``.
+    Each candidate becomes the estimator's own parameters (``make_estimator``); ``fit_path``
+    builds the feature map, graphs, clusters and penalty matrices once per group of structure
+    parameters (width, k) and solves every weight setting of the group (all ridges of one
+    penalty-weight setting from one eigendecomposition).  Its per-fold cache keeps that
+    structure for the later batches of the search.
     """
 
-    group_keys = ("sigma", "k", "gamma_I")
-
     def outputs(self, fold, candidates, train, test):
-        c0 = candidates[0]
-        Z, Zte = self.features(fold, c0, train, test)
-        n = len(train)
-
-        def base():
-            Y = self.targets(train)
-            zm, ym = Z.mean(axis=0), Y.mean(axis=0)
-            Zc = Z - zm
-            return Zc.T @ Zc / n, Zc.T @ (Y - ym) / n, zm, ym
-
-        G, r, zm, ym = self.cached((fold, "base", c0.get("sigma")), base)
-        L = self.cached(
-            (fold, "L", c0["k"]),
-            lambda: LaplacianPenalty(graph="knn", n_neighbors=c0["k"], weights="heat").build(
-                self.X[train], self.y[train], np.ones(n, bool)
-            ),
+        base = self.estimator(candidates[0])
+        names = base.get_params(deep=False)
+        points = [{k: getattr(e, k) for k in names} for e in map(self.estimator, candidates)]
+        fits = fit_path(
+            base,
+            self.X[train],
+            self.y[train],
+            points,
+            warn=False,
+            cache=self.cached((fold, "fit_path"), dict),
         )
-        ZLZ = self.cached(
-            (fold, "ZLZ", c0.get("sigma"), c0["k"]), lambda: Z.T @ penalty_products(L, Z)
-        )
-        w, U = eigh(G + c0["gamma_I"] / n**2 * ZLZ)
-        Ur, P = U.T @ r, Zte @ U
+        # the fits of a structure group share their feature map: the test features once each
+        features: dict[int, np.ndarray] = {}
         outs = []
-        for c in candidates:
-            coef_r = Ur / (w + c["gamma_A"])[:, None]
-            b = ym - zm @ (U @ coef_r)
-            outs.append(_out(P @ coef_r + b))
-        return outs
-
-
-class DiscriminativePath(FoldPath):
-    """DRGV / DRLSC: ``A^T A``, ``A^T L_w A`` and ``A^T L_b A`` (``A = [Z, 1]``) once per
-    (fold, width, k); each eta is then one symmetric solve of
-    ``(A^T A + eta A^T L_w A - (1 - eta) A^T L_b A) [w; b] = A^T Y`` -- the estimators'
-    primal normal equations, solved by the same routine (Cholesky, else eigh pseudo-inverse).
-    """
-
-    group_keys = ("sigma", "k")
-
-    def _penalties(self, k):
-        if self.method == "DRGV":
-            return ClassScatterPenalty("within", "variance"), ClassScatterPenalty(
-                "between", "variance"
-            )
-        graph = dict(n_neighbors=k, weights="connectivity")
-        return (
-            LaplacianPenalty(graph="within-class", **graph),
-            LaplacianPenalty(graph="between-class", **graph),
-        )
-
-    def outputs(self, fold, candidates, train, test):
-        c0 = candidates[0]
-        Z, Zte = self.features(fold, c0, train, test)
-        n = len(train)
-
-        def base():
-            A = np.hstack([Z, np.ones((n, 1))])
-            return A, A.T @ A, A.T @ self.targets(train)
-
-        A, G, rhs = self.cached((fold, "base", c0.get("sigma")), base)
-
-        def matrices():
-            lab = np.ones(n, bool)
-            return [
-                p.build(self.X[train], self.y[train], lab) for p in self._penalties(c0.get("k"))
-            ]
-
-        Mw, Mb = self.cached((fold, "M", c0.get("k")), matrices)
-        Hw, Hb = self.cached(
-            (fold, "AMA", c0.get("sigma"), c0.get("k")),
-            lambda: (A.T @ penalty_products(Mw, A), A.T @ penalty_products(Mb, A)),
-        )
-        p = Z.shape[1]
-        outs = []
-        for c in candidates:
-            H = G.copy()
-            if c["eta"] != 0:
-                H += c["eta"] * Hw
-            if c["eta"] != 1:
-                H -= (1.0 - c["eta"]) * Hb
-            x = solve_symmetric(H, rhs)[0]
-            outs.append(_out(Zte @ x[:p] + x[p]))
+        for f in fits:
+            if id(f.feature_map_) not in features:
+                features[id(f.feature_map_)] = f.feature_map_.transform(self.X[test])
+            outs.append(_out(features[id(f.feature_map_)] @ f.coef_ + f.intercept_))
         return outs
 
 
 PATHS = {
-    "RN": RidgePath,
-    "GRBFN": GRBFNPath,
+    "RN": ModelPath,
+    "GRBFN": ModelPath,
     "SVM": SVMPath,
     "LS-SVM": LSSVMPath,
-    "MR": MRPath,
-    "DRGV": DiscriminativePath,
-    "DRLSC": DiscriminativePath,
+    "MR": ModelPath,
+    "DRGV": ModelPath,
+    "DRLSC": ModelPath,
 }
 
 

@@ -429,15 +429,10 @@ class _Folds:
 
 
 def _deformed_grams(est, X_fit: np.ndarray, y_fit: np.ndarray, X_eval: np.ndarray):
-    """Fit a hinge-loss structural model once; its deformed Gram matrices (fit x fit, eval x fit).
-
-    The deformed features are ``est._Z_labeled`` (as :func:`structreg.bounds.fitted_bound`
-    reads them); new points are deformed by the model's own maps.
-    """
+    """Fit a hinge-loss structural model once; its deformed Gram matrices (fit x fit, eval x fit)
+    from the model's public :meth:`deformed_gram`."""
     est.fit(X_fit, y_fit)
-    Zf = est._Z_labeled
-    Ze = est.deformation_.transform(est.feature_map_.transform(X_eval))
-    return Zf @ Zf.T, Ze @ Zf.T
+    return est.deformed_gram(), est.deformed_gram(X_eval)
 
 
 def _lapsvm(gamma: float, C: float, lam: float, y: np.ndarray, graph: Any = "class-wise") -> LapSVM:

@@ -11,6 +11,7 @@ all training points (labeled and unlabeled).
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from numbers import Integral, Real
 
@@ -62,11 +63,33 @@ def _blas_controller() -> ThreadpoolController:
     return _CONTROLLER[0]
 
 
+def blas_threads_for(n_samples: int):
+    """Context for the BLAS threads of a fit on ``n_samples`` points: one thread below
+    :data:`SMALL_PROBLEM` (threaded BLAS made those small factorisations 2-3x slower on 2
+    cores), the library's default otherwise."""
+    if n_samples >= SMALL_PROBLEM:
+        return contextlib.nullcontext()
+    return _blas_controller().limit(limits=1, user_api="blas")
+
+
 UNLABELED = -1
 """Marker of an unlabeled sample in numeric label arrays (scikit-learn's convention).
 
 For string / object labels the marker is ``None``.  When -1 is a real class, pass the
 ``unlabeled`` boolean mask to ``fit`` instead."""
+
+
+def memo_key(obj) -> tuple | None:
+    """``(class, params)`` of an unfitted estimator-like object whose parameters are all plain
+    values (numbers, strings, None, bools), else None: two such objects with the same key
+    compute the same thing from the same data."""
+    get_params = getattr(obj, "get_params", None)
+    if get_params is None:
+        return (type(obj).__name__,) if not vars(obj) else None
+    params = get_params(deep=False)
+    if not all(v is None or isinstance(v, (bool, int, float, str)) for v in params.values()):
+        return None
+    return (type(obj).__name__, tuple(sorted(params.items())))
 
 
 def is_unlabeled(y: np.ndarray) -> np.ndarray:
@@ -371,20 +394,17 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         self._validate_params()
         sparse = "csr" if self._accepts_sparse() else False
         X, y = validate_data(self, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
-        # Below SMALL_PROBLEM samples the dense factorisations are too small for threaded BLAS
-        # to pay off; on 2 cores it made them 2-3x slower, so use one BLAS thread there.
-        if X.shape[0] >= SMALL_PROBLEM:
-            return self._fit(X, y, unlabeled)
-        with _blas_controller().limit(limits=1, user_api="blas"):
+        with blas_threads_for(X.shape[0]):
             return self._fit(X, y, unlabeled)
 
-    def _fit_structure(self, X, y, unlabeled):
+    def _fit_structure(self, X, y, unlabeled, memo: dict | None = None):
         """Everything of ``fit`` before the penalties: labels, solver, feature map, ``_prepare``.
 
         Sets ``classes_``, ``solver_`` and ``feature_map_``; returns ``(y_codes, labeled, Z,
         unexplained)`` (Z is None for the iterative exact-kernel path, ``unexplained`` the
         Nystroem centres' missed share of the kernel trace, or None).  Shared by ``fit`` and
-        :func:`structreg.models.fit_path`.
+        :func:`structreg.models.fit_path`, which passes a ``memo`` (kept for one X) so that
+        models with the same feature map (e.g. other graph parameters) reuse its design.
         """
         y = column_or_1d(y, warn=True)
         classes, y_codes, labeled = self._encode_labels(y, unlabeled)
@@ -394,11 +414,16 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
 
         self.solver_ = self._resolve_solver(X)
         self.feature_map_ = self._make_feature_map(X)
-        if isinstance(self.feature_map_, KernelExpansion):  # iterative exact kernel: no Z
+        key = memo_key(self.feature_map_) if memo is not None else None
+        if key is not None and ("feature_map", key) in memo:
+            self.feature_map_, Z = memo["feature_map", key]
+        elif isinstance(self.feature_map_, KernelExpansion):  # iterative exact kernel: no Z
             Z = None
             self.feature_map_.fit(X)
         else:
             Z = self.feature_map_.fit_transform(X)
+            if key is not None:
+                memo["feature_map", key] = (self.feature_map_, Z)
         unexplained = None  # share of the kernel the Nystroem centres miss
         if self.solver_ == "nystroem":
             unexplained = getattr(self.feature_map_, "unexplained_trace_", None)
@@ -608,6 +633,20 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
             return self._square_output(Z @ self.coef_)
         Zt = self.deformation_.transform(Z)
         return self.svm_.decision_function(Zt @ self._Z_labeled.T)
+
+    def deformed_gram(self, X=None) -> np.ndarray:
+        """Gram matrix of the deformed kernel (hinge loss solved by libsvm, ``solver="dense"``).
+
+        ``k~(x, z) = k(x, z) - k_x^T (gamma_A I + M K)^{-1} M k_z`` against the labeled
+        training points: ``X=None`` gives the (l, l) matrix the SVM was trained on, otherwise
+        the (n_X, l) matrix between ``X`` and them (what ``svm_`` scores).
+        """
+        check_is_fitted(self, "svm_")
+        if X is None:
+            return self._Z_labeled @ self._Z_labeled.T
+        X = validate_data(self, X, dtype=float, reset=False)
+        Zt = self.deformation_.transform(self.feature_map_.transform(X))
+        return Zt @ self._Z_labeled.T
 
     def _square_output(self, F: np.ndarray) -> np.ndarray:
         F = F + self.intercept_

@@ -31,7 +31,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers import NonConvexObjectiveWarning
-from ._base import StructuralClassifier, is_unlabeled
+from ._base import StructuralClassifier, blas_threads_for, is_unlabeled
 from .discriminative import DRLSC, DiscriminativeRLS
 from .manifold import LapRLSC
 from .path import candidate_list, fit_path
@@ -41,6 +41,11 @@ __all__ = ["DRLSCCV", "DiscriminativeRLSCV", "LapRLSCCV", "StructuralClassifierC
 
 def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
     """Fit the grid on one fold (shared work) and score each point on the test part."""
+    with blas_threads_for(len(train)):  # small folds: single-threaded BLAS, as in fit
+        return _fold_scores_unlimited(estimator, X, y, train, test, candidates, scorer, error_score)
+
+
+def _fold_scores_unlimited(estimator, X, y, train, test, candidates, scorer, error_score):
     errors = "raise" if isinstance(error_score, str) and error_score == "raise" else "return"
     t0 = time.perf_counter()
     with warnings.catch_warnings():

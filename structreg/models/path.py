@@ -10,6 +10,8 @@ equations once (:class:`~structreg.solvers.SquareLossPath`) and solves every wei
 of the group -- all ridges of one penalty-weight setting from one eigendecomposition.  The
 returned estimators are ordinary fitted estimators (``predict``, ``decision_function``,
 ``coef_``, ...), equal to ``clone(estimator).set_params(**params).fit(X, y)`` up to rounding.
+Across groups, a feature map or penalty with the same parameters is built once too (e.g. the
+kNN graph is shared by every kernel width).
 
 Grid points that cannot share a factorisation (hinge loss, the iterative ``solver="cg"``,
 DRLSC's ``formulation="bordered"``) are fitted one by one.
@@ -17,6 +19,7 @@ DRLSC's ``formulation="bordered"``) are fitted one by one.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,11 +28,11 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
+from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.validation import validate_data
 
 from ..solvers import NonConvexObjectiveWarning, SquareLossPath
-from ..structure.penalties import combine
-from ._base import SMALL_PROBLEM, StructuralClassifier, _blas_controller, pm_one_targets
+from ._base import StructuralClassifier, blas_threads_for, memo_key, pm_one_targets
 
 __all__ = ["decision_path", "fit_path"]
 
@@ -69,20 +72,21 @@ def _shares_factorisation(estimator: StructuralClassifier) -> bool:
 class _SharedFit:
     """One group of grid points: the structure built once, the weights solved per point."""
 
-    def __init__(self, estimator: StructuralClassifier, X, y, unlabeled) -> None:
+    def __init__(self, estimator: StructuralClassifier, X, y, unlabeled, memo: dict) -> None:
         est = clone(estimator)
         est._validate_params()
         sparse = "csr" if est._accepts_sparse() else False
         X, y = validate_data(est, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
         self.template = est
-        self.y_codes, self.labeled, self.Z, self.unexplained = est._fit_structure(X, y, unlabeled)
+        structure = est._fit_structure(X, y, unlabeled, memo)
+        self.y_codes, self.labeled, self.Z, self.unexplained = structure
         self.shared = self.Z is not None and est.solver_ != "cg"
         if not self.shared:
             return
         self.n, self.n_labeled = X.shape[0], int(self.labeled.sum())
         terms = est._penalty_terms(self.n, self.n_labeled)
         self.penalties = [penalty for _, penalty in terms]
-        self.matrices = [p.build(X, self.y_codes, self.labeled) for p in self.penalties]
+        self.matrices = [self._build(p, X, memo) for p in self.penalties]
         Y = pm_one_targets(self.y_codes, self.labeled, len(est.classes_))
         self.path = SquareLossPath(
             self.Z,
@@ -91,6 +95,16 @@ class _SharedFit:
             self.matrices,
             fit_intercept=est._fit_intercept(),
         )
+
+    def _build(self, penalty, X, memo: dict):
+        """The penalty's matrix, from ``memo`` when the same penalty was built on this X
+        (e.g. the kNN graph of another kernel width)."""
+        key = memo_key(penalty)
+        if key is None:
+            return penalty.build(X, self.y_codes, self.labeled)
+        if ("penalty", key) not in memo:
+            memo["penalty", key] = penalty.build(X, self.y_codes, self.labeled)
+        return memo["penalty", key]
 
     def _weights(self, candidate: StructuralClassifier) -> tuple[float, ...]:
         terms = candidate._penalty_terms(self.n, self.n_labeled)
@@ -110,7 +124,6 @@ class _SharedFit:
         }  # classes_, feature_map_, what _prepare found (e.g. clusters), ...
         by_weights: dict[tuple, list[int]] = defaultdict(list)
         for i, cand in enumerate(candidates):
-            cand._validate_params()
             vars(cand).update(fitted_state)
             by_weights[self._weights(cand)].append(i)
         for weights, idx in by_weights.items():
@@ -123,13 +136,11 @@ class _SharedFit:
                 self._assemble(candidates[i], weights, sol)
 
     def _assemble(self, cand: StructuralClassifier, weights, sol) -> None:
-        """Give ``cand`` the fitted attributes that ``fit`` would have given it."""
+        """Give ``cand`` the fitted attributes that ``fit`` would have given it, but for
+        ``penalty_`` (the combined matrix, ``sum_k w_k M_k``, not needed to predict)."""
         cand.coef_, cand.intercept_ = sol.coef, sol.intercept
         if hasattr(cand.feature_map_, "dual_coef"):
             cand.dual_coef_ = cand.feature_map_.dual_coef(sol.coef)
-        cand.penalty_ = combine(
-            [(w, M) for w, M in zip(weights, self.matrices, strict=True) if w != 0], self.n
-        )
         cand.solver_info_ = {
             "loss": "square",
             "solver": cand.solver_,
@@ -187,7 +198,9 @@ def fit_path(
     -------
     estimators : list of fitted estimators
         One per grid point, in grid order; each equals ``clone(estimator).set_params(**p)
-        .fit(X, y)`` up to rounding.
+        .fit(X, y)`` up to rounding (predictions, ``coef_``, ``solver_info_``, ...), except
+        that ``penalty_`` (the combined penalty matrix) is not set.  Points of one structure
+        group share their fitted feature map and other structure attributes.
 
     Examples
     --------
@@ -216,49 +229,59 @@ def fit_path(
         key = tuple(sorted((k, _key(v)) for k, v in point.items() if k not in path_params))
         groups[key].append(i)
     out: list[Any] = [None] * len(candidates)
+    cache = {} if cache is None else cache
     n = getattr(X, "shape", (len(X),))[0]
-    for idx in groups.values():
-        structure = {k: v for k, v in candidates[idx[0]].items() if k not in path_params}
-        base = clone(estimator).set_params(**structure)
-        try:
-            shared = _shared_fit(base, X, y, unlabeled, n, path_params, cache)
-            if shared.shared:
-                fitted = [clone(base).set_params(**candidates[i]) for i in idx]
-                shared.fit(fitted, warn)
-        except Exception:  # the group's structure (or a weight) is invalid here
-            if errors == "raise":
-                raise
-            for i in idx:  # refit one by one: only the points that fail get the error
-                out[i] = _guarded(
-                    errors, _plain_fit, estimator, X, y, candidates[i], unlabeled, warn
-                )
-            continue
-        if not shared.shared:
-            for i in idx:
-                out[i] = _guarded(
-                    errors, _plain_fit, estimator, X, y, candidates[i], unlabeled, warn
-                )
-            continue
-        for i, f in zip(idx, fitted, strict=True):
-            out[i] = f
+    with blas_threads_for(n):  # the whole grid: its factorisations are as small as one fit's
+        for idx in groups.values():
+            structure = {k: v for k, v in candidates[idx[0]].items() if k not in path_params}
+            base = clone(estimator).set_params(**structure)
+            try:
+                shared = _shared_fit(base, X, y, unlabeled, path_params, cache)
+                if shared.shared:
+                    fitted = [_with_weights(base, candidates[i], path_params) for i in idx]
+                    shared.fit(fitted, warn)
+            except Exception:  # the group's structure (or a weight) is invalid here
+                if errors == "raise":
+                    raise
+                for i in idx:  # refit one by one: only the points that fail get the error
+                    out[i] = _guarded(
+                        errors, _plain_fit, estimator, X, y, candidates[i], unlabeled, warn
+                    )
+                continue
+            if not shared.shared:
+                for i in idx:
+                    out[i] = _guarded(
+                        errors, _plain_fit, estimator, X, y, candidates[i], unlabeled, warn
+                    )
+                continue
+            for i, f in zip(idx, fitted, strict=True):
+                out[i] = f
     return out
 
 
-def _shared_fit(base, X, y, unlabeled, n, path_params, cache) -> _SharedFit:
+def _shared_fit(base, X, y, unlabeled, path_params, cache: dict) -> _SharedFit:
     """The group's :class:`_SharedFit`, from ``cache`` when it holds it."""
     key = tuple(
         sorted((k, _key(v)) for k, v in base.get_params(deep=False).items() if k not in path_params)
     )
-    if cache is not None and key in cache:
-        return cache[key]
-    if n >= SMALL_PROBLEM:
-        shared = _SharedFit(base, X, y, unlabeled)
-    else:
-        with _blas_controller().limit(limits=1, user_api="blas"):
-            shared = _SharedFit(base, X, y, unlabeled)
-    if cache is not None:
-        cache[key] = shared
-    return shared
+    if ("group", key) not in cache:
+        cache["group", key] = _SharedFit(base, X, y, unlabeled, cache)
+    return cache["group", key]
+
+
+def _with_weights(base: StructuralClassifier, point: dict, path_params) -> StructuralClassifier:
+    """``base`` with the point's weight parameters: a shallow copy (``clone`` per grid point
+    costs more than the solve), the weights checked against the model's constraints."""
+    weights = {k: v for k, v in point.items() if k in path_params}
+    constraints = getattr(base, "_parameter_constraints", {})
+    validate_parameter_constraints(
+        {k: constraints[k] for k in weights if k in constraints},
+        weights,
+        caller_name=type(base).__name__,
+    )
+    cand = copy.copy(base)
+    vars(cand).update(weights)
+    return cand
 
 
 def _guarded(errors: str, func, *args):

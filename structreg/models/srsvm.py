@@ -199,18 +199,34 @@ class SRSVM(StructuralClassifier):
         (n, n_classes)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=float, reset=False)
+        parts = [self.svm_.decision_function(G) for G in self._deformed_blocks(X)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def deformed_gram(self, X=None) -> np.ndarray:
+        """Gram matrix of SRSVM's dual kernel ``phi(x)^T (I + lam Sigma)^{-1} phi(z)``.
+
+        Against the labeled training points: ``X=None`` gives the (l, l) matrix libsvm was
+        trained on, otherwise the (n_X, l) matrix between ``X`` and them.
+        """
+        check_is_fitted(self)
+        if X is None:
+            if self.deformed_kernel_ is None:
+                Z_lab = self._hinge_features[2]
+                return Z_lab @ Z_lab.T
+            return self.deformed_kernel_.gram_
+        X = validate_data(self, X, dtype=float, reset=False)
+        return np.vstack(list(self._deformed_blocks(X)))
+
+    def _deformed_blocks(self, X):
+        """Row blocks of the deformed cross Gram matrix of validated ``X`` (bounded memory)."""
         if self.deformed_kernel_ is None:
             _, deformation, Z_lab = self._hinge_features
-            return self.svm_.decision_function(deformation.transform(X) @ Z_lab.T)
+            yield deformation.transform(X) @ Z_lab.T
+            return
         X_lab = self._fit_X if self._n_labeled == len(self._labeled) else self._fit_X[self._labeled]
         step = max(1, _BLOCK_ENTRIES // max(1, X_lab.shape[0]))
-        parts = [
-            self.svm_.decision_function(
-                self.deformed_kernel_.cross(self._kernel(X[i : i + step], X_lab))
-            )
-            for i in range(0, X.shape[0], step)
-        ]
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        for i in range(0, X.shape[0], step):
+            yield self.deformed_kernel_.cross(self._kernel(X[i : i + step], X_lab))
 
     # -- the explicit deformed features, built on demand in the kernel path ------------------
     def _deformed_features(self) -> tuple:

@@ -1,7 +1,7 @@
 """Solver layer: square-loss linear systems (direct, CG, exact-kernel PCG), hinge-loss SVMs on
 deformed kernels and the primal squared-hinge Newton solver."""
 
-from .bordered import BorderedSolution, solve_bordered
+from .bordered import BorderedPath, BorderedSolution, solve_bordered
 from .hinge import DeformedFeatures, DeformedKernel, PrecomputedSVM
 from .kernel_cg import GramOperator, KernelLeastSquaresSolution, solve_kernel_least_squares
 from .mvee import minimum_volume_ellipsoid
@@ -16,6 +16,7 @@ from .square import (
 )
 
 __all__ = [
+    "BorderedPath",
     "BorderedSolution",
     "solve_bordered",
     "minimum_volume_ellipsoid",
