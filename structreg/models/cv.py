@@ -31,7 +31,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers import NonConvexObjectiveWarning
-from ._base import StructuralClassifier, blas_threads_for, is_unlabeled
+from ._base import LinearFeatures, StructuralClassifier, blas_threads_for, is_unlabeled
 from .discriminative import DRLSC, DiscriminativeRLS
 from .manifold import LapRLSC
 from .path import candidate_list, fit_path
@@ -56,14 +56,42 @@ def _fold_scores_unlimited(estimator, X, y, train, test, candidates, scorer, err
     t0 = time.perf_counter()
     scores = np.empty(len(fits))
     failures = []
+    test_features: dict[int, np.ndarray] = {}
     for i, f in enumerate(fits):
         if isinstance(f, Exception):
             scores[i] = error_score
             failures.append(f"{candidates[i]}: {type(f).__name__}: {f}")
+        elif scorer is None and _shares_test_features(f):
+            scores[i] = _accuracy(f, X_test, y_test, test_features)
         else:
-            scores[i] = scorer(f, X_test, y_test)
+            scores[i] = (scorer or check_scoring(f))(f, X_test, y_test)
     convex = np.array([getattr(f, "solver_info_", {}).get("convex") is not False for f in fits])
     return scores, convex, fit_time, time.perf_counter() - t0, failures
+
+
+def _shares_test_features(est) -> bool:
+    """A square-loss fit whose decision is ``k(X, basis_) @ dual_coef_`` or ``X @ coef_``."""
+    return (
+        isinstance(est, StructuralClassifier)
+        and est._primal_output()
+        and (hasattr(est, "dual_coef_") or isinstance(est.feature_map_, LinearFeatures))
+    )
+
+
+def _accuracy(est, X_test, y_test, cache: dict) -> float:
+    """``est.score(X_test, y_test)`` (accuracy on the labeled test points), with the test
+    points' kernel section computed once per feature map: the fits of one structure group
+    share it, and validating and mapping the test set again per grid point cost more than
+    the solves."""
+    keep = est._labeled_mask(y_test, None)
+    fm = est.feature_map_
+    key = id(fm)
+    if key not in cache:
+        Xk = X_test[keep]
+        cache[key] = Xk if isinstance(fm, LinearFeatures) else fm.kernel_(Xk, fm.basis_)
+    coef = est.coef_ if isinstance(fm, LinearFeatures) else est.dual_coef_
+    predicted = est.classes_[est._decide(est._square_output(cache[key] @ coef))]
+    return float(np.mean(predicted == y_test[keep]))
 
 
 def _rows(X, idx):
@@ -202,7 +230,8 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         estimator, candidates = self._resolved()
         X, y = self._check_data(estimator, X, y)
         splits = self._splits(estimator, X, y)
-        scorer = check_scoring(estimator, scoring=self.scoring)
+        # scoring=None: the model's own score (accuracy on labeled points), computed directly
+        scorer = None if self.scoring is None else check_scoring(estimator, scoring=self.scoring)
         out = Parallel(n_jobs=self.n_jobs)(
             delayed(_fold_scores)(
                 estimator, X, y, train, test, candidates, scorer, self.error_score
