@@ -151,3 +151,19 @@ def test_bordered_path_equals_one_bordered_solve_per_reg(rng):
             lhs = (Omega + reg * np.eye(15)) @ sol.dual_coef + sol.intercept
             np.testing.assert_allclose(lhs, Y, atol=1e-7)
     assert BorderedPath(V @ V.T, Y).solve(0.1).factorization == "eigh-path+schur"
+
+
+def test_cg_warm_start_from_a_neighbouring_grid_point(rng):
+    Z, Y, c, Ms = _problem(rng, n=200, p=40, labeled=60)
+    M = 0.5 * Ms[0]
+    common = dict(fit_intercept=True, method="cg", tol=1e-10)
+    near = solve_penalized_least_squares(Z, Y, c, M, ridge=0.011, **common)
+    cold = solve_penalized_least_squares(Z, Y, c, M, ridge=0.01, **common)
+    x0 = np.vstack([near.coef, near.intercept[None]])
+    warm = solve_penalized_least_squares(Z, Y, c, M, ridge=0.01, x0=x0, **common)
+    direct = solve_penalized_least_squares(Z, Y, c, M, ridge=0.01, fit_intercept=True)
+    for sol in (cold, warm):
+        np.testing.assert_allclose(sol.coef, direct.coef, rtol=1e-6, atol=1e-8)
+    assert warm.n_iter < cold.n_iter
+    with pytest.raises(ValueError, match="x0 must have 40"):
+        solve_penalized_least_squares(Z, Y, c, M, ridge=0.01, x0=np.zeros((3, 2)), **common)

@@ -237,7 +237,7 @@ def warn_nonconvex(detail: str) -> None:
     )
 
 
-def _iterative(Z, c, penalty, ridge, fit_intercept, rhs, tol, max_iter):
+def _iterative(Z, c, penalty, ridge, fit_intercept, rhs, tol, max_iter, x0=None):
     """Matrix-free CG (or MINRES if CG meets negative curvature) on the normal equations,
     Jacobi-preconditioned (``|diag(H)|``, computed once in O(nnz(M) p + nnz(Z))).
 
@@ -280,13 +280,16 @@ def _iterative(Z, c, penalty, ridge, fit_intercept, rhs, tol, max_iter):
     how, convex, iterations = "cg", None, 0
     for j in range(rhs.shape[1]):
         counter = _Counter()
-        sol, info = cg(H, rhs[:, j], rtol=tol, maxiter=max_iter, M=precond, callback=counter)
+        start = None if x0 is None else x0[:, j]
+        sol, info = cg(
+            H, rhs[:, j], x0=start, rtol=tol, maxiter=max_iter, M=precond, callback=counter
+        )
         curvature = float(sol @ matvec(sol)) if np.any(sol) else 1.0
         if info != 0 or curvature < 0:
             # negative curvature or no convergence: MINRES handles symmetric indefinite H
             counter = _Counter()
             sol, info = minres(
-                H, rhs[:, j], rtol=tol, maxiter=max_iter, M=precond, callback=counter
+                H, rhs[:, j], x0=start, rtol=tol, maxiter=max_iter, M=precond, callback=counter
             )
             how = "minres"
             if curvature < 0:
@@ -321,6 +324,7 @@ def solve_penalized_least_squares(
     method: str = "direct",
     tol: float = 1e-8,
     max_iter: int | None = None,
+    x0: np.ndarray | None = None,
 ) -> LeastSquaresSolution:
     """Minimise ``sum_i c_i ||z_i theta + b - Y_i||^2 + ridge ||theta||^2 + tr(F^T M F)``.
 
@@ -344,6 +348,9 @@ def solve_penalized_least_squares(
         (O(nnz(Z) + nnz(M)) each), switching to MINRES on negative curvature.
     tol, max_iter : float, int
         Relative residual tolerance and iteration cap of the iterative method.
+    x0 : ndarray of shape (p, n_outputs), or (p + 1, n_outputs) with the intercept last
+        Starting point of the iterative method (e.g. the solution at a neighbouring grid
+        point: a warm start); ignored by ``"direct"``.
     """
     Y = np.asarray(Y, dtype=float)
     c = np.asarray(loss_weights, dtype=float)
@@ -354,7 +361,16 @@ def solve_penalized_least_squares(
         rhs = np.asarray(Z_act.T @ (c[active, None] * Y[active]))
         if fit_intercept:
             rhs = np.vstack([rhs, (c[active, None] * Y[active]).sum(axis=0)])
-        x, how, convex, n_iter = _iterative(Z, c, penalty, ridge, fit_intercept, rhs, tol, max_iter)
+        start = None
+        if x0 is not None:
+            start = np.zeros((p + int(fit_intercept), Y.shape[1]))
+            x0 = np.asarray(x0, dtype=float).reshape(-1, Y.shape[1])
+            if x0.shape[0] not in (p, p + int(fit_intercept)):
+                raise ValueError(f"x0 must have {p} (or {p + 1} with the intercept) rows")
+            start[: x0.shape[0]] = x0
+        x, how, convex, n_iter = _iterative(
+            Z, c, penalty, ridge, fit_intercept, rhs, tol, max_iter, start
+        )
         singular = False
         if convex is False:
             warn_nonconvex("negative curvature met by conjugate gradients")
