@@ -513,16 +513,22 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         else:
             self.coef_, self.intercept_, info = self._solve_square(Z, Y, weights, M)
             fitted = self._square_output(Z @ self.coef_)
-        if hasattr(self.feature_map_, "dual_coef"):
-            self.dual_coef_ = self.feature_map_.dual_coef(self.coef_)
         n_components = self.feature_map_.n_components_ if Z is None else Z.shape[1]
+        self._set_solution(self.coef_, self.intercept_, "square", n_components, info)
+        return fitted
+
+    def _set_solution(self, coef, intercept, loss: str, n_components: int, info: dict) -> None:
+        """Store a linear solution on the feature map (and its kernel expansion) and
+        ``solver_info_``; used by ``fit`` and by :func:`~structreg.models.fit_path`."""
+        self.coef_, self.intercept_ = coef, intercept
+        if hasattr(self.feature_map_, "dual_coef"):
+            self.dual_coef_ = self.feature_map_.dual_coef(coef)
         self.solver_info_ = {
-            "loss": "square",
+            "loss": loss,
             "solver": self.solver_,
             "n_components": n_components,
             **info,
         }
-        return fitted
 
     def _solve_square(self, Z, Y, weights, M):
         """Square-loss solve on the design Z: returns ``(coef, intercept, info)``."""
@@ -605,16 +611,8 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
             fit_intercept=True,
             max_iter=self.max_iter or 100,
         )
-        self.coef_, self.intercept_ = sol.coef, sol.intercept
-        if hasattr(self.feature_map_, "dual_coef"):
-            self.dual_coef_ = self.feature_map_.dual_coef(self.coef_)
-        self.solver_info_ = {
-            "loss": "squared_hinge",
-            "solver": self.solver_,
-            "n_components": Z.shape[1],
-            "n_iter": sol.n_iter,
-            "converged": sol.converged,
-        }
+        info = {"n_iter": sol.n_iter, "converged": sol.converged}
+        self._set_solution(sol.coef, sol.intercept, "squared_hinge", Z.shape[1], info)
         return self._square_output(Z @ self.coef_)
 
     def _fit_hinge(self, Z, y_codes, labeled, M, psd):

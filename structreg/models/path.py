@@ -138,18 +138,13 @@ class _SharedFit:
     def _assemble(self, cand: StructuralClassifier, weights, sol) -> None:
         """Give ``cand`` the fitted attributes that ``fit`` would have given it, but for
         ``penalty_`` (the combined matrix, ``sum_k w_k M_k``, not needed to predict)."""
-        cand.coef_, cand.intercept_ = sol.coef, sol.intercept
-        if hasattr(cand.feature_map_, "dual_coef"):
-            cand.dual_coef_ = cand.feature_map_.dual_coef(sol.coef)
-        cand.solver_info_ = {
-            "loss": "square",
-            "solver": cand.solver_,
-            "n_components": self.Z.shape[1],
+        info = {
             "factorization": sol.factorization,
             "convex": sol.convex,
             "singular": sol.singular,
             "n_iter": 1,
         }
+        cand._set_solution(sol.coef, sol.intercept, "square", self.Z.shape[1], info)
         if self.unexplained is not None:
             cand.solver_info_["unexplained_trace"] = self.unexplained
         cand.n_iter_ = 1
