@@ -16,6 +16,7 @@ from structreg.experiments.damr import (
     TABLES,
     _half_split,
     _pick_labeled,
+    _transductive_fold_eval,
     make_estimator,
     search_axes,
 )
@@ -118,3 +119,28 @@ def test_unknown_dataset_and_grid_are_rejected():
         TABLES[0].plan(Options(extra={"datasets": ["iris"]}))
     with pytest.raises(ValueError, match="grid"):
         TABLES[1].plan(Options(extra={"grid": "fine"}))
+
+
+def test_transductive_fold_evaluator_scores_the_plain_fits():
+    Xtr, _, ytr, _ = _half_split("Sonar", 0)
+    labeled = _pick_labeled(ytr, 30, np.random.default_rng(0))
+    y_semi = np.full_like(ytr, -1)
+    y_semi[labeled] = ytr[labeled]
+    graph = knn_graph(Xtr, 10, weights="heat")
+    clusters = FuzzyCMeans(n_clusters=2, random_state=3).fit_predict(Xtr)
+    test, train = labeled[::3], np.setdiff1d(labeled, labeled[::3])
+    y_fold = y_semi.copy()
+    y_fold[test] = -1
+    for method in METHODS:
+        axes, _ = search_axes(method, "coarse")
+        grid = [
+            {a.name: a.values[i] for a, i in zip(axes, idx, strict=True)}
+            for idx in np.ndindex(*(len(a.values) for a in axes))
+        ][::11]
+        fold_eval = _transductive_fold_eval(method, 3, Xtr, y_semi, graph, clusters)
+        hits = fold_eval(grid[:2], train, test) + fold_eval(grid[2:], train, test)
+        plain = []
+        for p in grid:
+            est = make_estimator(method, 3, **p).fit(Xtr, y_fold)
+            plain.append(float(np.sum(est.transduction_[test] == y_semi[test])))
+        assert hits == plain

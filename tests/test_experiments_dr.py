@@ -1,6 +1,7 @@
 """Discriminative-regularization paper reproduction (Zhang et al. 2008) on the engine."""
 
 import csv
+import itertools
 
 import numpy as np
 import pytest
@@ -107,3 +108,23 @@ def test_estimators_follow_the_method_names():
     assert est.margin == "global" and est.kernel == "rbf"
     assert est.gamma == pytest.approx(1 / (2 * data.sigma0**2))
     assert (data.xi, data.zeta) == (5, 5)
+
+
+def test_fold_evaluator_scores_the_plain_fits():
+    X, y = dr._load("iris")
+    X = (X - X.mean(0)) / X.std(0)
+    train, test = np.arange(0, 150, 2), np.arange(1, 150, 2)
+    for method in ("LSVM", "KLapRLS", "LDR", "LGDR"):
+        axes = dr._axes(method, "quick", X[train])
+        names = [a.name for a in axes]
+        grid = [
+            dict(zip(names, v, strict=True)) for v in itertools.product(*(a.values for a in axes))
+        ]
+        evaluator = dr._FoldEvaluator(method, X, y)
+        plain = [
+            float(np.sum(dr._fit(method, p, X[train], y[train]).predict(X[test]) == y[test]))
+            for p in grid
+        ]
+        half = len(grid) // 2  # two batches on one fold: the second reuses the first's cache
+        assert evaluator(grid[:half], train, test) + evaluator(grid[half:], train, test) == plain
+        assert len(evaluator.caches) == 1
