@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import make_blobs, make_classification, make_moons
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.preprocessing import StandardScaler
@@ -320,3 +321,27 @@ def test_deformed_gram_is_the_deformed_kernel_and_what_the_svm_scores():
         np.testing.assert_allclose(
             sr.decision_function(X2[:5]), sr.svm_.decision_function(sr.deformed_gram(X2[:5]))
         )
+
+
+def test_fit_path_cache_keys_label_work_by_the_labels():
+    from structreg.models import drop_label_work
+
+    X, _, y = _semi()
+    y2 = y.copy()
+    y2[np.flatnonzero(y != -1)[:3]] = -1  # other labels, same X
+    cache: dict = {}
+    est = LapRLSC(gamma_A=1e-3)
+    a = fit_path(est, X, y, [{}], cache=cache)[0]
+    b = fit_path(est, X, y2, [{}], cache=cache)[0]  # must not reuse y's system
+    np.testing.assert_allclose(b.decision_function(X), clone(est).fit(X, y2).decision_function(X))
+    assert not np.allclose(a.decision_function(X), b.decision_function(X))
+    kinds = sorted(k[0] for k in cache)
+    assert kinds == ["feature_map", "group", "group", "penalty"]  # one kNN graph for both
+    drop_label_work(cache)
+    assert sorted(k[0] for k in cache) == ["feature_map", "penalty"]
+    cw = LapRLSC(graph="class-wise", n_neighbors=3)  # a graph that reads the labels
+    fit_path(cw, X, y, [{}], cache=cache)
+    fit_path(cw, X, y2, [{}], cache=cache)
+    assert sum(k[0] == "penalty" and k[2] is not None for k in cache) == 2
+    drop_label_work(cache)
+    assert all(k[0] != "group" and (k[0] != "penalty" or k[2] is None) for k in cache)

@@ -9,9 +9,8 @@ from structreg.experiments import Options, find_table, run_table
 from structreg.experiments.srlsc import (
     METHODS,
     TABLES,
+    _estimator,
     _shared,
-    _SharedLapRLSC,
-    _SharedSparseRLSC,
     cached_l1_graph,
     labeled_points,
     usps_subset,
@@ -64,31 +63,32 @@ def test_shared_estimators_equal_the_plain_ones(tmp_path):
     store = _shared(12)
     A, _, _, computed = cached_l1_graph(X1, 12, "lasso", tmp_path)
     assert computed and not cached_l1_graph(X1, 12, "lasso", tmp_path)[3]  # read back
-    store.l1("lasso", str(tmp_path))
     y_semi = np.full(len(y1), UNLABELED)
-    for draw in (0, 1):  # the second fit reuses the feature map and the product
+    maps = []
+    for draw in (0, 1):  # the second draw reuses the feature map and the kNN Laplacian
         lab = labeled_points(y1, 2, draw)
         y_semi[:] = UNLABELED
         y_semi[lab] = y1[lab]
-        shared = _SharedSparseRLSC(gamma=4.0, graph=A)
-        shared._store, shared._l1_mode = store, "lasso"
-        plain = SparseRLSC(gamma=4.0, graph=A)
-        np.testing.assert_allclose(
-            shared.fit(X1, y_semi).decision_function(X1[:20]),
-            plain.fit(X1, y_semi).decision_function(X1[:20]),
-            rtol=1e-7,
-            atol=1e-9,
-        )
-        lap = _SharedLapRLSC(gamma=4.0, gamma_A=1e-3, gamma_I=1.0, graph=store.knn())
-        lap._store = store
-        plain_lap = LapRLSC(gamma=4.0, gamma_A=1e-3, gamma_I=1.0, n_neighbors=7)
-        np.testing.assert_allclose(
-            lap.fit(X1, y_semi).decision_function(X1[:20]),
-            plain_lap.fit(X1, y_semi).decision_function(X1[:20]),
-            rtol=1e-7,
-            atol=1e-9,
-        )
-    assert len(store.maps) == 1 and len(store.products) == 1
+        srlsc = _estimator("S-RLSC", len(lab), len(y1), store, ("lasso", str(tmp_path)))
+        lap = _estimator("LapRLSC", len(lab), len(y1), store)
+        assert type(srlsc) is SparseRLSC and type(lap) is LapRLSC  # plain estimators
+        assert srlsc.graph is A or (srlsc.graph != A).nnz == 0  # the cached l1-graph
+        plain = SparseRLSC(C_A=srlsc.C_A, C_I=srlsc.C_I, gamma=4.0, graph=A)
+        plain_lap = LapRLSC(gamma=4.0, gamma_A=lap.gamma_A, gamma_I=lap.gamma_I, n_neighbors=7)
+        for est, ref in ((srlsc, plain), (lap, plain_lap)):
+            fitted = store.fit(est, y_semi)
+            ref.fit(X1, y_semi)
+            np.testing.assert_allclose(
+                fitted.decision_function(X1[:20]),
+                ref.decision_function(X1[:20]),
+                rtol=1e-7,
+                atol=1e-9,
+            )
+            np.testing.assert_array_equal(fitted.transduction_, ref.transduction_)
+            maps.append(fitted.feature_map_)
+    # one kernel map (both methods, both draws) and one Laplacian; nothing label-dependent
+    assert all(fm is maps[0] for fm in maps)
+    assert sorted(k[0] for k in store.cache) == ["feature_map", "penalty"]  # no label work
 
 
 def test_labeled_points_nested_and_per_class():

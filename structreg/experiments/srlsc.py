@@ -56,17 +56,18 @@ Reuse of the data-only work
   in the cell keys: it does not change any result, so cached results stay valid wherever
   the graph file lives.  A worker that does not find the file (e.g. a dask worker on another
   machine) computes the graph itself (same result) and tries to store it.
-* Inside a worker process (joblib and dask keep their workers between cells) the data
-  subset, the kernel feature map of ``X1`` (a pivoted Cholesky of the 2,120 x 2,120 Gram
-  matrix), the penalty product ``(I - A)^T (I - A) Z`` of S-RLSC and LapRLSC's 7-NN heat
-  graph are built once and shared by all the cells of that worker (every m and draw): S-RLSC
-  and LapRLSC are fitted through thin subclasses (:class:`_SharedSparseRLSC`,
-  :class:`_SharedLapRLSC`) that take the prefitted feature map and the known product from
-  the shared store instead of recomputing them; the results equal the plain estimators'
-  (tested).  On the busy 2-core machine this took an S-RLSC cell from 9-11 s to about 2 s
-  after the first cell of a worker (LapRLSC: 4-6 s to 2 s).  GFHF keeps its own graph (its
-  out-of-sample width would differ with a precomputed one); SRC and 1-NN depend on the
-  labeled points only.
+* Inside a worker process (joblib and dask keep their workers between cells) S-RLSC and
+  LapRLSC are plain :class:`~structreg.SparseRLSC` / :class:`~structreg.LapRLSC` estimators
+  fitted through :func:`structreg.models.fit_path` with a ``cache`` dict kept per process and
+  data subset (:class:`_Shared`): the kernel feature map of ``X1`` (a pivoted Cholesky of the
+  2,120 x 2,120 Gram matrix, the same for both methods) and LapRLSC's 7-NN heat-graph
+  Laplacian are built once and reused by all the cells of that worker (every m and draw).
+  Only the work that reads no labels is kept between cells (``drop_label_work``): what
+  ``fit_path`` assembles from the labels (the normal equations) is built per cell.  S-RLSC
+  gets the cached l1-graph as its ``graph`` (its penalty ``(I - A)^T (I - A)`` costs about
+  0.02 s a cell).  The fits are ordinary fitted estimators, equal to plain ``fit`` up to
+  rounding (tested).  GFHF keeps its own graph (its out-of-sample width would differ with a
+  precomputed one); SRC and 1-NN depend on the labeled points only.
 
 The paper's other data sets (MIT CBCL, ITS, Extended Yale B and its noisy versions; Figs. 5,
 6, 8, Tables 2, 3, 5-7) are not among structreg's data sets and are listed as skipped.
@@ -90,10 +91,9 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import normalize
 
 from ..datasets import load_dataset
-from ..models import GFHF, SRC, LapRLSC, SparseRLSC
+from ..models import GFHF, SRC, LapRLSC, SparseRLSC, drop_label_work, fit_path
 from ..models._base import UNLABELED
-from ..structure.graphs import knn_graph
-from ..structure.l1graph import l1_graph, reconstruction_penalty
+from ..structure.l1graph import l1_graph
 from .engine import Cell, Options, Plan, Table
 from .report import comparison_table
 from .store import CellKey
@@ -217,26 +217,21 @@ class _Shared:
     def __init__(self, per_class: int) -> None:
         self.per_class = per_class
         self.X1 = usps_subset(per_class)[0]
-        self.maps: dict[tuple, tuple[Any, np.ndarray]] = {}  # kernel params -> (map, Z)
-        self.products: dict[tuple, np.ndarray] = {}  # (l1 mode, kernel params) -> P Z
-        self.graphs: dict[tuple, tuple[sp.csr_matrix, np.ndarray]] = {}
-        self._knn: sp.csr_matrix | None = None
+        self.graphs: dict[str, sp.csr_matrix] = {}  # l1 mode -> A
+        self.cache: dict = {}  # fit_path's work over X1 that reads no labels
 
-    def is_x1(self, X: np.ndarray) -> bool:
-        return X is self.X1 or (X.shape == self.X1.shape and np.array_equal(X, self.X1))
-
-    def knn(self) -> sp.csr_matrix:
-        if self._knn is None:
-            self._knn = knn_graph(self.X1, K_GRAPH, weights="heat")
-        return self._knn
-
-    def l1(self, mode: str, cache_dir: str | None) -> tuple[sp.csr_matrix, np.ndarray]:
-        """``(A, P = (I - A)^T (I - A))`` of X1 in ``mode``."""
+    def l1(self, mode: str, cache_dir: str | None) -> sp.csr_matrix:
+        """The l1-graph ``A`` of X1 in ``mode`` (from the file cache)."""
         if mode not in self.graphs:
             folder = cache_dir or default_cache_dir()
-            A = cached_l1_graph(self.X1, self.per_class, mode, folder)[0]
-            self.graphs[mode] = (A, reconstruction_penalty(A))
+            self.graphs[mode] = cached_l1_graph(self.X1, self.per_class, mode, folder)[0]
         return self.graphs[mode]
+
+    def fit(self, estimator, y: np.ndarray):
+        """``estimator`` fitted on ``(X1, y)`` by ``fit_path``, reusing the data-only work."""
+        (fitted,) = fit_path(estimator, self.X1, y, [{}], cache=self.cache)
+        drop_label_work(self.cache)  # keep what reads no labels: the kernel map, the kNN graph
+        return fitted
 
 
 @functools.lru_cache(maxsize=2)
@@ -244,94 +239,21 @@ def _shared(per_class: int) -> _Shared:
     return _Shared(per_class)
 
 
-class _Prefitted:
-    """A fitted kernel feature map whose ``fit_transform`` returns its known design."""
-
-    def __init__(self, fitted, Z: np.ndarray) -> None:
-        self._fitted, self._Z = fitted, Z
-
-    def fit_transform(self, X: np.ndarray) -> np.ndarray:
-        return self._Z
-
-    def __getattr__(self, name: str):
-        return getattr(self._fitted, name)
-
-
-class _KnownProduct:
-    """A penalty ``M`` whose product with the shared design ``Z`` is already known."""
-
-    def __init__(self, M, Z: np.ndarray, MZ: np.ndarray) -> None:
-        self.M, self.Z, self.MZ = M, Z, MZ
-
-    def __matmul__(self, other):
-        return self.MZ if other is self.Z else self.M @ other
-
-
-class _SharedFeaturesMixin:
-    """Take the kernel feature map of X1 from the process's shared store (module docstring)."""
-
-    _store: _Shared | None = None
-
-    def _kernel_key(self) -> tuple:
-        return (self.kernel, self.gamma, self.degree, self.coef0)
-
-    def _make_feature_map(self, X):
-        store = self._store
-        if store is None or not store.is_x1(X):
-            return super()._make_feature_map(X)
-        key = self._kernel_key()
-        if key not in store.maps:
-            fitted = super()._make_feature_map(X)
-            Z = fitted.fit_transform(X)
-            Z.setflags(write=False)
-            store.maps[key] = (fitted, Z)
-        return _Prefitted(*store.maps[key])
-
-
-class _SharedLapRLSC(_SharedFeaturesMixin, LapRLSC):
-    """LapRLSC with the shared feature map (give it the shared kNN graph as ``graph``)."""
-
-
-class _SharedSparseRLSC(_SharedFeaturesMixin, SparseRLSC):
-    """SparseRLSC with the shared feature map and the shared product ``P Z``.
-
-    ``_l1_mode`` names the l1-graph in the store that ``graph`` holds.
-    """
-
-    _l1_mode: str | None = None
-
-    def _solve_square(self, Z, Y, weights, M):
-        store, kernel = self._store, self._kernel_key()
-        key = (self._l1_mode, kernel)
-        if store is not None and self._l1_mode in store.graphs and kernel in store.maps:
-            if Z is store.maps[kernel][1]:
-                if key not in store.products:
-                    store.products[key] = np.asarray(store.graphs[self._l1_mode][1] @ Z)
-                M = _KnownProduct(M, Z, self.C_I * store.products[key])
-        return super()._solve_square(Z, Y, weights, M)
-
-
 def _estimator(method: str, n_labeled: int, n_total: int, store: _Shared, l1=None):
     """One of the five classifiers with the paper's fixed parameters."""
     if method == "S-RLSC":
         mode, cache_dir = l1
-        A = store.l1(mode, cache_dir)[0]
-        est = _SharedSparseRLSC(C_A=C_A, C_I=C_I, gamma=KERNEL_GAMMA, graph=A)
-        est._store, est._l1_mode = store, mode
-        return est
+        return SparseRLSC(C_A=C_A, C_I=C_I, gamma=KERNEL_GAMMA, graph=store.l1(mode, cache_dir))
     if method == "LapRLSC":
         # LapRLSC's objective uses gamma_A and gamma_I / n^2: C_A = gamma_A l and
         # C_I = gamma_I l / n^2 give the same weights as S-RLSC's.
-        est = _SharedLapRLSC(
+        return LapRLSC(
             gamma=KERNEL_GAMMA,
             gamma_A=C_A / n_labeled,
             gamma_I=C_I * n_total**2 / n_labeled,
-            graph=store.knn(),  # = the 7-NN heat graph LapRLSC would build
             n_neighbors=K_GRAPH,
             weights="heat",
         )
-        est._store = store
-        return est
     if method == "GFHF":
         return GFHF(n_neighbors=K_GRAPH)
     if method == "SRC":
@@ -384,7 +306,7 @@ def _usps_cell(
         pred = est.predict(np.vstack([X1[unl], X_out[out]]))
         pred_unl, pred_out = pred[: len(unl)], pred[len(unl) :]
     else:
-        est.fit(X1, y_semi)
+        est = store.fit(est, y_semi)
         pred_unl, pred_out = est.transduction_[unl], est.predict(X_out[out])
     seconds = time.perf_counter() - t0
     return {

@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import joblib
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
@@ -34,7 +35,7 @@ from sklearn.utils.validation import validate_data
 from ..solvers import NonConvexObjectiveWarning, SquareLossPath
 from ._base import StructuralClassifier, blas_threads_for, memo_key, pm_one_targets
 
-__all__ = ["decision_path", "fit_path"]
+__all__ = ["decision_path", "drop_label_work", "fit_path"]
 
 
 def candidate_list(param_grid: Mapping | Iterable[Mapping]) -> list[dict[str, Any]]:
@@ -72,7 +73,10 @@ def _shares_factorisation(estimator: StructuralClassifier) -> bool:
 class _SharedFit:
     """One group of grid points: the structure built once, the weights solved per point."""
 
-    def __init__(self, estimator: StructuralClassifier, X, y, unlabeled, memo: dict) -> None:
+    def __init__(
+        self, estimator: StructuralClassifier, X, y, unlabeled, memo: dict, labels: str
+    ) -> None:
+        self.labels = labels  # fingerprint of (y, unlabeled)
         est = clone(estimator)
         est._validate_params()
         sparse = "csr" if est._accepts_sparse() else False
@@ -98,13 +102,15 @@ class _SharedFit:
 
     def _build(self, penalty, X, memo: dict):
         """The penalty's matrix, from ``memo`` when the same penalty was built on this X
-        (e.g. the kNN graph of another kernel width)."""
+        (e.g. the kNN graph of another kernel width) -- for the same labels if it reads them."""
         key = memo_key(penalty)
         if key is None:
             return penalty.build(X, self.y_codes, self.labeled)
-        if ("penalty", key) not in memo:
-            memo["penalty", key] = penalty.build(X, self.y_codes, self.labeled)
-        return memo["penalty", key]
+        reads = getattr(penalty, "reads_labels", lambda: True)()
+        entry = ("penalty", key, self.labels if reads else None)
+        if entry not in memo:
+            memo[entry] = penalty.build(X, self.y_codes, self.labeled)
+        return memo[entry]
 
     def _weights(self, candidate: StructuralClassifier) -> tuple[float, ...]:
         terms = candidate._penalty_terms(self.n, self.n_labeled)
@@ -185,9 +191,11 @@ def fit_path(
         What a point whose fit fails gets: the exception is raised, or returned in that
         point's place (so that a search can score it as ``error_score``).
     cache : dict, optional
-        Kept by the caller across calls with the same ``estimator``, ``X`` and ``y`` (e.g. the
-        batches of a coarse-to-fine search on one fold): each group's structure (feature map,
-        penalty matrices, assembled normal equations) is then built once for all calls.
+        Kept by the caller across calls on the same ``X`` (e.g. the batches of a
+        coarse-to-fine search on one fold): fitted feature maps and penalty matrices with plain
+        parameters are built once for all calls, and each structure group's assembled system
+        once per labels ``(y, unlabeled)``.  :func:`drop_label_work` empties it of what belongs
+        to particular labels (to reuse it over many label draws without growing).
 
     Returns
     -------
@@ -225,13 +233,14 @@ def fit_path(
         groups[key].append(i)
     out: list[Any] = [None] * len(candidates)
     cache = {} if cache is None else cache
+    labels = joblib.hash((y, unlabeled))
     n = getattr(X, "shape", (len(X),))[0]
     with blas_threads_for(n):  # the whole grid: its factorisations are as small as one fit's
         for idx in groups.values():
             structure = {k: v for k, v in candidates[idx[0]].items() if k not in path_params}
             base = clone(estimator).set_params(**structure)
             try:
-                shared = _shared_fit(base, X, y, unlabeled, path_params, cache)
+                shared = _shared_fit(base, X, y, unlabeled, path_params, cache, labels)
                 if shared.shared:
                     fitted = [_with_weights(base, candidates[i], path_params) for i in idx]
                     shared.fit(fitted, warn)
@@ -254,14 +263,22 @@ def fit_path(
     return out
 
 
-def _shared_fit(base, X, y, unlabeled, path_params, cache: dict) -> _SharedFit:
-    """The group's :class:`_SharedFit`, from ``cache`` when it holds it."""
+def _shared_fit(base, X, y, unlabeled, path_params, cache: dict, labels: str) -> _SharedFit:
+    """The group's :class:`_SharedFit`, from ``cache`` when it holds it for these labels."""
     key = tuple(
         sorted((k, _key(v)) for k, v in base.get_params(deep=False).items() if k not in path_params)
     )
-    if ("group", key) not in cache:
-        cache["group", key] = _SharedFit(base, X, y, unlabeled, cache)
-    return cache["group", key]
+    if ("group", key, labels) not in cache:
+        cache["group", key, labels] = _SharedFit(base, X, y, unlabeled, cache, labels)
+    return cache["group", key, labels]
+
+
+def drop_label_work(cache: dict) -> None:
+    """Remove from a :func:`fit_path` ``cache`` what was built for particular labels (the
+    assembled systems, label-reading penalties), keeping the feature maps and the penalties
+    that read only X: for a cache reused over many label draws of one X without growing."""
+    for key in [k for k in cache if k[0] == "group" or (k[0] == "penalty" and k[2] is not None)]:
+        del cache[key]
 
 
 def _with_weights(base: StructuralClassifier, point: dict, path_params) -> StructuralClassifier:

@@ -494,6 +494,9 @@ class SparseReconstructionPenalty(Penalty):
         self.alpha = alpha
         self.n_jobs = n_jobs
 
+    def reads_labels(self) -> bool:
+        return False
+
     def build(self, X, y, labeled) -> sp.csr_matrix:
         A = l1_graph(
             X,

@@ -45,6 +45,11 @@ class Penalty(BaseEstimator):
     def build(self, X: np.ndarray, y: np.ndarray, labeled: np.ndarray):  # pragma: no cover
         raise NotImplementedError
 
+    def reads_labels(self) -> bool:
+        """Whether ``build`` uses ``y`` or ``labeled`` (True unless a subclass knows it does
+        not): a matrix that reads only X can be reused for other labels of the same X."""
+        return True
+
 
 class LaplacianPenalty(Penalty):
     """Graph-Laplacian smoothness ``f^T L f = 1/2 sum_ij W_ij (f_i - f_j)^2``.
@@ -131,6 +136,9 @@ class LaplacianPenalty(Penalty):
     def build(self, X, y, labeled):
         return laplacian(self.adjacency(X, y, labeled), normalized=self.normalized)
 
+    def reads_labels(self) -> bool:
+        return isinstance(self.graph, str) and self.graph != "knn"
+
 
 class PrecomputedPenalty(Penalty):
     """A user-supplied symmetric matrix M over the training points (sparse or dense).
@@ -145,6 +153,9 @@ class PrecomputedPenalty(Penalty):
     def __init__(self, matrix=None, psd=False):
         self.matrix = matrix
         self.psd = psd
+
+    def reads_labels(self) -> bool:
+        return False
 
     def build(self, X, y, labeled):
         n = X.shape[0]
