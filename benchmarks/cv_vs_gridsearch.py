@@ -82,6 +82,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cases", default="usps,uci-lap,uci-drlsc")
+    parser.add_argument(
+        "--usps-widths", type=int, default=2, help="1: only the default width on USPS (64 points)"
+    )
     args = parser.parse_args()
     cases = set(args.cases.split(","))
     print(
@@ -94,7 +97,7 @@ def main() -> None:
         X, y = _data("usps", n=2000)
         y_semi = semi_labels(y, 10, seed=0)
         cv = SemiSupervisedKFold(5, random_state=0)
-        for widths in ([None], [0.5, 2.0]):
+        for widths in ([None], [0.5, 2.0])[: args.usps_widths]:
             grid = dict(LAP_GRID)
             base = LapRLSC(n_neighbors=10)
             if widths != [None]:

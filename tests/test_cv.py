@@ -165,8 +165,11 @@ def _quiet():
 
 def test_fit_path_shares_the_factorisation_across_ridges():
     X, _, y = _semi()
-    fits = fit_path(LapRLSC(gamma=1.0), X, y, {"gamma_A": [1e-4, 1e-3, 1e-2], "gamma_I": [1.0]})
+    many = list(np.logspace(-6, 1, 30))
+    fits = fit_path(LapRLSC(gamma=1.0), X, y, {"gamma_A": many, "gamma_I": [1.0]})
     assert {f.solver_info_["factorization"] for f in fits} == {"eigh-path"}
+    few = fit_path(LapRLSC(gamma=1.0), X, y, {"gamma_A": many[:3], "gamma_I": [1.0]})
+    assert {f.solver_info_["factorization"] for f in few} == {"cholesky"}
     (single,) = fit_path(LapRLSC(gamma=1.0), X, y, {"gamma_A": [1e-3]})
     assert single.solver_info_["factorization"] == "cholesky"
 

@@ -75,11 +75,33 @@ def test_ridge_path_equals_one_solve_per_ridge(rng, fit_intercept):
     path = SquareLossPath(Z, Y, c, Ms, fit_intercept=fit_intercept)
     ridges = np.logspace(-6, 2, 9)
     for ws in ([0.0, 0.0], [1.0, 0.5], [10.0, 0.0]):
-        for ridge, sol in zip(ridges, path.ridge_path(ridges, ws), strict=True):
+        for ridge, sol in zip(ridges, path.ridge_path(ridges, ws, method="eigh"), strict=True):
             ref = path.solve(ridge, ws)
             np.testing.assert_allclose(sol.coef, ref.coef, rtol=1e-8, atol=1e-10)
             np.testing.assert_allclose(sol.intercept, ref.intercept, rtol=1e-8, atol=1e-10)
             assert sol.convex and not sol.singular and sol.factorization == "eigh-path"
+    # "auto": a factorisation per ridge for a few ridges, one eigendecomposition for many
+    assert {s.factorization for s in path.ridge_path(ridges, [1.0, 0.5])} == {"cholesky"}
+    many = np.logspace(-6, 2, 30)
+    assert {s.factorization for s in path.ridge_path(many, [1.0, 0.5])} == {"eigh-path"}
+    with pytest.raises(ValueError, match="method must be"):
+        path.ridge_path(ridges, method="qr")
+
+
+def test_ridge_path_auto_switches_to_one_eigendecomposition_when_not_definite(rng):
+    Z, Y, c, (L, M2) = _problem(rng)
+    n = len(c)
+    centre = np.eye(n) - 1.0 / n
+    M2c = centre @ M2 @ centre  # annihilates constants: the bias stays eliminable
+    path = SquareLossPath(Z, Y, c, [L, M2c], fit_intercept=True)
+    ws, ridges = [1.0, -50.0], [1e-3, 1e-2, 1e-1]
+    with pytest.warns(NonConvexObjectiveWarning):
+        sols = path.ridge_path(ridges, ws)
+    assert [s.factorization for s in sols] == ["eigh", "eigh-path", "eigh-path"]
+    for ridge, s in zip(ridges, sols, strict=True):
+        H = path.system(ridge, ws)
+        x = np.vstack([s.coef, s.intercept[None]])
+        np.testing.assert_allclose(H @ x, path.rhs_, atol=1e-8)
 
 
 @pytest.mark.parametrize("fit_intercept", [False, True])

@@ -16,7 +16,8 @@ expensive O(n q^2 + nnz(M) q) step) and then solves any ``(ridge, w)`` in O(q^3)
   the system is safely positive definite, else the eigendecomposition with a pseudo-inverse;
   see :func:`~structreg.solvers.square.solve_symmetric`);
 * :meth:`SquareLossPath.ridge_path` -- many ridges at fixed penalty weights from ONE symmetric
-  eigendecomposition (the spectral shortcut of scikit-learn's ``RidgeCV``).  The unpenalised
+  eigendecomposition (the spectral shortcut of scikit-learn's ``RidgeCV``) when there are
+  enough of them to pay for it, else one factorisation per ridge.  The unpenalised
   bias is eliminated first by its Schur complement, which is exact when its diagonal entry
   ``1^T (C + sum_k w_k M_k) 1`` is positive (always with loss weights on at least one sample
   and penalties that annihilate constants); otherwise every ridge is solved directly.
@@ -41,7 +42,12 @@ from .square import (
     warn_nonconvex,
 )
 
-__all__ = ["SquareLossPath"]
+__all__ = ["EIGH_PER_CHOLESKY", "SquareLossPath"]
+
+EIGH_PER_CHOLESKY = 24
+"""Ridges from which :meth:`SquareLossPath.ridge_path` prefers one eigendecomposition to a
+Cholesky factorisation per ridge: LAPACK's symmetric eigensolver took 14-49 times a Cholesky
+factorisation of the same matrix (q = 150..1500, one thread, this project's 2-core machines)."""
 
 
 class SquareLossPath:
@@ -164,15 +170,36 @@ class SquareLossPath:
         weights: Sequence[float] | None = None,
         *,
         warn: bool = True,
+        method: str = "auto",
     ) -> list[LeastSquaresSolution]:
-        """Solve every ridge in ``ridges`` at fixed penalty ``weights`` from one eigendecomposition.
+        """Solve every ridge in ``ridges`` at fixed penalty ``weights``.
 
-        Returns one :class:`~structreg.solvers.LeastSquaresSolution` per ridge, in order
-        (``factorization="eigh-path"``).  Eigenvalues of the ridge-shifted system within
-        ``q eps max|lambda|`` of zero are treated as zero (minimum-norm solution, as in a
-        single fit).
+        ``method="eigh"``: one symmetric eigendecomposition serves every ridge
+        (``factorization="eigh-path"``); eigenvalues of the ridge-shifted system within
+        ``q eps max|lambda|`` of zero are treated as zero (minimum-norm solution, as in a single
+        fit).  ``"factor"``: :meth:`solve` per ridge (a Cholesky factorisation each when the
+        system is positive definite).  ``"auto"``: an eigendecomposition costs about as much as
+        :data:`EIGH_PER_CHOLESKY` Cholesky factorisations, so it is used for that many ridges
+        or more, and as soon as one ridge's system is not positive definite (its single solve
+        would need an eigendecomposition anyway); otherwise one factorisation per ridge.
+
+        Returns one :class:`~structreg.solvers.LeastSquaresSolution` per ridge, in order.
         """
+        if method not in ("auto", "eigh", "factor"):
+            raise ValueError(f"method must be 'auto', 'eigh' or 'factor', got {method!r}")
         ridges = [float(r) for r in ridges]
+        if method == "factor" or (method == "auto" and len(ridges) < EIGH_PER_CHOLESKY):
+            out: list[LeastSquaresSolution] = []
+            for i, ridge in enumerate(ridges):
+                sol = self.solve(ridge, weights, warn=warn)
+                if method == "auto" and sol.factorization != "cholesky" and i + 1 < len(ridges):
+                    return (
+                        out
+                        + [sol]
+                        + self.ridge_path(ridges[i + 1 :], weights, warn=warn, method="eigh")
+                    )
+                out.append(sol)
+            return out
         B = self._penalised(self._weights(weights))
         B = 0.5 * (B + B.T)
         p = self.n_features_
