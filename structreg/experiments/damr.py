@@ -125,6 +125,7 @@ from ..datasets import list_datasets, load_dataset
 from ..model_selection import SemiSupervisedKFold
 from ..models import DALapRLSC, LapRLSC, SSDRWang, SSDRWu, fit_path
 from ..structure import knn_graph
+from . import reference
 from .engine import Cell, Options, Plan, Table
 from .report import comparison_table, write_markdown
 from .search import Axis, coarse_to_fine, cv_evaluator
@@ -155,91 +156,15 @@ METHOD_TITLES = {
     "DA_LapRLSC": "DA_LapRLSC",
 }
 
+_REF = reference.load(PAPER)
+"""The paper's printed numbers (``reference/damr.json``)."""
 # Table 2 of the paper: (size, dimension), in the paper's order.
-TABLE2 = {
-    "Automobile": (159, 25),
-    "Austra": (690, 15),
-    "Biomed": (194, 5),
-    "Bupa": (345, 6),
-    "Ethn": (2630, 30),
-    "German": (1000, 24),
-    "Heart": (270, 9),
-    "Horse": (366, 27),
-    "Ionosphere": (351, 34),
-    "Isolet": (600, 51),
-    "Pima": (768, 8),
-    "Sonar": (208, 60),
-    "Vehicle": (435, 16),
-    "Wdbc": (569, 14),
-}
-
-
-def _rows(text: str) -> dict[str, dict[str, tuple[float, float]]]:
-    """Parse ``name m1 v1 m2 v2 m3 v3 m4 v4`` lines into ``{name: {method: (mean, var)}}``."""
-    table = {}
-    for line in text.strip().splitlines():
-        name, *values = line.split()
-        pairs = [(float(values[2 * k]), float(values[2 * k + 1])) for k in range(4)]
-        table[name] = dict(zip(METHODS, pairs, strict=True))
-    return table
-
-
-# Table 3 (10 labels) and Table 4 (100 labels): test accuracy %, mean and "variance".
-TABLE3 = _rows(
-    """
-    Automobile 78.22 0.69 80.34 0.84 78.69 0.69 76.61 0.45
-    Austra     59.34 0.44 59.22 0.46 59.89 0.44 60.38 0.41
-    Biomed     55.22 0.65 60.82 0.67 55.22 0.65 64.62 0.58
-    Bupa       49.67 0.03 48.37 0.10 49.57 0.03 49.03 0.03
-    Ethn       59.30 1.29 59.41 1.24 59.86 1.25 61.25 1.25
-    German     62.54 0.25 60.80 0.22 62.54 0.25 64.20 0.07
-    Heart      51.56 0.31 52.67 0.35 51.56 0.31 64.81 1.01
-    Horse      53.72 0.24 50.87 0.35 53.80 0.26 53.72 0.32
-    Ionosphere 69.52 0.25 72.33 0.15 69.55 0.26 71.39 0.43
-    Isolet     80.93 2.07 92.27 0.09 80.93 2.07 94.13 0.10
-    Pima       47.73 0.39 54.37 0.11 47.75 0.40 51.50 0.32
-    Sonar      47.75 0.04 47.60 0.05 47.75 0.04 50.45 0.15
-    Vehicle    67.75 0.48 75.41 0.49 68.29 0.42 70.18 0.76
-    Wdbc       62.81 0.00 62.81 0.00 62.89 0.00 67.33 0.04
-    """
-)
-TABLE4 = _rows(
-    """
-    Automobile 90.17 0.05 90.76 0.10 91.19 0.05 90.25 0.06
-    Austra     63.56 0.02 63.32 0.03 63.56 0.02 67.85 0.02
-    Biomed     77.39 0.15 77.71 0.16 78.44 0.15 88.62 0.01
-    Bupa       56.03 0.03 58.62 0.07 56.99 0.05 64.88 0.09
-    Ethn       92.37 0.03 92.45 0.02 92.59 0.02 92.40 0.02
-    German     64.68 0.37 64.93 0.32 64.92 0.37 68.44 0.04
-    Heart      82.17 0.30 82.27 0.04 82.96 0.02 83.41 0.01
-    Horse      62.86 0.14 66.43 0.17 63.17 0.14 63.59 0.23
-    Ionosphere 88.61 0.01 88.98 0.01 88.98 0.01 89.22 0.00
-    Isolet     98.34 0.00 98.64 0.01 98.57 0.00 98.57 0.00
-    Pima       57.10 0.02 58.70 0.02 57.97 0.01 60.40 0.02
-    Sonar      77.13 0.09 78.52 0.09 77.36 0.08 77.73 0.08
-    Vehicle    79.87 0.14 77.61 0.02 81.11 0.09 76.67 0.02
-    Wdbc       91.07 0.01 95.10 0.01 91.27 0.01 91.57 0.01
-    """
-)
-# Table 5: computation time (s) with 10 labels, mean and variance.
-TABLE5 = _rows(
-    """
-    Automobile 0.2402 0.01 0.0468 0.002 0.2246 0.0001 0.3368 0.0003
-    Austra 3.1824 0.0268 7.1783 0.0752 3.2649 0.0211 5.0879 0.0296
-    Biomed 0.2465 0.0053 0.1622 0.0007 0.2496 0.0005 0.2680 0.0064
-    Bupa 0.5054 0.0047 0.6583 0.0052 0.5460 0.0021 0.7421 0.0179
-    Ethn 193.6908 12.5806 541.8539 21.3753 202.0057 15.2876 218.6510 11.6523
-    German 11.0969 0.1583 27.0818 0.1557 10.6705 0.1003 14.6953 0.1221
-    Heart 0.3713 0.0024 0.4649 0.0000 0.4368 0.0013 0.6268 0.0002
-    Horse 0.5554 0.0020 0.6802 0.0167 0.5834 0.0105 0.6670 0.0133
-    Ionosphere 0.4867 0.0120 0.3463 0.0005 0.5023 0.0024 0.7951 0.0039
-    Isolet 1.8252 0.0090 3.7544 0.0619 1.8824 0.0079 3.3072 0.0068
-    Pima 5.0420 0.4375 10.0433 0.1282 4.7612 0.0080 6.8422 0.0030
-    Sonar 0.2527 0.0031 0.0874 0.0002 0.2527 0.0003 0.3585 0.0026
-    Vehicle 0.6833 0.0077 1.1731 0.0170 0.7706 0.0115 0.9038 0.0255
-    Wdbc 1.7316 0.0032 3.3759 0.0849 1.8096 0.0375 2.9578 0.0192
-    """
-)
+TABLE2: dict[str, tuple[int, int]] = _REF["table2"]
+# Table 3 (10 labels) and Table 4 (100 labels): test accuracy %, mean and "variance";
+# Table 5: computation time (s) with 10 labels, mean and variance.  {name: {method: (mean, var)}}.
+TABLE3: dict[str, dict[str, tuple[float, float]]] = _REF["table3"]
+TABLE4: dict[str, dict[str, tuple[float, float]]] = _REF["table4"]
+TABLE5: dict[str, dict[str, tuple[float, float]]] = _REF["table5"]
 
 FIXED_MAX_LABELS = 10
 """Label counts up to this use the paper's fixed 10-label parameters; larger ones use CV."""

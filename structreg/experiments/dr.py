@@ -109,6 +109,7 @@ from sklearn.svm import SVC, LinearSVC
 from ..datasets import load_dataset, make_drlsc_moons
 from ..models import DiscriminativeRLS, LapRLSC, fit_path
 from ..solvers import NonConvexObjectiveWarning
+from . import reference
 from .engine import Cell, Options, Plan, Table
 from .plots import boundary_figure
 from .report import comparison_table, write_markdown
@@ -129,45 +130,27 @@ VERSION = 2
 METHODS = ("LSVM", "KSVM", "LLapRLS", "KLapRLS", "LGDR", "LLDR", "GDR", "LDR")
 REFERENCE = "LDR"
 
-# Table 4 of the paper (test accuracy, %), its column "SVM" is KSVM.
-TABLE4: dict[str, dict[str, float]] = {
-    row[0]: dict(zip(METHODS, map(float, row[1:]), strict=True))
-    for row in (
-        line.split()
-        for line in """
-        Balance    87.76 92.04 88.34 91.63 89.20 88.72 91.45 92.87
-        BUPA       66.99 72.43 68.90 73.06 66.94 70.23 74.09 82.13
-        Glass      62.57 72.75 61.65 76.24 62.04 63.68 71.35 74.20
-        Iris       94.53 92.04 98.27 98.63 89.32 87.86 97.34 98.77
-        Ionosphere 87.78 95.14 91.63 98.30 85.20 88.20 95.24 98.75
-        Lenses     74.62 79.25 82.65 81.54 82.09 85.64 87.35 87.68
-        Pima       77.08 79.23 69.50 77.45 77.24 79.82 79.12 87.70
-        Soybean    100.00 97.75 100.00 100.00 99.04 99.68 100.00 100.00
-        Wine       95.57 79.87 97.11 96.54 99.00 99.00 98.35 98.24
-        """.strip().splitlines()
-    )
-}
+_REF = reference.load(PAPER)
+"""The paper's printed numbers (``reference/dr.json``)."""
+# Table 4 of the paper (test accuracy, %), {data set: {method: value}}; its column "SVM" is KSVM.
+TABLE4: dict[str, dict[str, float]] = _REF["table4"]
 # Table 5 of the paper (%), by column.
-TABLE5: dict[str, dict[str, float]] = {
-    "PIE (20 train)": dict(
-        zip(METHODS, (36.92, 33.27, 30.18, 29.49, 30.12, 28.77, 27.93, 26.49), strict=True)
-    ),
-    "COIL (2 train)": dict(
-        zip(METHODS, (94.30, 97.24, 96.78, 98.37, 97.12, 99.02, 98.93, 99.14), strict=True)
-    ),
-}
+TABLE5: dict[str, dict[str, float]] = _REF["table5"]
 
-# The paper's Table 3 (n, d, classes) and the data-home set used for each row.
+# The data-home set used for each row of the paper's Table 3, and that table's (n, d, classes).
+_SOURCES = {
+    "Balance": "balance_scale",
+    "BUPA": "bupa",
+    "Glass": "glass",
+    "Iris": "iris",
+    "Ionosphere": "ionosphere",
+    "Lenses": "lenses",
+    "Pima": "pima",
+    "Soybean": None,
+    "Wine": "wine",
+}
 UCI_SETS: dict[str, tuple[str | None, tuple[int, int, int]]] = {
-    "Balance": ("balance_scale", (625, 3, 2)),
-    "BUPA": ("bupa", (345, 6, 2)),
-    "Glass": ("glass", (214, 7, 9)),
-    "Iris": ("iris", (150, 4, 3)),
-    "Ionosphere": ("ionosphere", (351, 34, 2)),
-    "Lenses": ("lenses", (24, 4, 3)),
-    "Pima": ("pima", (768, 8, 2)),
-    "Soybean": (None, (307, 35, 19)),
-    "Wine": ("wine", (138, 13, 3)),
+    row: (_SOURCES[row], size) for row, size in _REF["table3"].items()
 }
 QUICK_UCI = ("Iris", "Wine", "Lenses", "Glass", "BUPA", "Ionosphere")
 """The smaller sets that ``--quick`` runs."""

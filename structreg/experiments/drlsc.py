@@ -122,6 +122,7 @@ from ..kernels import kernel_matrix
 from ..models import DRGV, DRLSC, GRBFN, LSSVM, RLSC, LapRLSC, fit_path
 from ..models._base import pm_one_targets
 from ..solvers import BorderedPath, NonConvexObjectiveWarning, PrecomputedSVM
+from . import reference
 from .engine import Cell, Options, Plan, Table
 from .report import comparison_table, write_markdown
 from .search import (
@@ -144,164 +145,28 @@ VERSION = 2
 # ---------------------------------------------------------------------------------------------
 TOY_METHODS = ("RN", "DRGV", "DRLSC")
 TOY_SETS = ("A", "B", "C")
-TABLE4_TRAIN = {
-    "RN": (99.0, 95.0, 90.0),
-    "DRGV": (100.0, 100.0, 98.0),
-    "DRLSC": (100.0, 100.0, 99.0),
-}
-TABLE5_TEST = {
-    "RN": (100.0, 98.0, 93.0),
-    "DRGV": (100.0, 100.0, 93.0),
-    "DRLSC": (100.0, 100.0, 98.0),
-}
+_REF = reference.load(PAPER)
+"""The paper's printed numbers (``reference/drlsc.json``)."""
+# Tables 4 / 5 (training / test accuracy %): {method: (set A, set B, set C)}.
+TABLE4_TRAIN = _REF["table4"]
+TABLE5_TEST = _REF["table5"]
 
 LINEAR_METHODS = ("SVM", "LS-SVM", "MR", "DRGV", "DRLSC")
 RBF_METHODS = ("RN", "GRBFN", "SVM", "LS-SVM", "MR", "DRGV", "DRLSC")
 
-
-def _parse(text: str, methods: Sequence[str]) -> dict[str, dict[str, float]]:
-    """``name v1 v2 ...`` lines (a trailing ``*`` is the paper's mark) -> {name: {method: v}}."""
-    out = {}
-    for line in text.strip().splitlines():
-        name, *vals = line.split()
-        out[name] = {m: float(v.rstrip("*")) for m, v in zip(methods, vals, strict=True)}
-    return out
-
-
-# Table 6 (linear kernel): SVM LS-SVM MR DRGV DRLSC; * = differs from DRLSC at 5 %.
-TABLE6 = _parse(
-    """
-    Ionosphere 87.78 85.74* 85.00* 85.17* 88.01
-    Sonar 77.88 77.50 79.87* 70.77* 76.83
-    Water 98.64* 96.10 97.98* 94.58* 96.27
-    Wdbc 94.98* 96.04 94.42* 95.65* 96.21
-    Bupa 66.99* 66.76* 68.90* 66.94* 70.23
-    Pid 73.96* 76.88* 69.19* 76.93* 78.26
-    Diabetes 75.05* 77.29* 69.40* 77.24* 78.72
-    Wine 95.67* 97.11* 97.11* 99.00 99.00
-    Lenses 74.62* 76.15* 82.85* 82.31* 84.62
-    Tae 50.39* 51.32* 51.58* 51.97* 56.58
-    New_thyroid 95.65* 93.59* 90.00 89.81* 91.11
-    Iris 94.53* 93.67* 96.53* 86.13* 87.07
-    Cmc 55.68* 51.22 52.38 50.93* 51.96
-    Balance_scale 87.86* 87.83* 89.20* 87.83* 88.75
-    Soybean_small 100.0 100.0 100.0 99.17 99.58
-    Vehicle 79.81* 79.08* 79.72* 77.48* 78.16
-    Dermatology 96.74* 97.34* 98.21 96.63* 98.26
-    Ecoli 86.96* 85.77 83.04* 85.48 85.71
-    Glass 62.57 59.17* 61.65* 61.93* 63.76
-    Yeast 52.35* 52.58* 55.54* 56.66* 56.27
-    """,
-    LINEAR_METHODS,
-)
-# Table 7 (RBF kernel): RN GRBFN SVM LS-SVM MR DRGV DRLSC.
-TABLE7 = _parse(
-    """
-    Ionosphere 89.60* 86.88* 95.11* 95.34* 98.30* 94.26* 99.43
-    Sonar 82.88* 77.02* 85.00* 85.10* 92.31* 87.50* 94.23
-    Water 95.59* 91.02* 90.51* 89.83* 98.31* 98.31* 99.32
-    Wdbc 93.12* 94.28* 94.25* 94.74* 95.09* 95.51* 96.60
-    Bupa 72.43* 73.64* 73.06* 73.01* 78.03* 73.29* 81.73
-    Pid 76.25* 77.84 76.56* 76.61* 80.73* 77.42* 78.36
-    Diabetes 77.08* 75.16* 77.08* 77.40* 77.37* 78.91* 79.07
-    Wine 73.67* 76.11* 77.78* 77.00* 83.56* 96.45* 97.56
-    Lenses 75.38* 70.00* 79.23* 78.62* 81.54* 86.15 87.69
-    Tae 52.63* 47.37* 54.34* 52.89* 58.29* 56.58* 61.32
-    New_thyroid 93.33* 90.83* 96.02 95.56 97.31* 94.81* 96.02
-    Iris 96.80* 96.80* 98.27 97.47* 98.67 96.67* 98.80
-    Cmc 55.33* 56.29 56.41 56.25 56.36 55.43* 56.82
-    Balance_scale 91.28* 91.21* 92.04 91.25 91.63 91.25* 91.82
-    Soybean_small 100.0 82.92* 62.50* 97.92* 100.0 100.0 100.0
-    Vehicle 73.35* 70.66* 74.76* 72.44* 73.70* 81.82 82.61
-    Dermatology 97.37* 96.36* 97.28* 97.77* 98.70 98.53 98.91
-    Ecoli 88.81 89.11 89.17 88.33 89.70* 88.39 88.63
-    Glass 70.37 65.69* 72.75 71.10 76.24* 70.73 71.65
-    Yeast 60.56 59.22* 60.58* 60.81 61.57* 60.28* 60.56
-    """,
-    RBF_METHODS,
-)
-# Tables 8-12: rows are methods in the paper; stored here as {setting: {method: value}}.
-_IMAGE_COLS = RBF_METHODS
-
-
-def _columns(text: str, settings: Sequence[str]) -> dict[str, dict[str, float]]:
-    """``method v(setting1) v(setting2) ...`` lines -> {setting: {method: v}}."""
-    out: dict[str, dict[str, float]] = {s: {} for s in settings}
-    for line in text.strip().splitlines():
-        method, *vals = line.split()
-        for s, v in zip(settings, vals, strict=True):
-            out[s][method] = float(v)
-    return out
-
-
+# Table 6 (linear kernel: LINEAR_METHODS) and Table 7 (RBF kernel: RBF_METHODS):
+# {data set: {method: accuracy}}.
+TABLE6 = _REF["table6"]
+TABLE7 = _REF["table7"]
+# Tables 8-12: rows are methods in the paper; stored as {setting: {method: value}}.
 AR_SETTINGS = ("G3/P11", "G5/P9", "G7/P7")
-TABLE8 = _columns(
-    """
-    RN 71.73 77.56 92.14
-    GRBFN 10.73 12.00 24.43
-    SVM 64.18 71.78 91.43
-    LS-SVM 64.09 71.89 91.14
-    MR 68.45 72.22 91.00
-    DRGV 70.00 78.78 92.00
-    DRLSC 74.27 80.89 93.57
-    """,
-    AR_SETTINGS,
-)
+TABLE8 = _REF["table8"]
 COIL_SETTINGS = ("G9/P63", "G18/P54", "G36/P36")
-TABLE9 = _columns(
-    """
-    RN 96.03 97.41 98.19
-    GRBFN 59.92 66.39 58.47
-    SVM 96.98 98.98 99.44
-    LS-SVM 97.06 98.89 99.44
-    MR 97.38 98.33 98.75
-    DRGV 98.10 99.07 99.44
-    DRLSC 98.33 99.17 99.72
-    """,
-    COIL_SETTINGS,
-)
+TABLE9 = _REF["table9"]
 USPS_PAIRS = ("1 vs. 7", "2 vs. 3", "2 vs. 7", "3 vs. 8", "4 vs. 7")
-USPS_TABLES = {
-    "10": (
-        "G10/P1090",
-        _parse(
-            """
-        1v7 94.77 87.39 95.69 95.64 95.73 95.78 96.97
-        2v3 94.54 94.04 95.69 95.73 95.00 94.45 96.79
-        2v7 96.61 95.83 96.65 96.74 96.83 96.38 97.71
-        3v8 92.57 92.43 92.75 92.66 92.98 91.47 93.58
-        4v7 98.35 94.95 98.62 98.53 98.53 98.39 99.08
-        """,
-            RBF_METHODS,
-        ),
-    ),
-    "11": (
-        "G100/P1000",
-        _parse(
-            """
-        1v7 99.75 96.90 99.85 99.85 99.95 99.85 99.95
-        2v3 98.00 96.45 98.10 98.15 98.35 98.15 98.40
-        2v7 99.55 98.95 99.70 99.60 99.70 99.60 99.70
-        3v8 97.70 95.85 98.40 98.25 97.90 98.20 98.50
-        4v7 99.30 98.30 99.70 99.50 99.50 99.40 99.70
-        """,
-            RBF_METHODS,
-        ),
-    ),
-    "12": (
-        "G550/P550",
-        _parse(
-            """
-        1v7 99.82 97.00 99.91 99.91 99.91 99.91 99.91
-        2v3 99.36 97.18 99.55 99.36 99.45 99.55 99.73
-        2v7 99.73 99.55 99.73 99.73 99.73 99.73 99.73
-        3v8 99.09 98.00 99.00 98.64 98.91 99.36 99.55
-        4v7 99.91 99.64 99.91 99.91 99.91 99.91 99.91
-        """,
-            RBF_METHODS,
-        ),
-    ),
-}
+USPS_SETTINGS = {"10": "G10/P1090", "11": "G100/P1000", "12": "G550/P550"}
+# Tables 10-12: table -> (setting, {pair "1v7": {method: accuracy}}).
+USPS_TABLES = {t: (setting, _REF[f"table{t}"]) for t, setting in USPS_SETTINGS.items()}
 
 # ---------------------------------------------------------------------------------------------
 # Data

@@ -96,6 +96,7 @@ from ..datasets import list_datasets, load_dataset, make_xor_gaussians
 from ..models import EKM, SLMM, SRSVM, LapSVM
 from ..solvers.hinge import PrecomputedSVM
 from ..structure import LaplacianPenalty
+from . import reference
 from .engine import Cell, Options, Plan, Table
 from .report import comparison_table, significance_mark, write_markdown
 from .store import CellKey
@@ -114,104 +115,18 @@ PAPER = "srsvm"
 VERSION = 1
 """Protocol version, part of every cell's key."""
 
-# -- the paper's numbers (reference values only) ---------------------------------------------
+# -- the paper's numbers (reference values only; ``reference/srsvm.json``) --------------------
+_REF = reference.load(PAPER)
 # Table II: training / testing accuracy (%) per training percentage.
-TABLE2 = {
-    10: {"SVM": (100.00, 92.78), "SLMM": (100.00, 96.39), "SRSVM": (100.00, 99.44)},
-    20: {"SVM": (99.38, 96.09), "SLMM": (99.38, 97.50), "SRSVM": (99.38, 99.53)},
-    30: {"SVM": (99.58, 99.11), "SLMM": (99.58, 99.46), "SRSVM": (99.58, 99.64)},
-    40: {"SVM": (99.69, 99.17), "SLMM": (99.69, 99.38), "SRSVM": (99.69, 99.58)},
-    50: {"SVM": (99.50, 99.50), "SLMM": (99.50, 99.75), "SRSVM": (99.50, 99.75)},
-}
+TABLE2 = {int(pct): row for pct, row in _REF["table2"].items()}
 # Table V: average training / testing seconds.
-TABLE5 = {
-    "automobile": {
-        "SVM": (0.47, 0.02),
-        "EKM": (5.83, 0.02),
-        "SLMM": (28.08, 0.05),
-        "LapSVM": (0.86, 0.03),
-        "SRSVM": (2.20, 0.05),
-    },
-    "bupa": {
-        "SVM": (0.50, 0.03),
-        "EKM": (85.47, 0.03),
-        "SLMM": (417.05, 0.03),
-        "LapSVM": (1.58, 0.03),
-        "SRSVM": (5.12, 0.03),
-    },
-    "hepatitis": {
-        "SVM": (0.42, 0.03),
-        "EKM": (4.69, 0.03),
-        "SLMM": (39.33, 0.05),
-        "LapSVM": (0.80, 0.03),
-        "SRSVM": (2.17, 0.05),
-    },
-    "ionosphere": {
-        "SVM": (0.58, 0.06),
-        "EKM": (122.56, 0.03),
-        "SLMM": (198.03, 0.03),
-        "LapSVM": (1.20, 0.03),
-        "SRSVM": (4.06, 0.08),
-    },
-    "pima": {
-        "SVM": (0.72, 0.06),
-        "EKM": (480.09, 0.13),
-        "SLMM": (620.86, 0.15),
-        "LapSVM": (3.90, 0.22),
-        "SRSVM": (10.97, 0.20),
-    },
-    "sonar": {
-        "SVM": (0.50, 0.05),
-        "EKM": (17.47, 0.05),
-        "SLMM": (41.20, 0.03),
-        "LapSVM": (0.89, 0.02),
-        "SRSVM": (3.03, 0.03),
-    },
-    "water": {
-        "SVM": (0.30, 0.08),
-        "EKM": (3.80, 0.25),
-        "SLMM": (13.09, 0.08),
-        "LapSVM": (2.73, 0.08),
-        "SRSVM": (2.50, 0.05),
-    },
-    "wdbc": {
-        "SVM": (0.47, 0.03),
-        "EKM": (336.36, 0.03),
-        "SLMM": (454.21, 0.05),
-        "LapSVM": (3.62, 0.25),
-        "SRSVM": (12.73, 0.12),
-    },
-}
+TABLE5 = _REF["table5"]
 # The "average" rows of Table V (over the paper's 8 sets).
-TABLE5_AVERAGE = {
-    "SVM": (0.50, 0.05),
-    "EKM": (132.03, 0.07),
-    "SLMM": (226.48, 0.06),
-    "LapSVM": (1.95, 0.08),
-    "SRSVM": (5.35, 0.08),
-}
+TABLE5_AVERAGE = _REF["table5_average"]
 # Table VI: average numbers of support vectors (SLMM: none reported).
-TABLE6 = {
-    "automobile": {"SVM": 59, "EKM": 61, "LapSVM": 44, "SRSVM": 45},
-    "bupa": {"SVM": 113, "EKM": 100, "LapSVM": 110, "SRSVM": 100},
-    "hepatitis": {"SVM": 62, "EKM": 62, "LapSVM": 62, "SRSVM": 62},
-    "ionosphere": {"SVM": 123, "EKM": 113, "LapSVM": 90, "SRSVM": 92},
-    "pima": {"SVM": 273, "EKM": 268, "LapSVM": 259, "SRSVM": 250},
-    "sonar": {"SVM": 62, "EKM": 55, "LapSVM": 75, "SRSVM": 55},
-    "water": {"SVM": 32, "EKM": 32, "LapSVM": 32, "SRSVM": 32},
-    "wdbc": {"SVM": 203, "EKM": 178, "LapSVM": 185, "SRSVM": 178},
-}
+TABLE6 = _REF["table6"]
 # Table VII: Ward clusters in the two classes.
-TABLE7 = {
-    "automobile": (4, 3),
-    "bupa": (6, 6),
-    "hepatitis": (3, 5),
-    "ionosphere": (10, 8),
-    "pima": (11, 4),
-    "sonar": (4, 7),
-    "water": (4, 3),
-    "wdbc": (8, 8),
-}
+TABLE7 = _REF["table7"]
 TWO_CLASS_SETS = ("automobile", "bupa", "hepatitis", "ionosphere", "pima", "sonar", "water", "wdbc")
 
 # -- protocol constants ----------------------------------------------------------------------
