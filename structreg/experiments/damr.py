@@ -127,6 +127,7 @@ from ..models import DALapRLSC, LapRLSC, SSDRWang, SSDRWu, fit_path
 from ..structure import knn_graph
 from . import reference
 from .engine import Cell, Options, Plan, Table
+from .protocol import grid_name, n_draws
 from .report import comparison_table, write_markdown
 from .search import Axis, coarse_to_fine, cv_evaluator
 from .store import CellKey
@@ -444,10 +445,8 @@ def _resolve(datasets: Iterable[str] | None) -> list[str] | None:
 
 def _settings(options: Options) -> dict[str, Any]:
     extra = dict(options.extra or {})
-    draws = options.draws or (QUICK_REPEATS if options.quick else N_REPEATS)
-    grid = extra.get("grid") or ("coarse" if options.quick else "paper")
-    if grid not in GRIDS:
-        raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
+    draws = n_draws(options, quick=QUICK_REPEATS, full=N_REPEATS)
+    grid = grid_name(options, GRIDS, paper="damr", quick="coarse", full="paper")
     if draws < 1:
         raise ValueError(f"draws must be positive, got {draws}")
     return {"draws": int(draws), "grid": grid, "datasets": _resolve(extra.get("datasets"))}

@@ -93,9 +93,8 @@ from __future__ import annotations
 
 import time
 import warnings
-import zlib
 from collections.abc import Mapping, Sequence
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +111,7 @@ from ..solvers import NonConvexObjectiveWarning
 from . import reference
 from .engine import Cell, Options, Plan, Table
 from .plots import boundary_figure
+from .protocol import chosen_methods, grid_name, n_draws, per_class_sample, runs_by, seed_from
 from .report import comparison_table, write_markdown
 from .search import (
     Axis,
@@ -216,9 +216,7 @@ _FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
 
 
 # -- data ----------------------------------------------------------------------------------------
-def _seed(*parts: object) -> int:
-    """A seed derived from the cell's identity (never a global RNG)."""
-    return zlib.crc32(":".join(map(str, parts)).encode())
+_seed = partial(seed_from, sep=":")  # a seed derived from the cell's identity (no global RNG)
 
 
 @cache
@@ -398,19 +396,11 @@ def _search(
 
 
 def _grid(options: Options) -> str:
-    grid = options.extra.get("dr_grid") or ("quick" if options.quick else "full")
-    if grid not in _GRIDS:
-        raise ValueError(f"dr_grid must be one of {sorted(_GRIDS)}, got {grid!r}")
-    return grid
+    return grid_name(options, _GRIDS, paper="dr", key="dr_grid")
 
 
 def _methods(options: Options) -> tuple[str, ...]:
-    wanted = options.extra.get("methods")
-    if not wanted:
-        return METHODS
-    unknown = set(wanted) - set(METHODS)
-    if unknown:
-        raise ValueError(f"unknown methods {sorted(unknown)}; choose from {METHODS}")
+    wanted = chosen_methods(options, METHODS)
     return tuple(m for m in METHODS if m in wanted)
 
 
@@ -447,7 +437,7 @@ def _uci_cell(dataset: str, split: int, method: str, grid: str, n_folds: int) ->
 
 def _uci_protocol(options: Options) -> tuple[int, int]:
     """(number of splits, CV folds)."""
-    draws = options.draws or (3 if options.quick else 10)
+    draws = n_draws(options, quick=3, full=10)
     return draws, 3 if options.quick else 5
 
 
@@ -495,17 +485,10 @@ def _collect(
     plan: Plan, results: Mapping[CellKey, dict[str, Any]], row_of: Mapping[str, str]
 ) -> tuple[dict[str, dict[str, list[float]]], dict[tuple[str, str], list[dict[str, Any]]]]:
     """``values[row][method]`` (split order) and every cell's result per (row, method)."""
-    by_key: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = {}
-    for cell in plan.cells:
-        k = cell.key
-        if k in results:
-            by_key.setdefault((row_of[k.dataset], k.method), []).append((k.split, results[k]))
+    info = runs_by(plan, results, lambda k: (row_of[k.dataset], k.method))
     values: dict[str, dict[str, list[float]]] = {}
-    info: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for (row, method), items in by_key.items():
-        items.sort(key=lambda item: item[0])
-        values.setdefault(row, {})[method] = [r["test_acc"] for _, r in items]
-        info[(row, method)] = [r for _, r in items]
+    for (row, method), runs in info.items():
+        values.setdefault(row, {})[method] = [r["test_acc"] for r in runs]
     return values, info
 
 
@@ -597,11 +580,6 @@ def report_table4(
 
 
 # -- Table 5 -------------------------------------------------------------------------------------
-def _per_class(y: np.ndarray, n: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """``n`` random indices of every class (a list of arrays, class order)."""
-    return [rng.choice(np.flatnonzero(y == c), n, replace=False) for c in np.unique(y)]
-
-
 @cache
 def coil_parameters(
     method: str, grid: str, n_labeled: int, n_objects: int | None, repeats: int
@@ -615,7 +593,7 @@ def coil_parameters(
     """
     X, y = _load_coil(n_objects)
     rng = np.random.default_rng(_seed("coil20", "development", n_labeled))
-    chosen = _per_class(y, 2 * n_labeled, rng)
+    chosen = per_class_sample(y, 2 * n_labeled, rng)
     dev = np.concatenate(chosen)
     position = {index: i for i, index in enumerate(dev)}
     folds = []
@@ -643,14 +621,14 @@ def coil_cell(
     search, folds = coil_parameters(method, grid, n_labeled, n_objects, dev_repeats)
     X, y = _load_coil(n_objects)
     rng = np.random.default_rng(_seed(dataset, split))
-    train = np.concatenate(_per_class(y, n_labeled, rng))
+    train = np.concatenate(per_class_sample(y, n_labeled, rng))
     test = np.setdiff1d(np.arange(len(y)), train)
     return _final(method, search, folds, (X[train], y[train]), (X[test], y[test]), start)
 
 
 def plan_table5(options: Options) -> Plan:
     grid, methods = _grid(options), _methods(options)
-    draws = options.draws or (5 if options.quick else 50)
+    draws = n_draws(options, quick=5, full=50)
     n_objects = options.extra.get("coil_objects")
     rows = _selected(
         options, {"PIE (20 train)": ("pie",), "COIL (2 train)": ("coil", "coil20", "coil-20")}

@@ -104,10 +104,9 @@ from __future__ import annotations
 import math
 import time
 import warnings
-import zlib
 from collections import defaultdict
 from collections.abc import Sequence
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +123,7 @@ from ..models._base import pm_one_targets
 from ..solvers import BorderedPath, NonConvexObjectiveWarning, PrecomputedSVM
 from . import reference
 from .engine import Cell, Options, Plan, Table
+from .protocol import chosen_methods, grid_name, n_draws, per_class_sample, runs_by, seed_from
 from .report import comparison_table, write_markdown
 from .search import (
     Axis,
@@ -269,8 +269,7 @@ def uci_status(name: str) -> str | None:
     return None
 
 
-def _seed(*parts: Any) -> int:
-    return zlib.crc32("|".join(map(str, parts)).encode()) & 0x7FFFFFFF
+_seed = partial(seed_from, sep="|", bits=31)
 
 
 def _half_split(y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -288,10 +287,7 @@ def _half_split(y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _per_class_split(y: np.ndarray, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``m`` random points of every class for training, the rest for testing."""
-    rng = np.random.default_rng(seed)
-    train = np.sort(
-        np.concatenate([rng.choice(np.flatnonzero(y == c), m, replace=False) for c in np.unique(y)])
-    )
+    train = np.sort(np.concatenate(per_class_sample(y, m, np.random.default_rng(seed))))
     return train, np.setdiff1d(np.arange(len(y)), train)
 
 
@@ -698,10 +694,7 @@ def _fit_cell(dataset, method, split, kernel, grid, n_folds, fixed) -> dict[str,
 # Tables 6 and 7: UCI
 # ---------------------------------------------------------------------------------------------
 def _grid(options: Options) -> str:
-    grid = str(options.extra.get("grid") or ("quick" if options.quick else "full"))
-    if grid not in GRIDS:
-        raise ValueError(f"drlsc grids are {sorted(GRIDS)}, got {grid!r}")
-    return grid
+    return grid_name(options, GRIDS, paper="drlsc")
 
 
 def uci_row(name: str) -> str:
@@ -712,25 +705,13 @@ def uci_row(name: str) -> str:
     raise ValueError(f"unknown data set {name!r}; choose from {list(UCI_SETS)}")
 
 
-def _draws(options: Options, full: int = 10, quick: int = 3) -> int:
-    return int(options.draws or (quick if options.quick else full))
-
-
-def _methods(options: Options, default: Sequence[str]) -> list[str]:
-    chosen = list(options.extra.get("methods") or default)
-    unknown = [m for m in chosen if m not in default]
-    if unknown:
-        raise ValueError(f"unknown methods {unknown}; choose from {list(default)}")
-    return chosen
-
-
 def _uci_plan(table: str, kernel: str, methods: Sequence[str]):
     def plan(options: Options) -> Plan:
-        grid, draws = _grid(options), _draws(options)
+        grid, draws = _grid(options), n_draws(options, quick=3, full=10)
         wanted = options.extra.get("datasets")
         if wanted is not None:
             wanted = [uci_row(d) for d in wanted]
-        chosen = _methods(options, methods)
+        chosen = chosen_methods(options, methods)
         cells, skipped, used = [], {}, {}
         for name in UCI_SETS:
             if wanted is not None and name not in wanted:
@@ -763,13 +744,9 @@ def _collect(
 ) -> dict[str, dict[str, list[dict]]]:
     """``{dataset: {method: [result of run 0, 1, ...]}}``, data sets in ``order`` first."""
     out: dict[str, dict[str, list]] = {d: {} for d in order}
-    for cell in plan.cells:
-        k = cell.key
-        out.setdefault(k.dataset, {}).setdefault(k.method, []).append((k.split, results[k]))
-    return {
-        d: {m: [r for _, r in sorted(v, key=lambda t: t[0])] for m, v in per.items()}
-        for d, per in out.items()
-    }
+    for (d, m), runs in runs_by(plan, results, lambda k: (k.dataset, k.method)).items():
+        out.setdefault(d, {})[m] = runs
+    return out
 
 
 def _search_lines(grid: str, kernel: str, n_folds: int = N_FOLDS) -> list[str]:
@@ -910,8 +887,8 @@ TOY_K = 10
 
 
 def _toy_plan(options: Options) -> Plan:
-    grid, draws = _grid(options), _draws(options, full=10, quick=2)
-    methods = _methods(options, TOY_METHODS)
+    grid, draws = _grid(options), n_draws(options, quick=2, full=10)
+    methods = chosen_methods(options, TOY_METHODS)
     cells = [
         make_cell(
             "4-5", f"moons:{s}", m, split, "rbf", grid, 5, {"k": TOY_K} if m == "DRLSC" else None
@@ -1005,8 +982,8 @@ def _image_plan(table: str, rows: dict[str, str], quick_rows: Sequence[str], sou
     """``rows``: row label -> data set id; in ``--quick`` only ``quick_rows`` run."""
 
     def plan(options: Options) -> Plan:
-        grid, draws = _grid(options), _draws(options, full=10, quick=1)
-        chosen = _methods(options, RBF_METHODS)
+        grid, draws = _grid(options), n_draws(options, quick=1, full=10)
+        chosen = chosen_methods(options, RBF_METHODS)
         wanted = options.extra.get("rows")
         cells, skipped = [], {}
         available = source in set(list_datasets())

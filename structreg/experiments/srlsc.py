@@ -96,6 +96,7 @@ from ..models._base import UNLABELED
 from ..structure.l1graph import l1_graph
 from . import reference
 from .engine import Cell, Options, Plan, Table
+from .protocol import runs_by
 from .report import comparison_table
 from .store import CellKey
 
@@ -406,15 +407,10 @@ def plan_table4(options: Options) -> Plan:
 # -- report ----------------------------------------------------------------------------------
 def _collect(plan: Plan, results: dict[CellKey, dict], part: str) -> dict[str, dict[str, list]]:
     """``{"m = 5": {method: [accuracy per draw, in draw order]}}``."""
-    table: dict[int, dict[str, dict[int, float]]] = {}
-    for cell in plan.cells:
-        k = cell.key
-        if k in results:
-            table.setdefault(k.params["m"], {}).setdefault(k.method, {})[k.split] = results[k][part]
-    return {
-        f"m = {m}": {meth: [v[d] for d in sorted(v)] for meth, v in sorted(by.items())}
-        for m, by in sorted(table.items())
-    }
+    table: dict[int, dict[str, list[float]]] = {}
+    for (m, meth), runs in runs_by(plan, results, lambda k: (k.params["m"], k.method)).items():
+        table.setdefault(m, {})[meth] = [r[part] for r in runs]
+    return {f"m = {m}": dict(sorted(by.items())) for m, by in sorted(table.items())}
 
 
 def _intro(plan: Plan, results: dict[CellKey, dict]) -> list[str]:

@@ -78,9 +78,8 @@ import itertools
 import json
 import time
 import warnings
-import zlib
 from collections.abc import Callable, Sequence
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +97,7 @@ from ..solvers.hinge import PrecomputedSVM
 from ..structure import LaplacianPenalty
 from . import reference
 from .engine import Cell, Options, Plan, Table
+from .protocol import seed_from
 from .report import comparison_table, significance_mark, write_markdown
 from .store import CellKey
 
@@ -167,9 +167,7 @@ FIGURE_GRID = 100
 
 
 # -- seeds and data ---------------------------------------------------------------------------
-def _seed(*parts: Any) -> int:
-    """A seed from the given parts (stable across processes and Python versions)."""
-    return zlib.crc32("/".join(map(str, parts)).encode())
+_seed = partial(seed_from, sep="/")
 
 
 def _take_per_group(groups: np.ndarray, count: Callable[[int], int], seed: int) -> np.ndarray:

@@ -1,0 +1,74 @@
+"""Protocol helpers shared by the paper modules: seeds, splits, option reading, result grouping.
+
+Each paper keeps its own conventions (separator of the seed parts, default numbers of draws,
+grid names); they are parameters here, so every paper's seeds, cells and tables stay the same.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .engine import Options, Plan
+from .store import CellKey
+
+__all__ = ["chosen_methods", "grid_name", "n_draws", "per_class_sample", "runs_by", "seed_from"]
+
+
+def seed_from(*parts: Any, sep: str = ":", bits: int = 32) -> int:
+    """A seed from the given parts: the CRC-32 of ``sep.join(map(str, parts))``, cut to ``bits``
+    low bits (stable across processes and Python versions; never a global RNG)."""
+    return zlib.crc32(sep.join(map(str, parts)).encode()) & ((1 << bits) - 1)
+
+
+def per_class_sample(y: np.ndarray, n: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """``n`` random indices of every class (a list of arrays, class order)."""
+    return [rng.choice(np.flatnonzero(y == c), n, replace=False) for c in np.unique(y)]
+
+
+def n_draws(options: Options, quick: int, full: int) -> int:
+    """``options.draws`` when given (and not 0), else ``quick`` under --quick, else ``full``."""
+    return int(options.draws or (quick if options.quick else full))
+
+
+def grid_name(
+    options: Options,
+    grids: Mapping[str, Any],
+    *,
+    paper: str,
+    key: str = "grid",
+    quick: str = "quick",
+    full: str = "full",
+) -> str:
+    """The search grid's name: ``options.extra[key]``, else ``quick`` / ``full``; checked
+    against ``grids``."""
+    grid = str((options.extra or {}).get(key) or (quick if options.quick else full))
+    if grid not in grids:
+        raise ValueError(f"{paper}: unknown {key} {grid!r}; choose from {sorted(grids)}")
+    return grid
+
+
+def chosen_methods(options: Options, default: Sequence[str]) -> list[str]:
+    """``options.extra["methods"]`` in the given order (else ``default``), each one of
+    ``default``."""
+    chosen = list((options.extra or {}).get("methods") or default)
+    unknown = [m for m in chosen if m not in default]
+    if unknown:
+        raise ValueError(f"unknown methods {unknown}; choose from {list(default)}")
+    return chosen
+
+
+def runs_by(
+    plan: Plan, results: Mapping[CellKey, Any], group: Callable[[CellKey], Hashable]
+) -> dict[Hashable, list[Any]]:
+    """The results of the plan's cells per ``group(key)`` (groups in plan order), each list in
+    split order; cells without a result are left out."""
+    out: dict[Hashable, list[tuple[int, Any]]] = {}
+    for cell in plan.cells:
+        k = cell.key
+        if k in results:
+            out.setdefault(group(k), []).append((k.split, results[k]))
+    return {g: [r for _, r in sorted(v, key=lambda t: t[0])] for g, v in out.items()}
