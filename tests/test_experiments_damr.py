@@ -68,13 +68,19 @@ def test_tables_end_to_end_and_resume(tmp_path):
     assert run_table(t3, tmp_path, options).n_computed == 0
 
 
-def test_shared_graph_and_clusters_give_the_plain_fits():
+def _sonar_with_graph_and_clusters():
+    """Sonar's first training half with 30 labels, its 10-NN heat graph and 2 FCM clusters."""
     Xtr, _, ytr, _ = _half_split("Sonar", 0)
     labeled = _pick_labeled(ytr, 30, np.random.default_rng(0))
     y_semi = np.full_like(ytr, -1)
     y_semi[labeled] = ytr[labeled]
     graph = knn_graph(Xtr, 10, weights="heat")
     clusters = FuzzyCMeans(n_clusters=2, random_state=3).fit_predict(Xtr)
+    return Xtr, y_semi, labeled, graph, clusters
+
+
+def test_shared_graph_and_clusters_give_the_plain_fits():
+    Xtr, y_semi, labeled, graph, clusters = _sonar_with_graph_and_clusters()
     params = {"gamma_A": 0.1, "gamma_I": 10.0}
     for method, p in [
         ("LapRLSC", params),
@@ -122,12 +128,7 @@ def test_unknown_dataset_and_grid_are_rejected():
 
 
 def test_transductive_fold_evaluator_scores_the_plain_fits():
-    Xtr, _, ytr, _ = _half_split("Sonar", 0)
-    labeled = _pick_labeled(ytr, 30, np.random.default_rng(0))
-    y_semi = np.full_like(ytr, -1)
-    y_semi[labeled] = ytr[labeled]
-    graph = knn_graph(Xtr, 10, weights="heat")
-    clusters = FuzzyCMeans(n_clusters=2, random_state=3).fit_predict(Xtr)
+    Xtr, y_semi, labeled, graph, clusters = _sonar_with_graph_and_clusters()
     test, train = labeled[::3], np.setdiff1d(labeled, labeled[::3])
     y_fold = y_semi.copy()
     y_fold[test] = -1
