@@ -88,7 +88,7 @@ def test_ridge_path_equals_one_solve_per_ridge(rng, fit_intercept):
         path.ridge_path(ridges, method="qr")
 
 
-def test_ridge_path_auto_switches_to_one_eigendecomposition_when_not_definite(rng):
+def test_ridge_path_auto_factors_indefinite_systems_per_ridge(rng):
     Z, Y, c, (L, M2) = _problem(rng)
     n = len(c)
     centre = np.eye(n) - 1.0 / n
@@ -97,7 +97,8 @@ def test_ridge_path_auto_switches_to_one_eigendecomposition_when_not_definite(rn
     ws, ridges = [1.0, -50.0], [1e-3, 1e-2, 1e-1]
     with pytest.warns(NonConvexObjectiveWarning):
         sols = path.ridge_path(ridges, ws)
-    assert [s.factorization for s in sols] == ["eigh", "eigh-path", "eigh-path"]
+    assert [s.factorization for s in sols] == ["ldl", "ldl", "ldl"]  # Bunch-Kaufman each
+    assert all(s.convex is False for s in sols)
     for ridge, s in zip(ridges, sols, strict=True):
         H = path.system(ridge, ws)
         x = np.vstack([s.coef, s.intercept[None]])
@@ -143,7 +144,7 @@ def test_ridge_path_falls_back_when_the_bias_cannot_be_eliminated(rng):
     assert abs(path.system(0.1, ws)[-1, -1]) < 1e-12
     with pytest.warns(NonConvexObjectiveWarning):
         sols = path.ridge_path([0.1, 1.0], ws)
-    assert [s.factorization for s in sols] == ["eigh", "eigh"]
+    assert [s.factorization for s in sols] == ["ldl", "ldl"]  # indefinite, nonsingular
     for ridge, s in zip([0.1, 1.0], sols, strict=True):
         ref = path.solve(ridge, ws, warn=False)
         np.testing.assert_allclose(s.coef, ref.coef)
@@ -189,3 +190,12 @@ def test_cg_warm_start_from_a_neighbouring_grid_point(rng):
     assert warm.n_iter < cold.n_iter
     with pytest.raises(ValueError, match="x0 must have 40"):
         solve_penalized_least_squares(Z, Y, c, M, ridge=0.01, x0=np.zeros((3, 2)), **common)
+
+
+def test_ridge_path_auto_switches_to_one_eigendecomposition_when_singular(rng):
+    Z0 = rng.normal(size=(12, 3))
+    Z = np.hstack([Z0, Z0[:, :1]])  # a repeated column: singular at ridge 0
+    Y, c = rng.normal(size=(12, 1)), np.full(12, 1 / 12)
+    sols = SquareLossPath(Z, Y, c).ridge_path([0.0, 1e-3, 1e-1])
+    assert [s.factorization for s in sols] == ["eigh", "eigh-path", "eigh-path"]
+    np.testing.assert_allclose(sols[0].coef, np.linalg.pinv(Z) @ Y, atol=1e-9)

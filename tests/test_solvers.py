@@ -140,7 +140,7 @@ def test_indefinite_penalty_gives_stationary_point_with_warning(rng):
     M_indef = -5.0 * M  # negative curvature along the graph directions
     with pytest.warns(NonConvexObjectiveWarning):
         sol = solve_penalized_least_squares(Z, Y, c, M_indef, ridge=1e-3)
-    assert sol.factorization == "eigh" and not sol.convex
+    assert sol.factorization == "ldl" and not sol.convex  # nonsingular: Bunch-Kaufman
     # gradient of sum c (Z th - Y)^2 + ridge |th|^2 + th' Z' M Z th is zero
     th = sol.coef
     grad = Z.T @ (c[:, None] * (Z @ th - Y)) + 1e-3 * th + Z.T @ M_indef @ Z @ th
@@ -227,3 +227,22 @@ def test_solution_is_stationary_property(n, p, ridge, weight, fit_intercept, see
     assert np.abs(grad_theta).max() < 1e-7 * scale * n
     if fit_intercept:
         assert np.abs(G.sum(axis=0)).max() < 1e-7 * scale * n
+
+
+def test_bunch_kaufman_solves_indefinite_systems_and_counts_negative_eigenvalues(rng):
+    from scipy.linalg import eigh
+
+    from structreg.solvers.square import ldl_solve
+
+    for q in (2, 3, 7, 30):
+        A = rng.normal(size=(q, q))
+        H = A + A.T  # indefinite, nonsingular with probability one
+        rhs = rng.normal(size=(q, 2))
+        x, negative = ldl_solve(H, rhs)
+        np.testing.assert_allclose(H @ x, rhs, atol=1e-9 * np.abs(H).max() * np.abs(x).max())
+        assert negative == int((eigh(H, eigvals_only=True) < 0).sum())
+        x2, how, convex, singular = solve_symmetric(H, rhs)
+        assert how == "ldl" and convex == (negative == 0) and not singular
+    near = np.diag([1.0, -1.0, 1e-18])  # numerically singular: left to the pseudo-inverse
+    assert ldl_solve(near, np.ones((3, 1))) is None
+    assert solve_symmetric(near, np.ones((3, 1)))[1] == "eigh"

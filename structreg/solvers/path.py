@@ -13,8 +13,9 @@ which do not depend on ``(ridge, w)``.  :class:`SquareLossPath` assembles them o
 expensive O(n q^2 + nnz(M) q) step) and then solves any ``(ridge, w)`` in O(q^3):
 
 * :meth:`SquareLossPath.solve` -- one setting, by the same rule as a single fit (Cholesky when
-  the system is safely positive definite, else the eigendecomposition with a pseudo-inverse;
-  see :func:`~structreg.solvers.square.solve_symmetric`);
+  the system is safely positive definite, Bunch-Kaufman when it is safely nonsingular, else
+  the eigendecomposition with a pseudo-inverse; see
+  :func:`~structreg.solvers.square.solve_symmetric`);
 * :meth:`SquareLossPath.ridge_path` -- many ridges at fixed penalty weights from ONE symmetric
   eigendecomposition (the spectral shortcut of scikit-learn's ``RidgeCV``) when there are
   enough of them to pay for it, else one factorisation per ridge.  The unpenalised
@@ -177,11 +178,11 @@ class SquareLossPath:
         ``method="eigh"``: one symmetric eigendecomposition serves every ridge
         (``factorization="eigh-path"``); eigenvalues of the ridge-shifted system within
         ``q eps max|lambda|`` of zero are treated as zero (minimum-norm solution, as in a single
-        fit).  ``"factor"``: :meth:`solve` per ridge (a Cholesky factorisation each when the
-        system is positive definite).  ``"auto"``: an eigendecomposition costs about as much as
-        :data:`EIGH_PER_CHOLESKY` Cholesky factorisations, so it is used for that many ridges
-        or more, and as soon as one ridge's system is not positive definite (its single solve
-        would need an eigendecomposition anyway); otherwise one factorisation per ridge.
+        fit).  ``"factor"``: :meth:`solve` per ridge (a Cholesky or Bunch-Kaufman
+        factorisation each).  ``"auto"``: an eigendecomposition costs about as much as
+        :data:`EIGH_PER_CHOLESKY` such factorisations, so it is used for that many ridges or
+        more, and as soon as one ridge's system is numerically singular (its single solve needs
+        an eigendecomposition anyway); otherwise one factorisation per ridge.
 
         Returns one :class:`~structreg.solvers.LeastSquaresSolution` per ridge, in order.
         """
@@ -192,7 +193,7 @@ class SquareLossPath:
             out: list[LeastSquaresSolution] = []
             for i, ridge in enumerate(ridges):
                 sol = self.solve(ridge, weights, warn=warn)
-                if method == "auto" and sol.factorization != "cholesky" and i + 1 < len(ridges):
+                if method == "auto" and sol.factorization == "eigh" and i + 1 < len(ridges):
                     return (
                         out
                         + [sol]
