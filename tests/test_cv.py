@@ -348,3 +348,12 @@ def test_fit_path_cache_keys_label_work_by_the_labels():
     assert sum(k[0] == "penalty" and k[2] is not None for k in cache) == 2
     drop_label_work(cache)
     assert all(k[0] != "group" and (k[0] != "penalty" or k[2] is None) for k in cache)
+
+
+def test_error_score_raise_and_a_custom_scorer_without_failures():
+    X, y = _multi()
+    grid = {"gamma_A": [1e-3, 1.0]}
+    search = StructuralClassifierCV(RLSC(), grid, cv=3, error_score="raise").fit(X, y)
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    with pytest.raises(ValueError, match="gamma_A"):
+        StructuralClassifierCV(RLSC(), {"gamma_A": [-1.0]}, cv=3, error_score="raise").fit(X, y)

@@ -118,7 +118,7 @@ from sklearn.svm import SVC
 
 from ..datasets import list_datasets, load_dataset, make_drlsc_moons
 from ..kernels import kernel_matrix
-from ..models import DRGV, DRLSC, GRBFN, LSSVM, RLSC, LapRLSC, fit_path
+from ..models import DRGV, DRLSC, GRBFN, LSSVM, RLSC, LapRLSC, decision_values, fit_path
 from ..models._base import pm_one_targets
 from ..solvers import BorderedPath, NonConvexObjectiveWarning, PrecomputedSVM
 from . import reference
@@ -575,14 +575,7 @@ class ModelPath(FoldPath):
             warn=False,
             cache=self.cached((fold, "fit_path"), dict),
         )
-        # the fits of a structure group share their feature map: the test features once each
-        features: dict[int, np.ndarray] = {}
-        outs = []
-        for f in fits:
-            if id(f.feature_map_) not in features:
-                features[id(f.feature_map_)] = f.feature_map_.transform(self.X[test])
-            outs.append(_out(features[id(f.feature_map_)] @ f.coef_ + f.intercept_))
-        return outs
+        return decision_values(fits, self.X[test])  # the test section once per feature map
 
 
 PATHS = {

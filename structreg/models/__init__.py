@@ -10,7 +10,7 @@ from .harmonic import GFHF
 from .lssvm import LSSVM
 from .manifold import LapRLSC, LapSVM
 from .minimax import MPM
-from .path import decision_path, drop_label_work, fit_path
+from .path import decision_path, decision_values, drop_label_work, fit_path
 from .rlsc import RLSC
 from .slmm import SLMM
 from .sparse_representation import SRC
@@ -43,6 +43,7 @@ __all__ = [
     "fit_path",
     "drop_label_work",
     "decision_path",
+    "decision_values",
     "StructuralClassifierCV",
     "LapRLSCCV",
     "DiscriminativeRLSCV",

@@ -31,67 +31,45 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers import NonConvexObjectiveWarning
-from ._base import LinearFeatures, StructuralClassifier, blas_threads_for, is_unlabeled
+from ._base import StructuralClassifier, blas_threads_for, is_unlabeled
 from .discriminative import DRLSC, DiscriminativeRLS
 from .manifold import LapRLSC
-from .path import candidate_list, fit_path
+from .path import _shares_test_features, candidate_list, decision_values, fit_path
 
 __all__ = ["DRLSCCV", "DiscriminativeRLSCV", "LapRLSCCV", "StructuralClassifierCV"]
 
 
 def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
-    """Fit the grid on one fold (shared work) and score each point on the test part."""
-    with blas_threads_for(len(train)):  # small folds: single-threaded BLAS, as in fit
-        return _fold_scores_unlimited(estimator, X, y, train, test, candidates, scorer, error_score)
-
-
-def _fold_scores_unlimited(estimator, X, y, train, test, candidates, scorer, error_score):
+    """Fit the grid on one fold (shared work) and score each point on the test part; small
+    folds run on one BLAS thread, as ``fit`` does."""
     errors = "raise" if isinstance(error_score, str) and error_score == "raise" else "return"
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
+    with blas_threads_for(len(train)), warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
+        t0 = time.perf_counter()
         fits = fit_path(estimator, _rows(X, train), y[train], candidates, warn=False, errors=errors)
-    fit_time = time.perf_counter() - t0
-    X_test, y_test = _rows(X, test), y[test]
-    t0 = time.perf_counter()
-    scores = np.empty(len(fits))
-    failures = []
-    test_features: dict[int, np.ndarray] = {}
-    for i, f in enumerate(fits):
-        if isinstance(f, Exception):
-            scores[i] = error_score
-            failures.append(f"{candidates[i]}: {type(f).__name__}: {f}")
-        elif scorer is None and _shares_test_features(f):
-            scores[i] = _accuracy(f, X_test, y_test, test_features)
-        else:
-            scores[i] = (scorer or check_scoring(f))(f, X_test, y_test)
+        fit_time = time.perf_counter() - t0
+        X_test, y_test = _rows(X, test), y[test]
+        t0 = time.perf_counter()
+        ok = [i for i, f in enumerate(fits) if not isinstance(f, Exception)]
+        scores = np.full(len(fits), np.nan)
+        if len(ok) < len(fits):  # only with errors="return": error_score is a number
+            scores[[i for i in range(len(fits)) if i not in ok]] = error_score
+        shared = [i for i in ok if scorer is None and _shares_test_features(fits[i])]
+        # the model's own score (accuracy on the labeled test points) from shared sections
+        for i, F in zip(shared, decision_values([fits[i] for i in shared], X_test), strict=True):
+            keep = fits[i]._labeled_mask(y_test, None)
+            predicted = fits[i].classes_[fits[i]._decide(F)]
+            scores[i] = np.mean(predicted[keep] == y_test[keep])
+        for i in set(ok) - set(shared):
+            scores[i] = (scorer or check_scoring(fits[i]))(fits[i], X_test, y_test)
+        score_time = time.perf_counter() - t0
+    failures = [
+        f"{candidates[i]}: {type(f).__name__}: {f}"
+        for i, f in enumerate(fits)
+        if isinstance(f, Exception)
+    ]
     convex = np.array([getattr(f, "solver_info_", {}).get("convex") is not False for f in fits])
-    return scores, convex, fit_time, time.perf_counter() - t0, failures
-
-
-def _shares_test_features(est) -> bool:
-    """A square-loss fit whose decision is ``k(X, basis_) @ dual_coef_`` or ``X @ coef_``."""
-    return (
-        isinstance(est, StructuralClassifier)
-        and est._primal_output()
-        and (hasattr(est, "dual_coef_") or isinstance(est.feature_map_, LinearFeatures))
-    )
-
-
-def _accuracy(est, X_test, y_test, cache: dict) -> float:
-    """``est.score(X_test, y_test)`` (accuracy on the labeled test points), with the test
-    points' kernel section computed once per feature map: the fits of one structure group
-    share it, and validating and mapping the test set again per grid point cost more than
-    the solves."""
-    keep = est._labeled_mask(y_test, None)
-    fm = est.feature_map_
-    key = id(fm)
-    if key not in cache:
-        Xk = X_test[keep]
-        cache[key] = Xk if isinstance(fm, LinearFeatures) else fm.kernel_(Xk, fm.basis_)
-    coef = est.coef_ if isinstance(fm, LinearFeatures) else est.dual_coef_
-    predicted = est.classes_[est._decide(est._square_output(cache[key] @ coef))]
-    return float(np.mean(predicted == y_test[keep]))
+    return scores, convex, fit_time, score_time, failures
 
 
 def _rows(X, idx):

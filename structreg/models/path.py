@@ -33,9 +33,15 @@ from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.validation import validate_data
 
 from ..solvers import NonConvexObjectiveWarning, SquareLossPath
-from ._base import StructuralClassifier, blas_threads_for, memo_key, pm_one_targets
+from ._base import (
+    LinearFeatures,
+    StructuralClassifier,
+    blas_threads_for,
+    memo_key,
+    pm_one_targets,
+)
 
-__all__ = ["decision_path", "drop_label_work", "fit_path"]
+__all__ = ["decision_path", "decision_values", "drop_label_work", "fit_path"]
 
 
 def candidate_list(param_grid: Mapping | Iterable[Mapping]) -> list[dict[str, Any]]:
@@ -334,4 +340,34 @@ def decision_path(
     """
     X_eval = X if X_eval is None else X_eval
     fits = fit_path(estimator, X, y, param_grid, unlabeled=unlabeled, warn=False)
-    return np.stack([f.decision_function(X_eval) for f in fits])
+    return np.stack(decision_values(fits, X_eval))
+
+
+def _shares_test_features(est) -> bool:
+    """A square-loss fit whose decision is ``k(X, basis_) @ dual_coef_`` or ``X @ coef_``."""
+    return (
+        isinstance(est, StructuralClassifier)
+        and est._primal_output()
+        and (hasattr(est, "dual_coef_") or isinstance(est.feature_map_, LinearFeatures))
+    )
+
+
+def decision_values(fits: Sequence, X) -> list[np.ndarray]:
+    """``f.decision_function(X)`` of every fitted estimator in ``fits``, with the kernel section
+    ``k(X, basis_)`` computed once per feature map: the fits of one :func:`fit_path` group share
+    theirs, and mapping ``X`` again per grid point costs more than the solves.  The section is
+    held whole (n_X x n_basis): meant for test folds, not for predicting on millions of points."""
+    sections: dict[int, np.ndarray] = {}
+    out = []
+    for f in fits:
+        if not _shares_test_features(f):
+            out.append(f.decision_function(X))
+            continue
+        fm = f.feature_map_
+        if id(fm) not in sections:
+            Xv = validate_data(f, X, dtype=float, reset=False)
+            sections[id(fm)] = Xv if isinstance(fm, LinearFeatures) else fm.kernel_(Xv, fm.basis_)
+        section = sections[id(fm)]
+        coef = f.coef_ if isinstance(fm, LinearFeatures) else f.dual_coef_
+        out.append(f._square_output(section @ coef))
+    return out
