@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_blobs, make_classification, make_moons
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.model_selection import GridSearchCV, ParameterGrid, StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
 from structreg import (
@@ -138,7 +138,6 @@ def test_fit_path_equals_one_fit_per_grid_point(name):
     X_new = X[::3] + 0.05
     with _quiet():
         fits = fit_path(make(), X, y, grid)
-    from sklearn.model_selection import ParameterGrid
 
     points = list(ParameterGrid(grid))
     assert len(fits) == len(points)
@@ -357,3 +356,18 @@ def test_error_score_raise_and_a_custom_scorer_without_failures():
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
     with pytest.raises(ValueError, match="gamma_A"):
         StructuralClassifierCV(RLSC(), {"gamma_A": [-1.0]}, cv=3, error_score="raise").fit(X, y)
+
+
+def test_fit_path_groups_with_a_bordered_formulation_fit_one_by_one():
+    X, y = _multi()
+    grid = {"formulation": ["primal", "bordered"], "eta": [0.5, 1.0]}
+    with _quiet():
+        fits = fit_path(DRLSC(n_neighbors=3), X, y, grid)
+        for point, f in zip(list(ParameterGrid(grid)), fits, strict=True):
+            direct = DRLSC(n_neighbors=3).set_params(**point).fit(X, y)
+            np.testing.assert_allclose(
+                f.decision_function(X), direct.decision_function(X), atol=1e-8
+            )
+            assert f.solver_info_["factorization"].startswith("pinvh") == (
+                point["formulation"] == "bordered"
+            )

@@ -391,11 +391,15 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         -------
         self
         """
-        self._validate_params()
-        sparse = "csr" if self._accepts_sparse() else False
-        X, y = validate_data(self, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
+        X, y = self._validated(X, y)
         with blas_threads_for(X.shape[0]):
             return self._fit(X, y, unlabeled)
+
+    def _validated(self, X, y):
+        """Parameters and training data checked as ``fit`` checks them; returns ``(X, y)``."""
+        self._validate_params()
+        sparse = "csr" if self._accepts_sparse() else False
+        return validate_data(self, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
 
     def _fit_structure(self, X, y, unlabeled, memo: dict | None = None):
         """Everything of ``fit`` before the penalties: labels, solver, feature map, ``_prepare``.

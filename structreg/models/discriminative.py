@@ -57,7 +57,12 @@ class _DRLSCBase(StructuralClassifier):
             )
 
     _exact_kernel_cg = False  # no RKHS norm: "cg" runs CG/MINRES on the exact feature map
-    _path_params = ("eta",)
+
+    @property
+    def _path_params(self) -> tuple[str, ...]:
+        """``eta`` only weights the primal normal equations; the bordered formulation solves
+        its own system (``S_eta^+``), so it has no shared path."""
+        return ("eta",) if self.formulation == "primal" else ()
 
     def _ridge(self) -> float:
         return 0.0

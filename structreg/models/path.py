@@ -13,8 +13,9 @@ returned estimators are ordinary fitted estimators (``predict``, ``decision_func
 Across groups, a feature map or penalty with the same parameters is built once too (e.g. the
 kNN graph is shared by every kernel width).
 
-Grid points that cannot share a factorisation (hinge loss, the iterative ``solver="cg"``,
-DRLSC's ``formulation="bordered"``) are fitted one by one.
+Grid points that cannot share a factorisation (hinge loss, the iterative ``solver="cg"``, a
+model that declares no weight parameters, e.g. DRLSC's ``formulation="bordered"``) are fitted
+one by one.
 """
 
 from __future__ import annotations
@@ -72,7 +73,6 @@ def _shares_factorisation(estimator: StructuralClassifier) -> bool:
         isinstance(estimator, StructuralClassifier)
         and bool(getattr(estimator, "_path_params", ()))
         and estimator._loss() == "square"
-        and getattr(estimator, "formulation", "primal") == "primal"
     )
 
 
@@ -84,15 +84,14 @@ class _SharedFit:
     ) -> None:
         self.labels = labels  # fingerprint of (y, unlabeled)
         est = clone(estimator)
-        est._validate_params()
-        sparse = "csr" if est._accepts_sparse() else False
-        X, y = validate_data(est, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
+        X, y = est._validated(X, y)
         self.template = est
-        structure = est._fit_structure(X, y, unlabeled, memo)
-        self.y_codes, self.labeled, self.Z, self.unexplained = structure
-        self.shared = self.Z is not None and est.solver_ != "cg"
+        # the iterative solver, or a group (e.g. DRLSC bordered) without weights: one fit per point
+        self.shared = bool(est._path_params) and est._resolve_solver(X) != "cg"
         if not self.shared:
             return
+        structure = est._fit_structure(X, y, unlabeled, memo)
+        self.y_codes, self.labeled, self.Z, self.unexplained = structure
         self.n, self.n_labeled = X.shape[0], int(self.labeled.sum())
         terms = est._penalty_terms(self.n, self.n_labeled)
         self.penalties = [penalty for _, penalty in terms]
