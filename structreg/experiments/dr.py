@@ -137,7 +137,7 @@ TABLE4: dict[str, dict[str, float]] = _REF["table4"]
 # Table 5 of the paper (%), by column.
 TABLE5: dict[str, dict[str, float]] = _REF["table5"]
 
-# The data-home set used for each row of the paper's Table 3, and that table's (n, d, classes).
+# The shipped data set used for each row of the paper's Table 3, and that table's (n, d, classes).
 _SOURCES = {
     "Balance": "balance_scale",
     "BUPA": "bupa",
