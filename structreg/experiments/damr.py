@@ -74,7 +74,7 @@ Protocol (Section 5 of the paper, and what it leaves open)
   labels, on this machine (the paper's are from other hardware and a MATLAB implementation);
   for 100 labels, the seconds of the search and of the refit.
 
-``options.extra``: ``datasets`` (Table-2 or data-home names), ``grid`` ("coarse" or
+``options.extra``: ``datasets`` (Table-2 or dataset names), ``grid`` ("coarse" or
 "paper").  ``--quick``: 3 repetitions, the sets of at most 400 points, ``grid="coarse"``.
 
 Parameter mapping (paper symbol -> structreg parameter)
@@ -207,7 +207,7 @@ def _load_plain(name: str) -> tuple[np.ndarray, np.ndarray, str]:
     return X, codes.astype(int), f"as shipped ({', '.join(classes)})"
 
 
-# Table-2 name -> (data-home names to look for, loader or None for the plain loader)
+# Table-2 name -> (dataset names to look for, loader or None for the plain loader)
 _SOURCES: dict[str, tuple[tuple[str, ...], Callable | None]] = {
     "Automobile": (("automobile",), _load_automobile),
     "Austra": (("austra", "australian", "statlog_australian"), None),

@@ -167,7 +167,7 @@ _VERSION_NOTES = {
     "Pima": "zeros that stand for missing measurements kept as 0",
     "BUPA": "label = the UCI 'selector' field, as in the literature",
 }
-# UCI integer codes of the lenses attributes (the data-home file holds the Weka words).
+# UCI integer codes of the lenses attributes (the shipped file holds the Weka words).
 _LENSES_CODES = {
     "age": {"young": 1, "pre-presbyopic": 2, "presbyopic": 3},
     "spectacle-prescrip": {"myope": 1, "hypermetrope": 2},
@@ -221,7 +221,7 @@ _seed = partial(seed_from, sep=":")  # a seed derived from the cell's identity (
 
 @cache
 def _load(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """A data-home set as (X float, y str); lenses recoded to its UCI integer codes."""
+    """A structreg data set as (X float, y str); lenses recoded to its UCI integer codes."""
     if name != "lenses":
         X, y = load_dataset(name, return_X_y=True)
         return np.asarray(X, dtype=float), np.asarray(y).astype(str)

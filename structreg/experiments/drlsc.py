@@ -171,7 +171,7 @@ USPS_TABLES = {t: (setting, _REF[f"table{t}"]) for t, setting in USPS_SETTINGS.i
 # ---------------------------------------------------------------------------------------------
 # Data
 # ---------------------------------------------------------------------------------------------
-# Table 6/7 row -> data-home name (None: not available, with the reason)
+# Table 6/7 row -> structreg data set name (None: not available, with the reason)
 UCI_SETS: dict[str, tuple[str | None, str]] = {
     "Ionosphere": ("ionosphere", ""),
     "Sonar": ("sonar", ""),
@@ -691,7 +691,7 @@ def _grid(options: Options) -> str:
 
 
 def uci_row(name: str) -> str:
-    """The Table-6/7 row of ``name`` (a row name or a data-home name, any case)."""
+    """The Table-6/7 row of ``name`` (a row name or a data set name, any case)."""
     for row, (source, _) in UCI_SETS.items():
         if name.lower() in (row.lower(), (source or "").lower()):
             return row
