@@ -163,9 +163,16 @@ def _quiet():
 
 
 def test_fit_path_shares_the_factorisation_across_ridges():
-    X, _, y = _semi()
+    X, y_true, y = _semi()
     many = list(np.logspace(-6, 1, 30))
+    # few labels: one eigendecomposition of the graph term serves the whole grid
     fits = fit_path(LapRLSC(gamma=1.0), X, y, {"gamma_A": many, "gamma_I": [1.0]})
+    assert {f.solver_info_["factorization"] for f in fits} == {"spectral-path"}
+    grid2 = {"gamma_A": many[::3], "gamma_I": [0.0, 0.1, 1.0]}
+    fits = fit_path(LapRLSC(gamma=1.0), X, y, grid2)
+    assert {f.solver_info_["factorization"] for f in fits} == {"spectral-path"}
+    # every point labeled: one eigendecomposition per graph weight serves its ridges
+    fits = fit_path(LapRLSC(gamma=1.0), X, y_true, {"gamma_A": many, "gamma_I": [1.0]})
     assert {f.solver_info_["factorization"] for f in fits} == {"eigh-path"}
     few = fit_path(LapRLSC(gamma=1.0), X, y, {"gamma_A": many[:3], "gamma_I": [1.0]})
     assert {f.solver_info_["factorization"] for f in few} == {"cholesky"}

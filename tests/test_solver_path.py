@@ -192,10 +192,75 @@ def test_cg_warm_start_from_a_neighbouring_grid_point(rng):
         solve_penalized_least_squares(Z, Y, c, M, ridge=0.01, x0=np.zeros((3, 2)), **common)
 
 
-def test_ridge_path_auto_switches_to_one_eigendecomposition_when_singular(rng):
+def test_a_rank_deficient_design_is_solved_on_its_complement(rng):
     Z0 = rng.normal(size=(12, 3))
     Z = np.hstack([Z0, Z0[:, :1]])  # a repeated column: singular at ridge 0
     Y, c = rng.normal(size=(12, 1)), np.full(12, 1 / 12)
     sols = SquareLossPath(Z, Y, c).ridge_path([0.0, 1e-3, 1e-1])
-    assert [s.factorization for s in sols] == ["eigh", "eigh-path", "eigh-path"]
+    assert [s.factorization for s in sols] == ["projected-cholesky", "cholesky", "cholesky"]
+    assert sols[0].singular and not sols[1].singular
     np.testing.assert_allclose(sols[0].coef, np.linalg.pinv(Z) @ Y, atol=1e-9)
+    # the bias column in the span of the features: every weight's system is singular
+    Zb = np.hstack([Z0, np.ones((12, 1))])
+    W = sp.random(12, 12, density=0.4, random_state=2)
+    L = (sp.diags(np.asarray((W + W.T).sum(axis=1)).ravel()) - W - W.T).tocsr()
+    path = SquareLossPath(Zb, Y, c, [L], fit_intercept=True)
+    for w in (0.5, -0.05):
+        sol = path.solve(0.0, [w], warn=False)
+        assert sol.factorization in ("projected-cholesky", "projected-ldl") and sol.singular
+        H = path.system(0.0, [w])
+        x = np.vstack([sol.coef, sol.intercept[None]])
+        np.testing.assert_allclose(x, np.linalg.pinv(H) @ path.rhs_, atol=1e-8)
+
+
+def test_ridge_path_auto_switches_to_one_eigendecomposition_when_singular(rng):
+    Z = rng.normal(size=(12, 3))  # full-rank design; the loss minus the penalty is singular
+    Y, c = rng.normal(size=(12, 1)), np.full(12, 1 / 12)
+    M = np.diag(np.where(np.arange(12) < 10, 1 / 12, 0.0))
+    path = SquareLossPath(Z, Y, c, [M])
+    sols = path.ridge_path([0.0, 1e-3, 1e-1], [-1.0])
+    assert [s.factorization for s in sols] == ["eigh", "eigh-path", "eigh-path"]
+    H = path.system(0.0, [-1.0])
+    np.testing.assert_allclose(sols[0].coef, np.linalg.pinv(H) @ path.rhs_, atol=1e-9)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_grid_from_one_eigendecomposition_equals_one_solve_per_point(rng, fit_intercept):
+    Z, Y, c, Ms = _problem(rng, n=60, p=40, labeled=8)
+    path = SquareLossPath(Z, Y, c, Ms, fit_intercept=fit_intercept)
+    direction = np.array([1.0, 0.5])
+    settings = [(r, t * direction) for r in np.logspace(-6, 1, 6) for t in (0.0, 0.01, 1.0, 100.0)]
+    sols = path.solve_grid(settings)
+    assert {s.factorization for s in sols} == {"spectral-path"}
+    for (ridge, w), s in zip(settings, sols, strict=True):
+        ref = path.solve(ridge, w)
+        assert s.convex and not s.singular
+        np.testing.assert_allclose(s.coef, ref.coef, rtol=1e-7, atol=1e-9 * np.abs(ref.coef).max())
+        np.testing.assert_allclose(s.intercept, ref.intercept, rtol=1e-7, atol=1e-9)
+        H, x = path.system(ridge, w), np.vstack([s.coef, s.intercept[None]])
+        if not fit_intercept:
+            x = s.coef
+        np.testing.assert_allclose(H @ x, path.rhs_, atol=1e-8)  # the normal equations hold
+
+
+def test_grid_solves_directly_what_one_eigendecomposition_cannot_serve(rng):
+    Z, Y, c, Ms = _problem(rng, n=60, p=40, labeled=8)
+    path = SquareLossPath(Z, Y, c, Ms, fit_intercept=True)
+    ridges = np.logspace(-3, 1, 12)
+    # weights that are not multiples of one direction: one eigendecomposition per weight
+    mixed = [(r, w) for r in ridges for w in ([1.0, 0.0], [0.0, 1.0])]
+    assert "spectral-path" not in {s.factorization for s in path.solve_grid(mixed)}
+    # a subtracted penalty: the settings whose diagonal is not positive are solved directly
+    signed = [(r, t * np.array([1.0, -1.0])) for r in ridges for t in (0.01, 50.0)]
+    with pytest.warns(NonConvexObjectiveWarning):
+        sols = path.solve_grid(signed)
+    kinds = {s.factorization for s in sols}
+    assert "spectral-path" in kinds and len(kinds) > 1
+    for (ridge, w), s in zip(signed, sols, strict=True):
+        ref = path.solve(ridge, w, warn=False)
+        assert s.convex == ref.convex
+        np.testing.assert_allclose(s.coef, ref.coef, rtol=1e-6, atol=1e-8 * np.abs(ref.coef).max())
+    # few settings, or every sample labeled: ridge paths as before
+    assert "spectral-path" not in {s.factorization for s in path.solve_grid(signed[:5], warn=False)}
+    full = SquareLossPath(Z, Y, np.full(60, 1 / 60), Ms, fit_intercept=True)
+    assert "spectral-path" not in {s.factorization for s in full.solve_grid(mixed[::2])}

@@ -133,20 +133,13 @@ class _SharedFit:
             for k, v in vars(self.template).items()
             if k.endswith("_") and not k.startswith("_")
         }  # classes_, feature_map_, what _prepare found (e.g. clusters), ...
-        by_weights: dict[tuple, list[int]] = defaultdict(list)
-        for i, cand in enumerate(candidates):
+        for cand in candidates:
             vars(cand).update(fitted_state)
-            by_weights[self._weights(cand)].append(i)
-        for weights, idx in by_weights.items():
-            ridges = [candidates[i]._ridge() for i in idx]
-            if len(idx) > 1:
-                sols = self.path.ridge_path(ridges, weights, warn=warn)
-            else:
-                sols = [self.path.solve(ridges[0], weights, warn=warn)]
-            for i, sol in zip(idx, sols, strict=True):
-                self._assemble(candidates[i], weights, sol)
+        settings = [(cand._ridge(), self._weights(cand)) for cand in candidates]
+        for cand, sol in zip(candidates, self.path.solve_grid(settings, warn=warn), strict=True):
+            self._assemble(cand, sol)
 
-    def _assemble(self, cand: StructuralClassifier, weights, sol) -> None:
+    def _assemble(self, cand: StructuralClassifier, sol) -> None:
         """Give ``cand`` the fitted attributes that ``fit`` would have given it, but for
         ``penalty_`` (the combined matrix, ``sum_k w_k M_k``, not needed to predict)."""
         info = {

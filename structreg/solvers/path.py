@@ -33,12 +33,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.linalg import eigh
+from scipy.linalg import cho_factor, cho_solve, eigh
 
 from .square import (
     LeastSquaresSolution,
+    cholesky_solve,
     dense_array,
     design_penalty_gram,
+    eigh_solve,
+    ldl_solve,
     solve_symmetric,
     warn_nonconvex,
 )
@@ -119,6 +122,12 @@ class SquareLossPath:
             rhs = np.vstack([rhs, CY.sum(axis=0)])
         self.gram_ = G
         self.rhs_ = rhs
+        self._Z = Z
+        root = np.sqrt(ca)
+        self._root_loss = root[:, None] * Za  # C^(1/2) Z, C^(1/2) 1, C^(1/2) Y on the rows
+        self._root_weights = root  # with loss: the factors of G and r (see _spectral_grid)
+        self._root_targets = root[:, None] * Y[active]
+        self._complement: tuple | None = None  # see _design_complement
         self.projected_ = [
             design_penalty_gram(Z, M, fit_intercept=fit_intercept) for M in penalties
         ]
@@ -160,10 +169,73 @@ class SquareLossPath:
         with a pseudo-inverse (stationary point; minimum-norm when singular).  ``warn``: issue
         :class:`~structreg.solvers.NonConvexObjectiveWarning` for a non-convex setting.
         """
-        x, how, convex, singular = solve_symmetric(self.system(ridge, weights), self.rhs_)
+        w = self._weights(weights)
+        x, how, convex, singular = self._solve_system(self.system(ridge, w), ridge, w)
         if warn and not convex:
             warn_nonconvex("the normal equations have a negative eigenvalue")
         return self._solution(x, how, convex, singular)
+
+    def _solve_system(self, H: np.ndarray, ridge: float, weights: list[float]) -> tuple:
+        """``solve_symmetric`` on ``H``, with one more step for systems without a ridge: when
+        the design ``A`` has a numerical null space (e.g. the bias column lies in the span of
+        a full-rank kernel factor), every ``A^T X A`` part vanishes on it, so H is singular
+        whatever the weights, and its minimum-norm solution is the solution of the system
+        restricted to the complement ``W``, ``x = W (W^T H W)^{-1} W^T r`` (the parts
+        ``W^T G W``, ``W^T P_k W`` are built once), factored by Cholesky or Bunch-Kaufman when
+        that is safely nonsingular.  Otherwise Bunch-Kaufman on H, then the eigendecomposition
+        with a pseudo-inverse, as :func:`~structreg.solvers.square.solve_symmetric`."""
+        H = 0.5 * (H + H.T)
+        if H.shape[0] == 0:
+            return solve_symmetric(H, self.rhs_)
+        x = cholesky_solve(H, self.rhs_)
+        if x is not None:
+            return x, "cholesky", True, False
+        complement = self._design_complement() if ridge == 0 else None
+        if complement is not None:  # singular on the design's null space, whatever the weights
+            W, G_r, P_r, r_r = complement
+            H_r = G_r.copy()
+            for w, P in zip(weights, P_r, strict=True):
+                if w != 0:
+                    H_r += w * P
+            x_r = cholesky_solve(H_r, r_r)
+            if x_r is not None:
+                return W @ x_r, "projected-cholesky", True, True
+            ldl = ldl_solve(H_r, r_r)
+            if ldl is not None:
+                return W @ ldl[0], "projected-ldl", ldl[1] == 0, True
+        ldl = ldl_solve(H, self.rhs_)
+        if ldl is not None:
+            return ldl[0], "ldl", ldl[1] == 0, False
+        x, psd, singular = eigh_solve(H, self.rhs_)
+        return x, "eigh", psd, singular
+
+    def _design_complement(self) -> tuple | None:
+        """``(W, W^T G W, [W^T P_k W], W^T r)`` for an orthonormal basis W of the
+        complement of the design's null space (eigenvalues of ``A^T A`` at most
+        ``q eps max``, the threshold of the eigendecomposition solve), or None when the design
+        has full column rank."""
+        if self._complement is None:
+            Z = self._Z
+            p = self.n_features_
+            q = p + int(self.fit_intercept)
+            T = np.empty((q, q))
+            T[:p, :p] = Z.T @ Z
+            if self.fit_intercept:
+                T[:p, p] = T[p, :p] = Z.sum(axis=0)
+                T[p, p] = Z.shape[0]
+            lam, U = eigh(T, check_finite=False)
+            keep = lam > q * np.finfo(float).eps * max(float(lam[-1]), 1e-300)
+            if keep.all():
+                self._complement = (None,)
+            else:
+                W = U[:, keep]
+                self._complement = (
+                    W,
+                    W.T @ self.gram_ @ W,
+                    [W.T @ P @ W for P in self.projected_],
+                    W.T @ self.rhs_,
+                )
+        return None if self._complement[0] is None else self._complement
 
     def ridge_path(
         self,
@@ -237,3 +309,104 @@ class SquareLossPath:
         if warn and any_nonconvex:
             warn_nonconvex("the normal equations have a negative eigenvalue")
         return out
+
+    # -- a whole grid ------------------------------------------------------------------------
+    def solve_grid(
+        self, settings: Sequence[tuple[float, Sequence[float] | None]], *, warn: bool = True
+    ) -> list[LeastSquaresSolution]:
+        """Solve every ``(ridge, weights)`` in ``settings``, sharing what the grid allows.
+
+        When the penalty weights of all settings are multiples ``t w`` of one direction, the
+        loss covers few samples (``l`` rows with ``c_i > 0``, ``l + 2 <= q / 3``) and there
+        are at least :data:`EIGH_PER_CHOLESKY` settings, the whole two-parameter grid
+        ``(ridge, t)`` comes from ONE eigendecomposition ``P = Q diag(mu) Q^T`` of the
+        penalty block: ``ridge I + t P = Q diag(ridge + t mu) Q^T`` is diagonal in Q, the loss
+        Gram is the rank-l product ``U U^T`` (``U = Z^T C^(1/2)``) added by the Woodbury
+        identity, and the bias by its Schur complement, all in O(q l^2) per setting
+        (``factorization="spectral-path"``; a setting whose diagonal is not safely positive is
+        solved directly).  This is the semi-supervised case (LapRLSC: few labels, one graph).
+        Otherwise the settings are grouped by their weights and each group solved by
+        :meth:`ridge_path`.  Returns one solution per setting, in order.
+        """
+        settings = [(float(r), self._weights(w)) for r, w in settings]
+        out: list[LeastSquaresSolution | None] = [None] * len(settings)
+        if len(settings) >= EIGH_PER_CHOLESKY:
+            self._spectral_grid(settings, out)
+        groups: dict[tuple, list[int]] = {}
+        for i, (_, w) in enumerate(settings):
+            if out[i] is None:
+                groups.setdefault(tuple(w), []).append(i)
+        for w, idx in groups.items():
+            ridges = [settings[i][0] for i in idx]
+            if len(idx) > 1:
+                sols = self.ridge_path(ridges, list(w), warn=False)
+            else:
+                sols = [self.solve(ridges[0], list(w), warn=False)]
+            for i, sol in zip(idx, sols, strict=True):
+                out[i] = sol
+        if warn and not all(s.convex for s in out):
+            warn_nonconvex("the normal equations have a negative eigenvalue")
+        return out
+
+    def _spectral_grid(self, settings: list, out: list) -> None:
+        """Fill ``out`` for the settings the one-eigendecomposition grid can serve (see
+        :meth:`solve_grid`); leave the others None.
+
+        With ``S = ridge I + t P_pp + U U^T`` (p x p block) written in the eigenbasis Q of
+        ``P_pp`` as ``D + U~ U~^T`` (D diagonal), the right-hand side ``r = U s`` and the loss
+        part of the bias column ``U u0`` lie in the range of ``U``, so the push-through
+        identity ``S^{-1} U~ = D^{-1} U~ K^{-1}`` with the SPD ``K = I + U~^T D^{-1} U~``
+        (l x l) gives them without cancellation; only the penalty's own bias column ``e``
+        (zero for Laplacians) needs the general Woodbury formula."""
+        U = self._root_loss  # (l, p) = C^(1/2) Z on the rows with loss
+        u0, s_root = self._root_weights, self._root_targets  # C^(1/2) 1, C^(1/2) Y
+        p = self.n_features_
+        q = p + int(self.fit_intercept)
+        l_active = U.shape[0]
+        if not self.projected_ or l_active + 2 > q / 3:
+            return
+        direction = next((np.asarray(w) for _, w in settings if any(w)), None)
+        if direction is None:
+            return
+        scale = [float(w @ direction) / float(direction @ direction) for _, w in settings]
+        if any(
+            not np.allclose(w, t * direction, rtol=1e-12, atol=0)
+            for (_, w), t in zip(settings, scale, strict=True)
+        ):
+            return
+        P = self._penalised_only(direction)
+        mu, Q = eigh(0.5 * (P[:p, :p] + P[:p, :p].T), check_finite=False)
+        Ut = Q.T @ U.T  # (p, l)
+        pb, p22 = (Q.T @ P[:p, p], P[p, p]) if self.fit_intercept else (None, 0.0)
+        eps = np.finfo(float).eps
+        top = float(np.abs(mu).max(initial=0.0))
+        loss_top = float(np.abs(np.diag(self.gram_)).max(initial=0.0))
+        eye = np.eye(l_active)
+        for i, ((ridge, _), t) in enumerate(zip(settings, scale, strict=True)):
+            d = ridge + t * mu
+            if not d.min(initial=np.inf) > q * eps * max(top * abs(t) + ridge, loss_top, 1e-300):
+                continue  # not safely positive: solved directly
+            B = Ut / d[:, None]  # D^{-1} U~
+            K = cho_factor(eye + Ut.T @ B, check_finite=False)
+            ks = cho_solve(K, s_root, check_finite=False)
+            theta = B @ ks  # S^{-1} r
+            if self.fit_intercept:
+                ku = cho_solve(K, u0, check_finite=False)
+                e = t * pb
+                Se = e / d - B @ cho_solve(K, Ut.T @ (e / d), check_finite=False)
+                y_h = B @ ku + Se  # S^{-1} (U~ u0 + e)
+                schur = u0 @ ku + t * p22 - 2.0 * e @ (B @ ku) - e @ Se
+                if not schur > q * eps * max(abs(self.gram_[p, p] + t * p22), 1e-300):
+                    continue
+                b = (u0 @ ks - e @ theta) / schur
+                x = np.vstack([Q @ (theta - np.outer(y_h, b)), b[None, :]])
+            else:
+                x = Q @ theta
+            out[i] = self._solution(x, "spectral-path", True, False)
+
+    def _penalised_only(self, weights) -> np.ndarray:
+        P = np.zeros_like(self.gram_)
+        for w, Pk in zip(weights, self.projected_, strict=True):
+            if w != 0:
+                P += w * Pk
+        return P
