@@ -54,6 +54,13 @@ Cholesky factorisation per ridge: LAPACK's symmetric eigensolver took 14-49 time
 factorisation of the same matrix (q = 150..1500, one thread, this project's 2-core machines)."""
 
 
+PROJECTED_MIN_RCOND = float(np.sqrt(np.finfo(float).eps))
+"""Reciprocal condition number from which a system restricted to the complement of the
+design's null space is factored (see ``SquareLossPath._solve_system``).  Below it the
+restricted system is nearly singular itself, its minimum-norm solution depends on which small
+eigenvalues count as zero, and the eigendecomposition of the whole system decides as before."""
+
+
 class SquareLossPath:
     """The parts of the square-loss normal equations, assembled once for many weights.
 
@@ -182,8 +189,9 @@ class SquareLossPath:
         whatever the weights, and its minimum-norm solution is the solution of the system
         restricted to the complement ``W``, ``x = W (W^T H W)^{-1} W^T r`` (the parts
         ``W^T G W``, ``W^T P_k W`` are built once), factored by Cholesky or Bunch-Kaufman when
-        that is safely nonsingular.  Otherwise Bunch-Kaufman on H, then the eigendecomposition
-        with a pseudo-inverse, as :func:`~structreg.solvers.square.solve_symmetric`."""
+        its reciprocal condition number exceeds :data:`PROJECTED_MIN_RCOND`.  Otherwise
+        Bunch-Kaufman on H, then the eigendecomposition with a pseudo-inverse, as
+        :func:`~structreg.solvers.square.solve_symmetric`."""
         H = 0.5 * (H + H.T)
         if H.shape[0] == 0:
             return solve_symmetric(H, self.rhs_)
@@ -197,10 +205,10 @@ class SquareLossPath:
             for w, P in zip(weights, P_r, strict=True):
                 if w != 0:
                     H_r += w * P
-            x_r = cholesky_solve(H_r, r_r)
+            x_r = cholesky_solve(H_r, r_r, PROJECTED_MIN_RCOND)
             if x_r is not None:
                 return W @ x_r, "projected-cholesky", True, True
-            ldl = ldl_solve(H_r, r_r)
+            ldl = ldl_solve(H_r, r_r, PROJECTED_MIN_RCOND)
             if ldl is not None:
                 return W @ ldl[0], "projected-ldl", ldl[1] == 0, True
         ldl = ldl_solve(H, self.rhs_)

@@ -189,20 +189,25 @@ def design_penalty_diagonal(
     return d
 
 
-def cholesky_solve(H: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
-    """``H^{-1} rhs`` by Cholesky if H is safely positive definite (rcond check), else None."""
+def cholesky_solve(
+    H: np.ndarray, rhs: np.ndarray, min_rcond: float | None = None
+) -> np.ndarray | None:
+    """``H^{-1} rhs`` by Cholesky if H is safely positive definite (reciprocal condition
+    number above ``min_rcond``, default ``p eps``), else None."""
     p = H.shape[0]
     try:
         c, low = cho_factor(H, lower=False, check_finite=False)
     except np.linalg.LinAlgError:
         return None
     rcond, info = lapack.dpocon(c, float(np.max(np.sum(np.abs(H), axis=0))))
-    if info != 0 or rcond <= p * np.finfo(float).eps:
+    if info != 0 or rcond <= (p * np.finfo(float).eps if min_rcond is None else min_rcond):
         return None
     return cho_solve((c, low), rhs, check_finite=False)
 
 
-def ldl_solve(H: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, int] | None:
+def ldl_solve(
+    H: np.ndarray, rhs: np.ndarray, min_rcond: float | None = None
+) -> tuple[np.ndarray, int] | None:
     """``H^{-1} rhs`` by the Bunch-Kaufman factorisation ``H = U D U^T`` (LAPACK ``?sytrf``,
     backward stable for symmetric indefinite H) if H is safely nonsingular (``?sycon``
     reciprocal condition number), else None.  Returns ``(x, number of negative eigenvalues)``:
@@ -212,7 +217,7 @@ def ldl_solve(H: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, int] | None:
     if info != 0:
         return None
     rcond, info = lapack.dsycon(ldu, ipiv, float(np.max(np.sum(np.abs(H), axis=0))), lower=0)
-    if info != 0 or not rcond > q * np.finfo(float).eps:
+    if info != 0 or not rcond > (q * np.finfo(float).eps if min_rcond is None else min_rcond):
         return None
     x, info = lapack.dsytrs(ldu, ipiv, rhs, lower=0)
     if info != 0:
