@@ -66,8 +66,11 @@ class LeastSquaresSolution:
     ----------
     coef : ndarray of shape (p, n_outputs)
     intercept : ndarray of shape (n_outputs,)
-    factorization : {"cholesky", "eigh", "cg", "minres"}
-        How the normal equations were solved.
+    factorization : str
+        How the normal equations were solved: ``"cholesky"``, ``"ldl"`` (Bunch-Kaufman),
+        ``"eigh"`` (pseudo-inverse), ``"cg"``, ``"minres"``; along a grid also ``"eigh-path"``,
+        ``"spectral-path"`` (:class:`~structreg.solvers.SquareLossPath`), and
+        ``"projected-cholesky"`` / ``"projected-ldl"`` (a rank-deficient design's complement).
     convex : bool or None
         False when H had a negative eigenvalue (stationary point is a saddle); None when the
         iterative method did not check (it only detects negative curvature it meets).
