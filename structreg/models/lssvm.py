@@ -16,7 +16,9 @@ class LSSVM(StructuralClassifier):
         [ 1   K + I / C   ] [ alpha ] = [ Y ]
 
     solved with :func:`structreg.solvers.solve_bordered` (Cholesky of ``K + I/C`` and the
-    Schur complement of the border).  This is the regression form of LS-SVM classification;
+    Schur complement of the border).  A preset of :class:`StructuralClassifier`: the bordered
+    square loss (:class:`~structreg.models._losses.BorderedSquareLoss`) on the exact kernel
+    with no structure penalty.  This is the regression form of LS-SVM classification;
     for two classes it gives the same classifier as the ``y_i y_j K_ij`` form of the 1999 paper
     (the targets are +-1, so ``y_i^2 = 1``).  It equals :class:`RLSC` with
     ``fit_intercept=True`` and ``gamma_A = 1 / (n C)``.
@@ -41,7 +43,10 @@ class LSSVM(StructuralClassifier):
         ``alpha``; ``f(x) = k(x, X_fit_) @ dual_coef_ + intercept_``.
     intercept_ : ndarray of shape (n_outputs,)
     X_fit_ : ndarray of shape (n_samples, n_features)
-    solver_info_ : dict
+    ovo_ : OneVsOneClassifier
+        ``multi_class="ovo"`` with more than two classes: the pairwise LS-SVMs.
+    loss_, solver_info_
+        See :class:`StructuralClassifier`.
 
     Examples
     --------
