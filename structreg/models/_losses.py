@@ -136,10 +136,12 @@ class Loss:
     def check_solver(self, model, solver: str) -> None:
         """Refuse a ``solver`` value this loss does not accept."""
         if solver not in self.solvers:
-            raise ValueError(
-                f"{type(model).__name__} with loss={model._loss()!r} accepts solver in "
-                f"{self.solvers}, got {solver!r}"
-            )
+            raise ValueError(f"{self._solver_message(model)}, got {solver!r}")
+
+    def _solver_message(self, model) -> str:
+        return (
+            f"{type(model).__name__} with loss={model._loss()!r} accepts solver in {self.solvers}"
+        )
 
     def for_solver(self, solver: str) -> Loss:
         """The loss the given solver minimises (itself, but for the hinge's primal solvers)."""
@@ -277,12 +279,11 @@ class BorderedSquareLoss(Loss):
     solvers = ("auto", "dense", "nystroem")
     bias = "always"
 
-    def check_solver(self, model, solver: str) -> None:
-        if solver not in self.solvers:
-            raise ValueError(
-                f"{type(model).__name__}: the bordered system is solved directly; solver must "
-                f"be one of {self.solvers}, got {solver!r}"
-            )
+    def _solver_message(self, model) -> str:
+        return (
+            f"{type(model).__name__}: the bordered system is solved directly; solver must be "
+            f"one of {self.solvers}"
+        )
 
     def fit(self, model, data: FitData) -> np.ndarray | None:
         if not data.labeled.all():
