@@ -1,7 +1,9 @@
 """The structural classifier: loss x structure penalties x solver, with a scikit-learn API.
 
 Every named model in structreg is a preset of :class:`StructuralClassifier`; it only says
-which penalties to build (``_penalty_terms``) and which loss to use.  The objective is
+which penalties to build (``_penalty_terms``), which loss to use (``_loss``: the base composes
+the loss object of :mod:`structreg.models._losses`) and its feature map / structure hooks.
+The objective is
 
     (1/l) sum_{i labeled} loss(y_i, f(x_i)) + gamma_A ||f||_K^2 + sum_k w_k f^T M_k f,
 
@@ -32,8 +34,8 @@ from ..kernels import (
     NystroemApproximationWarning,
     select_centers,
 )
-from ..solvers import DeformedFeatures, PrecomputedSVM, solve_penalized_least_squares
 from ..structure import build_penalties
+from ._losses import FitData, loss_for
 
 SMALL_PROBLEM = 1000
 """Training-set size below which fit uses a single BLAS thread (see ``fit``)."""
@@ -52,6 +54,20 @@ laprlsc_solvers.py``, unlabeled accuracy of Nystroem minus dense): two moons 0.0
 moons with 18 noise dimensions and a wide kernel 0.003-0.007 (gaps within 0.4 points), USPS
 0.22 with m = 2000 (gaps -1.3 to +1.6 points), and the same noisy moons with a narrow kernel
 0.49-0.88 (gaps up to 5.5 points)."""
+
+_SOLUTION_ATTRIBUTES = (
+    "coef_",
+    "dual_coef_",
+    "intercept_",
+    "svm_",
+    "deformation_",
+    "_Z_labeled",
+    "deformed_kernel_",
+    "support_",
+    "n_support_",
+    "ovo_",
+)
+"""What one loss's fit sets and another's does not: removed before a refit."""
 
 _CONTROLLER: list = []
 
@@ -219,7 +235,9 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         column for two classes), solved in closed form (see :mod:`structreg.solvers.square`;
         indefinite penalties allowed).  ``"hinge"``: SVM on the deformed kernel
         (:mod:`structreg.solvers.hinge`; penalties must be PSD), with libsvm's
-        ``C = 1 / (2 gamma_A l)``.
+        ``C = 1 / (2 gamma_A l)``.  ``fit`` composes the matching loss object
+        (:mod:`structreg.models._losses`, attribute ``loss_``), which declares the solvers
+        and penalties it accepts.
     penalties : list of (float, Penalty), default=None
         Weighted structure penalties (e.g. ``[(1e-3, LaplacianPenalty())]``); weights are used
         as given.  None or [] gives plain RLSC / SVM.
@@ -274,6 +292,10 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         The combined structure penalty ``sum_k w_k M_k`` over the training points.
     solver_ : str
         The solver used (``solver``, or what ``"auto"`` picked).
+    loss_ : Loss
+        The loss object that fitted the model and computes its outputs
+        (:class:`~structreg.models._losses.SquareLoss`, ``HingeLoss``, ``SquaredHingeLoss``
+        for the hinge's primal solvers, ...).
     solver_info_ : dict
         How the problem was solved (solver, factorisation, convexity, iterations, ...).
     n_iter_ : int
@@ -338,6 +360,9 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
     them from one assembly of the normal equations."""
 
     def _loss(self) -> str:
+        """Name of the loss (``structreg.models._losses.LOSSES``): ``"square"``,
+        ``"bordered_square"`` or ``"hinge"``; ``fit`` composes the matching loss object
+        (``loss_``)."""
         return self.loss
 
     def _penalty_terms(self, n_samples: int, n_labeled: int) -> list:
@@ -352,7 +377,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         return self.gamma_A
 
     def _multi_class(self) -> str:
-        return self.multi_class
+        return getattr(self, "multi_class", "ovr")
 
     def _make_feature_map(self, X: np.ndarray):
         """The map phi of this model's kernel for ``solver_``: the identity (linear kernel,
@@ -375,6 +400,20 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
     def _loss_weights(self, labeled: np.ndarray) -> np.ndarray:
         """Per-sample loss weights c_i: ``1/l`` on the l labeled samples."""
         return labeled / labeled.sum()
+
+    def _bordered_system(self, X, Z, weights, M):
+        """The bordered dual system (:class:`~structreg.models._losses.BorderedDual`) of a
+        model with ``_loss() == "bordered_square"``."""
+        raise NotImplementedError(f"{type(self).__name__} has no bordered formulation")
+
+    def _penalty_root(self, labeled: np.ndarray):
+        """``(R, w)`` with ``M / gamma_A = w R R^T`` on the labeled points: what the hinge
+        loss needs to deform a Gram matrix (:class:`~structreg.models._losses.TrainingGram`)
+        instead of explicit features."""
+        raise ValueError(
+            f"{type(self).__name__}: the hinge loss on an unfactored kernel needs a penalty "
+            "given as a root (M / gamma_A = w R R^T)"
+        )
 
     # -- fit / predict -----------------------------------------------------------------------
     def fit(self, X, y, unlabeled=None):
@@ -413,10 +452,11 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         y = column_or_1d(y, warn=True)
         classes, y_codes, labeled = self._encode_labels(y, unlabeled)
         self.classes_ = classes
-        for stale in ("coef_", "dual_coef_", "intercept_", "svm_", "deformation_"):
+        for stale in _SOLUTION_ATTRIBUTES:
             self.__dict__.pop(stale, None)  # a refit with another loss / solver
 
         self.solver_ = self._resolve_solver(X)
+        self.loss_ = loss_for(self, self.solver_)
         self.feature_map_ = self._make_feature_map(X)
         key = memo_key(self.feature_map_) if memo is not None else None
         if key is not None and ("feature_map", key) in memo:
@@ -441,21 +481,16 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         n, n_lab = X.shape[0], int(labeled.sum())
         M, psd = build_penalties(self._penalty_terms(n, n_lab), X, y_codes, labeled)
         self.penalty_ = M
-        weights = self._loss_weights(labeled)
-        if self._loss() == "square":
-            fitted = self._fit_square(X, Z, y_codes, labeled, weights, M)
-        else:
-            if not self.gamma_A > 0:
-                raise ValueError("the hinge loss needs gamma_A > 0")
-            if self._primal_output():
-                fitted = self._fit_squared_hinge(Z, y_codes, labeled, weights, M, psd)
-            else:
-                self._fit_hinge(Z, y_codes, labeled, M, psd)
-                fitted = self._decision_from_features(Z)
+        self.loss_.check(self, M, psd)
+        Y = pm_one_targets(y_codes, labeled, len(self.classes_))
+        data = FitData(X, Z, y_codes, labeled, self._loss_weights(labeled), M, Y)
+        fitted = self.loss_.fit(self, data)
         if unexplained is not None:
             self.solver_info_["unexplained_trace"] = unexplained
         self.n_iter_ = int(self.solver_info_.get("n_iter", 1))
         if self._semi_supervised:  # labels of the training points, unlabeled ones included
+            if fitted is None:
+                fitted = self.loss_.decision(self, X)
             self.transduction_ = self.classes_[self._decide(fitted)]
         return self
 
@@ -473,26 +508,17 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
             )
 
     # -- solver choice ---------------------------------------------------------------------
-    def _solvers(self) -> tuple[str, ...]:
-        """The ``solver`` values this estimator accepts."""
-        if self._loss() == "square":
-            return ("auto", "dense", "nystroem", "cg")
-        return ("auto", "dense", "primal", "nystroem")
-
     def _primal_output(self) -> bool:
-        """Whether the model is linear on its features (square loss, or the primal solvers of
-        the hinge loss) rather than a libsvm machine on the deformed kernel."""
-        return self._loss() == "square" or self.solver_ in ("primal", "nystroem")
+        """Whether the fitted model is linear on its features (``phi(x) @ coef_ +
+        intercept_``: the square losses and the hinge's primal solvers) rather than a libsvm
+        machine on the deformed kernel."""
+        return self.loss_.linear
 
     def _resolve_solver(self, X) -> str:
         """The solver ``fit`` uses: ``solver``, or what ``"auto"`` picks for this X (see
         :data:`AUTO_DENSE_MAX`)."""
         solver = getattr(self, "solver", "dense")
-        if solver not in self._solvers():
-            raise ValueError(
-                f"{type(self).__name__} with loss={self._loss()!r} accepts solver in "
-                f"{self._solvers()}, got {solver!r}"
-            )
+        loss_for(self, solver)  # refuses a solver the loss does not accept
         if solver != "auto":
             return solver
         if sp.issparse(X):
@@ -509,18 +535,6 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
     def _square_tol(self) -> float:
         return self.tol
 
-    def _fit_square(self, X, Z, y_codes, labeled, weights, M) -> np.ndarray:
-        """Fit the square loss; return the decision values at the training points."""
-        Y = pm_one_targets(y_codes, labeled, len(self.classes_))
-        if Z is None:
-            fitted, info = self._solve_kernel_square(X, Y, weights, M)
-        else:
-            self.coef_, self.intercept_, info = self._solve_square(Z, Y, weights, M)
-            fitted = self._square_output(Z @ self.coef_)
-        n_components = self.feature_map_.n_components_ if Z is None else Z.shape[1]
-        self._set_solution(self.coef_, self.intercept_, "square", n_components, info)
-        return fitted
-
     def _set_solution(self, coef, intercept, loss: str, n_components: int, info: dict) -> None:
         """Store a linear solution on the feature map (and its kernel expansion) and
         ``solver_info_``; used by ``fit`` and by :func:`~structreg.models.fit_path`."""
@@ -534,121 +548,17 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
             **info,
         }
 
-    def _solve_square(self, Z, Y, weights, M):
-        """Square-loss solve on the design Z: returns ``(coef, intercept, info)``."""
-        iterative = self.solver_ == "cg"
-        sol = solve_penalized_least_squares(
-            Z,
-            Y,
-            weights,
-            M,
-            ridge=self._ridge(),
-            fit_intercept=self._fit_intercept(),
-            method="cg" if iterative else "direct",
-            tol=self._square_tol() if iterative else 1e-8,
-            max_iter=getattr(self, "max_iter", None) if iterative else None,
-        )
-        info = {
-            "factorization": sol.factorization,
-            "convex": sol.convex,
-            "singular": sol.singular,
-            "n_iter": sol.n_iter or 1,
-        }
-        return sol.coef, sol.intercept, info
-
-    def _solve_kernel_square(self, X, Y, weights, M):
-        """Exact kernel, iterative: K-preconditioned CG on the full expansion (no factor)."""
-        from functools import partial
-
-        from ..kernels import kernel_matrix
-        from ..solvers.kernel_cg import GramOperator, solve_kernel_least_squares
-
-        fm = self.feature_map_
-        kernel_fn = partial(
-            kernel_matrix, kernel=fm.kernel, gamma=fm.gamma_, degree=fm.degree, coef0=fm.coef0
-        )
-        sol = solve_kernel_least_squares(
-            GramOperator(X, kernel_fn),
-            Y,
-            weights,
-            M,
-            ridge=self._ridge(),
-            fit_intercept=self._fit_intercept(),
-            tol=self._square_tol(),
-            max_iter=getattr(self, "max_iter", None),
-        )
-        self.coef_, self.intercept_ = sol.dual_coef, sol.intercept
-        info = {
-            "factorization": sol.method,
-            "convex": sol.convex,
-            "singular": False,
-            "n_iter": sol.n_iter,
-            "converged": sol.converged,
-        }
-        F = sol.fitted
-        return (F.ravel() if F.shape[1] == 1 else F), info
-
-    def _check_hinge_penalty(self, M, psd):
-        if M is not None and not psd:
-            raise ValueError(
-                "the hinge loss needs positive semi-definite penalties with positive weights; "
-                "use loss='square' for indefinite (e.g. between-class) penalties"
-            )
-
-    def _fit_squared_hinge(self, Z, y_codes, labeled, weights, M, psd) -> np.ndarray:
-        """Primal solvers of the hinge-loss models: the squared hinge by Newton's method."""
-        from ..solvers.primal_hinge import solve_squared_hinge
-
-        self._check_hinge_penalty(M, psd)
-        if len(self.classes_) > 2 and self._multi_class() != "ovr":
-            raise ValueError(
-                f"solver={self.solver_!r} decomposes one-vs-rest; use multi_class='ovr' or "
-                "solver='dense'"
-            )
-        Y = pm_one_targets(y_codes, labeled, len(self.classes_))
-        sol = solve_squared_hinge(
-            Z,
-            Y,
-            weights,
-            M,
-            ridge=self.gamma_A,
-            fit_intercept=True,
-            max_iter=self.max_iter or 100,
-        )
-        info = {"n_iter": sol.n_iter, "converged": sol.converged}
-        self._set_solution(sol.coef, sol.intercept, "squared_hinge", Z.shape[1], info)
-        return self._square_output(Z @ self.coef_)
-
-    def _fit_hinge(self, Z, y_codes, labeled, M, psd):
-        self._check_hinge_penalty(M, psd)
-        self.deformation_ = DeformedFeatures(Z, M, self.gamma_A)
-        Zt = self.deformation_.transform(Z[labeled])
-        self._Z_labeled = Zt
-        C = 1.0 / (2.0 * self.gamma_A * labeled.sum())
-        self.svm_ = PrecomputedSVM(C=C, multi_class=self._multi_class(), tol=self.tol).fit(
-            Zt @ Zt.T, y_codes[labeled], len(self.classes_)
-        )
-        self.solver_info_ = {"loss": "hinge", "C": C, "n_components": Z.shape[1]}
-
-    def _decision_from_features(self, Z: np.ndarray) -> np.ndarray:
-        if self._primal_output():
-            return self._square_output(Z @ self.coef_)
-        Zt = self.deformation_.transform(Z)
-        return self.svm_.decision_function(Zt @ self._Z_labeled.T)
-
     def deformed_gram(self, X=None) -> np.ndarray:
-        """Gram matrix of the deformed kernel (hinge loss solved by libsvm, ``solver="dense"``).
+        """Gram matrix of the deformed kernel (hinge loss solved by libsvm).
 
         ``k~(x, z) = k(x, z) - k_x^T (gamma_A I + M K)^{-1} M k_z`` against the labeled
         training points: ``X=None`` gives the (l, l) matrix the SVM was trained on, otherwise
         the (n_X, l) matrix between ``X`` and them (what ``svm_`` scores).
         """
         check_is_fitted(self, "svm_")
-        if X is None:
-            return self._Z_labeled @ self._Z_labeled.T
-        X = validate_data(self, X, dtype=float, reset=False)
-        Zt = self.deformation_.transform(self.feature_map_.transform(X))
-        return Zt @ self._Z_labeled.T
+        if X is not None:
+            X = validate_data(self, X, dtype=float, reset=False)
+        return self.loss_.deformed_gram(self, X)
 
     def _square_output(self, F: np.ndarray) -> np.ndarray:
         F = F + self.intercept_
@@ -663,9 +573,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         check_is_fitted(self)
         sparse = "csr" if self._accepts_sparse() else False
         X = validate_data(self, X, dtype=float, reset=False, accept_sparse=sparse)
-        if hasattr(self, "dual_coef_"):  # kernel expansion over the basis samples
-            return self._square_output(self.feature_map_.decision(X, self.dual_coef_))
-        return self._decision_from_features(self.feature_map_.transform(X))
+        return self.loss_.decision(self, X)
 
     def predict(self, X):
         """Predicted class labels."""

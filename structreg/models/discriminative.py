@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import pinvh
 
-from ..solvers import solve_bordered
 from ..solvers.square import penalty_products, warn_nonconvex
 from ..structure import ClassScatterPenalty, LaplacianPenalty
 from ._base import StructuralClassifier
+from ._losses import BorderedDual
 
 
 class _DRLSCBase(StructuralClassifier):
@@ -40,7 +40,7 @@ class _DRLSCBase(StructuralClassifier):
     _semi_supervised = False
 
     def _loss(self):
-        return "square"
+        return "bordered_square" if self.formulation == "bordered" else "square"
 
     def _fit_intercept(self):
         return True
@@ -67,34 +67,25 @@ class _DRLSCBase(StructuralClassifier):
     def _ridge(self) -> float:
         return 0.0
 
-    def _solve_square(self, Z, Y, weights, M):
-        if self.formulation == "primal":
-            return super()._solve_square(Z, Y, weights, M)
-        if self.solver_ == "cg":
-            raise ValueError(
-                'formulation="bordered" is solved directly; use solver="dense" or "nystroem", '
-                'or formulation="primal" with solver="cg"'
-            )
+    def _bordered_system(self, X, Z, weights, M):
+        """Theorems 1-2: ``Omega = Z S^+ Z^T`` with ``S = Z^T M Z``, ``r = 1``,
+        ``w = S^+ Z^T Gamma``; ``solver_info_`` says whether the objective was convex."""
         MZ = penalty_products(M, Z)
         S = Z.T @ MZ
         S = 0.5 * (S + S.T)
-        S_pinv = pinvh(S)
-        SZ = S_pinv @ Z.T
-        sol = solve_bordered(Z @ SZ, Y, reg=1.0)
+        SZ = pinvh(S) @ Z.T
         # convexity of the objective itself: Hessian [Z, 1]^T (I + M) [Z, 1]
         A = np.hstack([Z, np.ones((Z.shape[0], 1))])
         H = A.T @ (weights[:, None] * A) + A.T @ np.hstack([MZ, penalty_products(M, A[:, -1:])])
         eig = np.linalg.eigvalsh(0.5 * (H + H.T))
         tol = len(eig) * np.finfo(float).eps * max(np.abs(eig).max(initial=0.0), 1e-300)
         info = {
-            "factorization": "pinvh+" + sol.factorization,
             "convex": bool(eig.min(initial=0.0) >= -tol),
             "S_eta_psd": bool(np.linalg.eigvalsh(S).min(initial=0.0) >= -tol),
-            "singular": bool(sol.singular),
         }
         if not info["convex"]:
             warn_nonconvex("the DRLSC objective has a negative-curvature direction")
-        return SZ @ sol.dual_coef, sol.intercept, info
+        return BorderedDual(Z @ SZ, 1.0, coef=lambda G: SZ @ G, label="pinvh+", info=info)
 
 
 _DRLSC_DOC = """

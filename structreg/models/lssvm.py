@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-from sklearn.base import clone
-from sklearn.multiclass import OneVsOneClassifier
-from sklearn.utils.validation import check_is_fitted, validate_data
-
-from ..kernels import kernel_matrix, resolve_gamma
-from ..solvers import solve_bordered
-from ._base import StructuralClassifier, pm_one_targets
+from ..kernels import KernelExpansion
+from ._base import StructuralClassifier
+from ._losses import BorderedDual
 
 
 class LSSVM(StructuralClassifier):
@@ -21,7 +16,9 @@ class LSSVM(StructuralClassifier):
         [ 1   K + I / C   ] [ alpha ] = [ Y ]
 
     solved with :func:`structreg.solvers.solve_bordered` (Cholesky of ``K + I/C`` and the
-    Schur complement of the border).  This is the regression form of LS-SVM classification;
+    Schur complement of the border).  A preset of :class:`StructuralClassifier`: the bordered
+    square loss (:class:`~structreg.models._losses.BorderedSquareLoss`) on the exact kernel
+    with no structure penalty.  This is the regression form of LS-SVM classification;
     for two classes it gives the same classifier as the ``y_i y_j K_ij`` form of the 1999 paper
     (the targets are +-1, so ``y_i^2 = 1``).  It equals :class:`RLSC` with
     ``fit_intercept=True`` and ``gamma_A = 1 / (n C)``.
@@ -46,7 +43,10 @@ class LSSVM(StructuralClassifier):
         ``alpha``; ``f(x) = k(x, X_fit_) @ dual_coef_ + intercept_``.
     intercept_ : ndarray of shape (n_outputs,)
     X_fit_ : ndarray of shape (n_samples, n_features)
-    solver_info_ : dict
+    ovo_ : OneVsOneClassifier
+        ``multi_class="ovo"`` with more than two classes: the pairwise LS-SVMs.
+    loss_, solver_info_
+        See :class:`StructuralClassifier`.
 
     Examples
     --------
@@ -67,32 +67,23 @@ class LSSVM(StructuralClassifier):
         self.C = C
         self.multi_class = multi_class
 
-    def _kernel(self, X, Y=None):
-        return kernel_matrix(
-            X, Y, kernel=self.kernel, gamma=self.gamma_, degree=self.degree, coef0=self.coef0
+    # LS-SVM is a preset: the bordered square loss on the exact kernel, no penalty
+    _path_params: tuple[str, ...] = ()
+
+    def _loss(self) -> str:
+        return "bordered_square"
+
+    def _penalty_terms(self, n_samples, n_labeled):
+        return []
+
+    def _make_feature_map(self, X):
+        return KernelExpansion(
+            kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
         )
 
-    def fit(self, X, y):
-        self._validate_params()
-        X, y = validate_data(self, X, y, dtype=float)
-        self.classes_, y_codes, labeled = self._encode_labels(np.asarray(y), None)
-        if self.multi_class == "ovo" and len(self.classes_) > 2:
-            binary = clone(self).set_params(multi_class="ovr")
-            self.ovo_ = OneVsOneClassifier(binary).fit(X, y_codes)
-            self.solver_info_ = {"multi_class": "ovo"}
-            return self
-        self.gamma_ = resolve_gamma(X, self.kernel, self.gamma)
-        self.X_fit_ = X
-        Y = pm_one_targets(y_codes, labeled, len(self.classes_))
-        sol = solve_bordered(self._kernel(X), Y, reg=1.0 / self.C)
-        self.dual_coef_, self.intercept_ = sol.dual_coef, sol.intercept
-        self.solver_info_ = {"factorization": sol.factorization, "singular": sol.singular}
-        return self
+    def _prepare(self, X, Z, y_codes, labeled):
+        self.X_fit_, self.gamma_ = X, self.feature_map_.gamma_
 
-    def decision_function(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=float, reset=False)
-        if hasattr(self, "ovo_"):
-            return self.ovo_.decision_function(X)
-        F = self._kernel(X, self.X_fit_) @ self.dual_coef_ + self.intercept_
-        return F.ravel() if F.shape[1] == 1 else F
+    def _bordered_system(self, X, Z, weights, M):
+        """``Omega = K`` on the training samples, ``r = 1 / C``."""
+        return BorderedDual(self.feature_map_.kernel_(X), 1.0 / self.C)

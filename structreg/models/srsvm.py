@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn import config_context
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ..kernels import KernelFeatureMap, kernel_matrix, resolve_gamma
-from ..solvers import DeformedFeatures, PrecomputedSVM
-from ..solvers.hinge import DeformedKernel
-from ..structure import ClusterScatterPenalty, build_penalties
+from ..structure import ClusterScatterPenalty
 from ._base import LinearFeatures, StructuralClassifier
-
-_BLOCK_ENTRIES = 1 << 22
-"""Kernel entries per row block of ``decision_function`` (32 MiB of float64)."""
+from ._losses import TrainingGram
 
 
 class SRSVM(StructuralClassifier):
@@ -25,21 +18,23 @@ class SRSVM(StructuralClassifier):
     the knee of the merge-distance curve (L-method).  The dual is an SVM with the kernel
     ``phi(x)^T (I + lam Sigma)^{-1} phi(z)`` (the paper's eq. 14 / 22).
 
-    Implementation: ``w^T Sigma w = f^T Psi f`` on the training outputs with
-    ``Psi = blockdiag_C(I/|C| - 1 1^T/|C|^2)``
-    (:class:`~structreg.structure.ClusterScatterPenalty`), so SRSVM is the hinge-loss
-    :class:`StructuralClassifier` with ``gamma_A = 1 / (2 C l)`` and that penalty weighted by
-    ``lam / (2 C l)``, i.e. the deformed kernel of ``lam Psi``.  Two exact paths, neither of
-    which inverts the singular ``Psi`` as the paper's Woodbury formula (21) does:
+    Implementation: a preset of :class:`StructuralClassifier`.  ``w^T Sigma w = f^T Psi f``
+    on the training outputs with ``Psi = blockdiag_C(I/|C| - 1 1^T/|C|^2)``
+    (:class:`~structreg.structure.ClusterScatterPenalty`), so SRSVM is the hinge loss
+    (:class:`~structreg.models._losses.HingeLoss`) with ``gamma_A = 1 / (2 C l)`` and that
+    penalty weighted by ``lam / (2 C l)``, i.e. the deformed kernel of ``lam Psi``; the
+    per-class Ward clustering is its structure step (``_prepare``).  Two exact paths, neither
+    of which inverts the singular ``Psi`` as the paper's Woodbury formula (21) does:
 
     * linear kernel with fewer features than samples: explicit features, the inputs
       ``x -> L^{-1} x`` with ``L L^T = I + lam X^T Psi X`` (a d x d Cholesky factor);
       clusters are found on the inputs;
-    * otherwise the training Gram matrix ``K`` is computed once and shared: kernel Ward's
-      linkage per class on its feature-space distances, and the deformed Gram matrix
-      ``K - lam K S (I + lam S K S)^{-1} S K`` with ``S`` the symmetric square root of
-      ``Psi`` (:class:`~structreg.solvers.hinge.DeformedKernel`; the middle factor has
-      eigenvalues >= 1).  No factor of ``K`` is formed.
+    * otherwise the feature map is the unfactored kernel
+      (:class:`~structreg.models._losses.TrainingGram`), whose Gram matrix ``K`` is computed
+      once and shared: kernel Ward's linkage per class on its feature-space distances, and the
+      deformed Gram matrix ``K - lam K S (I + lam S K S)^{-1} S K`` with ``S`` the symmetric
+      square root of ``Psi`` (``_penalty_root``; :class:`~structreg.solvers.DeformedKernel`,
+      the middle factor has eigenvalues >= 1).  No factor of ``K`` is formed.
 
     Solved by scikit-learn's libsvm on the precomputed deformed Gram matrix.
 
@@ -77,12 +72,13 @@ class SRSVM(StructuralClassifier):
     deformed_kernel_ : DeformedKernel or None
         Kernel path: the deformed kernel (``deformed_kernel_.gram_`` is the deformed Gram
         matrix of the labeled training points); None in the linear explicit-feature path.
-    feature_map_, deformation_
-        The explicit feature map ``phi`` and :class:`~structreg.solvers.DeformedFeatures`
-        as in :class:`StructuralClassifier`: the deformed features of ``x`` are
-        ``deformation_.transform(feature_map_.transform(x))``.  In the kernel path they are
-        built on first access (a factor of K; :func:`structreg.bounds.fitted_bound` and the
-        paper's experiments read them), not during ``fit``.
+    feature_map_ : LinearFeatures or TrainingGram
+        The inputs (linear explicit-feature path) or the unfactored kernel (kernel path;
+        ``feature_map_.gram_`` is the Gram matrix of the labeled training points).
+    deformation_ : DeformedFeatures
+        Linear explicit-feature path only: the deformed features of ``x`` are
+        ``deformation_.transform(x)``.  :meth:`deformed_gram` gives the deformed kernel in
+        both paths.
 
     Examples
     --------
@@ -118,6 +114,7 @@ class SRSVM(StructuralClassifier):
         self.multi_class = multi_class
         self.tol = tol
 
+    # SRSVM is a preset: the hinge loss, the cluster-scatter penalty of per-class Ward clusters
     def _loss(self):
         return "hinge"
 
@@ -130,130 +127,34 @@ class SRSVM(StructuralClassifier):
         weight = self.lam / (2.0 * self.C * n_labeled)
         return [(weight, ClusterScatterPenalty(self.cluster_ids_))]
 
-    def _primal(self, X) -> bool:
-        """Explicit-feature path: linear kernel with fewer features than samples."""
-        return self.kernel == "linear" and X.shape[1] < X.shape[0]
+    def _penalty_root(self, labeled):
+        """``M / gamma_A = lam S S^T`` with ``S`` the symmetric root of the labeled points'
+        cluster scatter ``Psi``."""
+        ids = self.cluster_ids_[labeled]
+        return ClusterScatterPenalty(ids).root(len(ids)), float(self.lam)
 
-    def _kernel(self, A, B=None):
-        """``k(A, B)`` on inputs validated by fit / decision_function (scikit-learn's checks of
-        them are skipped)."""
-        with config_context(assume_finite=True, skip_parameter_validation=True):
-            return kernel_matrix(
-                A, B, kernel=self.kernel, gamma=self._gamma, degree=self.degree, coef0=self.coef0
-            )
+    def _make_feature_map(self, X):
+        """The inputs (linear kernel, fewer features than samples), else the unfactored
+        kernel whose Gram matrix the clustering and the deformed kernel share."""
+        if self.kernel == "linear" and X.shape[1] < X.shape[0]:
+            return LinearFeatures()
+        return TrainingGram(
+            kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
+        )
 
-    def _fit(self, X, y, unlabeled):
+    def _prepare(self, X, Z, y_codes, labeled):
+        """The structure step: Ward clusters per class, the knee of the merge curve."""
         from ..clustering import class_clusters
 
-        y = column_or_1d(y, warn=True)
-        classes, y_codes, labeled = self._encode_labels(y, unlabeled)
-        self.classes_ = classes
-        n, n_lab = X.shape[0], int(labeled.sum())
+        n_lab = int(labeled.sum())
         self._n_labeled = n_lab
-        self._fit_X, self._labeled = X, labeled
-        self.__dict__.pop("_hinge_features", None)
-        X_lab = X if n_lab == n else X[labeled]
         y_lab = y_codes[labeled]
-        primal = self._primal(X)
-        if primal:
-            K = None
-            ids_lab, counts = class_clusters(X_lab, y_lab, max_clusters=self.max_clusters)
-        else:
-            self._gamma = resolve_gamma(X, self.kernel, self.gamma)
-            K = self._kernel(X_lab)
-            if callable(self.kernel):  # the callable's array may be shared or read-only
-                K = np.array(K, dtype=float, order="C")
-            if not np.isfinite(K.sum()) and not np.isfinite(K).all():  # one pass when finite
-                raise ValueError("kernel matrix has non-finite entries")
-            K += K.T  # symmetric to the last bit, as the SVM's Gram matrix must be
-            K *= 0.5
+        if Z is None:  # kernel Ward linkage on the feature-space distances
+            K = self.feature_map_.labeled_gram(labeled)
             ids_lab, counts = class_clusters(K, y_lab, max_clusters=self.max_clusters, gram=True)
-        self.cluster_ids_ = np.full(n, -1, dtype=int)
+        else:
+            X_lab = X if n_lab == X.shape[0] else X[labeled]
+            ids_lab, counts = class_clusters(X_lab, y_lab, max_clusters=self.max_clusters)
+        self.cluster_ids_ = np.full(X.shape[0], -1, dtype=int)
         self.cluster_ids_[labeled] = ids_lab
         self.n_clusters_ = np.asarray([counts[c] for c in range(len(self.classes_))])
-        M, _ = build_penalties(self._penalty_terms(n, n_lab), X, y_codes, labeled)
-        self.penalty_ = M
-        C = 1.0 / (2.0 * self.gamma_A * n_lab)
-        if primal:
-            deformation = DeformedFeatures(X, M, self.gamma_A)
-            Z_lab = deformation.transform(X_lab)
-            self._hinge_features = (LinearFeatures(), deformation, Z_lab)
-            self.deformed_kernel_ = None
-            gram = Z_lab @ Z_lab.T
-            info = {"n_components": X.shape[1], "deformation": "features"}
-        else:
-            root = ClusterScatterPenalty(ids_lab).root(n_lab) if M is not None else None
-            self.deformed_kernel_ = DeformedKernel(K, root, float(self.lam))
-            gram = self.deformed_kernel_.gram_
-            info = {"n_components": n_lab, "deformation": "woodbury"}
-        self.svm_ = PrecomputedSVM(C=C, multi_class=self._multi_class(), tol=self.tol).fit(
-            gram, y_lab, len(self.classes_)
-        )
-        self.solver_info_ = {"loss": "hinge", "C": C, **info}
-        self.support_ = np.flatnonzero(labeled)[self.svm_.support_]
-        self.n_support_ = np.bincount(y_codes[self.support_], minlength=len(self.classes_))
-        return self
-
-    def decision_function(self, X):
-        """Output f(x): shape (n,) for two classes (positive means ``classes_[1]``), else
-        (n, n_classes)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=float, reset=False)
-        parts = [self.svm_.decision_function(G) for G in self._deformed_blocks(X)]
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-    def deformed_gram(self, X=None) -> np.ndarray:
-        """Gram matrix of SRSVM's dual kernel ``phi(x)^T (I + lam Sigma)^{-1} phi(z)``.
-
-        Against the labeled training points: ``X=None`` gives the (l, l) matrix libsvm was
-        trained on, otherwise the (n_X, l) matrix between ``X`` and them.
-        """
-        check_is_fitted(self)
-        if X is None:
-            if self.deformed_kernel_ is None:
-                Z_lab = self._hinge_features[2]
-                return Z_lab @ Z_lab.T
-            return self.deformed_kernel_.gram_
-        X = validate_data(self, X, dtype=float, reset=False)
-        return np.vstack(list(self._deformed_blocks(X)))
-
-    def _deformed_blocks(self, X):
-        """Row blocks of the deformed cross Gram matrix of validated ``X`` (bounded memory)."""
-        if self.deformed_kernel_ is None:
-            _, deformation, Z_lab = self._hinge_features
-            yield deformation.transform(X) @ Z_lab.T
-            return
-        X_lab = self._fit_X if self._n_labeled == len(self._labeled) else self._fit_X[self._labeled]
-        step = max(1, _BLOCK_ENTRIES // max(1, X_lab.shape[0]))
-        for i in range(0, X.shape[0], step):
-            yield self.deformed_kernel_.cross(self._kernel(X[i : i + step], X_lab))
-
-    # -- the explicit deformed features, built on demand in the kernel path ------------------
-    def _deformed_features(self) -> tuple:
-        """``(feature_map_, deformation_, deformed features of the labeled training points)``."""
-        cached = self.__dict__.get("_hinge_features")
-        if cached is None:
-            X = self._fit_X  # AttributeError before fit
-            feature_map = KernelFeatureMap(
-                kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
-            )
-            Z = feature_map.fit_transform(X)
-            deformation = DeformedFeatures(Z, self.penalty_, self.gamma_A)
-            cached = (feature_map, deformation, deformation.transform(Z[self._labeled]))
-            self._hinge_features = cached
-        return cached
-
-    @property
-    def feature_map_(self):
-        """Explicit feature map ``phi`` (see the class docstring)."""
-        return self._deformed_features()[0]
-
-    @property
-    def deformation_(self):
-        """:class:`~structreg.solvers.DeformedFeatures` of the fitted model."""
-        return self._deformed_features()[1]
-
-    @property
-    def _Z_labeled(self):
-        """Deformed features of the labeled training points (their Gram matrix is the SVM's)."""
-        return self._deformed_features()[2]
