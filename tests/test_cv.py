@@ -17,6 +17,7 @@ from structreg import (
     DRLSC,
     GRBFN,
     RLSC,
+    SRSVM,
     DALapRLSC,
     DiscriminativeRLS,
     LapRLSC,
@@ -378,3 +379,39 @@ def test_fit_path_groups_with_a_bordered_formulation_fit_one_by_one():
             assert f.solver_info_["factorization"].startswith("pinvh") == (
                 point["formulation"] == "bordered"
             )
+
+
+def _same_as_plain_fits(estimator, X, y, grid, fits):
+    for point, fitted in zip(ParameterGrid(grid), fits, strict=True):
+        direct = clone(estimator).set_params(**point).fit(X, y)
+        F, G = fitted.decision_function(X), direct.decision_function(X)
+        np.testing.assert_allclose(F, G, rtol=1e-6, atol=1e-8 * np.abs(G).max(), err_msg=str(point))
+        np.testing.assert_array_equal(fitted.predict(X), direct.predict(X))
+        assert fitted.solver_info_["C"] == pytest.approx(direct.solver_info_["C"])
+        np.testing.assert_array_equal(fitted.support_, direct.support_)
+        if hasattr(direct, "transduction_"):
+            np.testing.assert_array_equal(fitted.transduction_, direct.transduction_)
+
+
+def test_fit_path_shares_the_deformed_kernel_of_hinge_models_across_C():
+    X, y = make_blobs(90, centers=[[0, 0], [3, 0], [0, 3]], cluster_std=1.2, random_state=0)
+    grid = {"lam": [0.0, 2.0], "C": [0.1, 1.0, 10.0]}
+    fits = fit_path(SRSVM(kernel="rbf", gamma=0.5), X, y, grid)
+    _same_as_plain_fits(SRSVM(kernel="rbf", gamma=0.5), X, y, grid, fits)
+    # one deformed kernel per lam, libsvm per C
+    assert len({id(f.deformed_kernel_) for f in fits}) == 2
+    assert fits[0].deformed_kernel_ is fits[2].deformed_kernel_
+    # LapSVM: the deformation depends on gamma_I / gamma_A only
+    Xm, y_true, y_semi = _semi()
+    grid = {"gamma_A": [1e-3, 1e-2], "gamma_I": [1e-2, 1e-1]}
+    fits = fit_path(LapSVM(gamma=1.0), Xm, y_semi, grid)
+    _same_as_plain_fits(LapSVM(gamma=1.0), Xm, y_semi, grid, fits)
+    points = list(ParameterGrid(grid))
+    a = points.index({"gamma_A": 1e-3, "gamma_I": 1e-2})
+    b = points.index({"gamma_A": 1e-2, "gamma_I": 1e-1})
+    c = points.index({"gamma_A": 1e-2, "gamma_I": 1e-2})
+    assert fits[a].deformation_ is fits[b].deformation_
+    assert fits[a].deformation_ is not fits[c].deformation_
+    # an invalid weight fails that point only
+    out = fit_path(SRSVM(), X, y, {"C": [1.0, -1.0]}, errors="return")
+    assert hasattr(out[0], "svm_") and isinstance(out[1], Exception)

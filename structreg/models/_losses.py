@@ -342,7 +342,7 @@ class HingeLoss(Loss):
         super().check(model, M, psd)
 
     def fit(self, model, data: FitData) -> np.ndarray | None:
-        labeled, n_classes = data.labeled, len(model.classes_)
+        labeled = data.labeled
         if data.Z is None:
             K = model.feature_map_.labeled_gram(labeled)
             root = None if data.M is None else model._penalty_root(labeled)
@@ -355,18 +355,27 @@ class HingeLoss(Loss):
             model._Z_labeled = model.deformation_.transform(data.Z[labeled])
             gram = model._Z_labeled @ model._Z_labeled.T
             info = {"n_components": data.Z.shape[1], "deformation": "features"}
-        C = 1.0 / (2.0 * model.gamma_A * labeled.sum())
-        model.svm_ = PrecomputedSVM(C=C, multi_class=model._multi_class(), tol=model.tol).fit(
-            gram, data.y_codes[labeled], n_classes
-        )
-        model.solver_info_ = {"loss": self.name, "C": C, **info}
-        model.support_ = np.flatnonzero(labeled)[model.svm_.support_]
-        model.n_support_ = np.bincount(data.y_codes[model.support_], minlength=n_classes)
+        model._hinge_labels = (data.y_codes, labeled)
+        self.fit_svm(model, gram, info)
         if data.Z is None or not model._semi_supervised:
             return None
         return model.svm_.decision_function(
             model.deformation_.transform(data.Z) @ model._Z_labeled.T
         )
+
+    def fit_svm(self, model, gram: np.ndarray, info: dict) -> None:
+        """libsvm with ``C = 1 / (2 gamma_A l)`` on the deformed Gram matrix of the labeled
+        points; also used by :func:`~structreg.models.fit_path` to refit only the SVM of grid
+        points that share a deformed kernel (the same ``M / gamma_A``)."""
+        y_codes, labeled = model._hinge_labels
+        n_classes = len(model.classes_)
+        C = 1.0 / (2.0 * model.gamma_A * labeled.sum())
+        model.svm_ = PrecomputedSVM(C=C, multi_class=model._multi_class(), tol=model.tol).fit(
+            gram, y_codes[labeled], n_classes
+        )
+        model.solver_info_ = {"loss": self.name, "C": C, **info}
+        model.support_ = np.flatnonzero(labeled)[model.svm_.support_]
+        model.n_support_ = np.bincount(y_codes[model.support_], minlength=n_classes)
 
     def deformed_gram(self, model, X=None) -> np.ndarray:
         """The deformed Gram matrix against the labeled training points: (l, l) for

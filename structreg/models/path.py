@@ -13,9 +13,11 @@ returned estimators are ordinary fitted estimators (``predict``, ``decision_func
 Across groups, a feature map or penalty with the same parameters is built once too (e.g. the
 kNN graph is shared by every kernel width).
 
-Grid points that cannot share a factorisation (hinge loss, the iterative ``solver="cg"``, a
-model that declares no weight parameters, e.g. DRLSC's ``formulation="bordered"``) are fitted
-one by one.
+Hinge-loss models solved by libsvm share the deformed kernel between grid points whose
+penalty weights scale with ``gamma_A`` (SRSVM's ``C`` at fixed ``lam``; LapSVM at a fixed
+``gamma_I / gamma_A``): libsvm alone runs again per ``C``.  Grid points that cannot share
+(the iterative ``solver="cg"``, the hinge loss's primal solvers, a model that declares no
+weight parameters, e.g. DRLSC's ``formulation="bordered"``) are fitted one by one.
 """
 
 from __future__ import annotations
@@ -220,6 +222,8 @@ def fit_path(
     if errors not in ("raise", "return"):
         raise ValueError(f"errors must be 'raise' or 'return', got {errors!r}")
     candidates = candidate_list(param_grid)
+    if _shares_deformation(estimator):
+        return _hinge_path(estimator, X, y, candidates, unlabeled, warn, errors)
     if not _shares_factorisation(estimator):
         return [
             _guarded(errors, _plain_fit, estimator, X, y, p, unlabeled, warn) for p in candidates
@@ -259,6 +263,79 @@ def fit_path(
             for i, f in zip(idx, fitted, strict=True):
                 out[i] = f
     return out
+
+
+def _shares_deformation(estimator) -> bool:
+    """A hinge-loss model solved by libsvm on the deformed kernel (not its primal solvers)."""
+    return (
+        isinstance(estimator, StructuralClassifier)
+        and bool(getattr(estimator, "_path_params", ()))
+        and estimator._loss() == "hinge"
+        and getattr(estimator, "solver", "dense") in ("auto", "dense")
+    )
+
+
+def _deformation_key(model) -> tuple[float, ...]:
+    """``w_k / gamma_A`` of a fitted (or state-copied) hinge model: the deformed kernel
+    ``k - k_x^T (gamma_A I + M K)^{-1} M k_z`` depends on the weights only through them."""
+    _, labeled = model._hinge_labels
+    terms = model._penalty_terms(len(labeled), int(labeled.sum()))
+    return tuple(float(w) / model.gamma_A for w, _ in terms)
+
+
+def _hinge_path(estimator, X, y, candidates, unlabeled, warn, errors) -> list:
+    """Hinge-loss models along a grid: grid points whose structure parameters agree and whose
+    penalty weights scale with ``gamma_A`` (e.g. SRSVM's ``C`` at fixed ``lam``; LapSVM's
+    ``gamma_A`` and ``gamma_I`` at a fixed ratio) share the deformed kernel, and only libsvm
+    runs again with the point's ``C = 1 / (2 gamma_A l)``; the others are fitted."""
+    path_params = set(estimator._path_params)
+    out: list[Any] = [None] * len(candidates)
+    refs: dict[tuple, list] = defaultdict(list)  # structure -> [(key, fitted, cache)]
+    for i, point in enumerate(candidates):
+        structure = tuple(sorted((k, _key(v)) for k, v in point.items() if k not in path_params))
+        try:
+            shared = _sharing(refs[structure], point, path_params)
+        except Exception as exc:  # an invalid weight
+            if errors == "raise":
+                raise
+            out[i] = exc
+            continue
+        if shared is not None:
+            cand, ref, grams = shared
+            out[i] = _guarded(errors, _refit_svm, cand, ref, grams, X)
+            continue
+        fitted = _guarded(errors, _plain_fit, estimator, X, y, point, unlabeled, warn)
+        out[i] = fitted
+        if hasattr(fitted, "svm_"):  # libsvm on the deformed kernel (not a primal solver)
+            refs[structure].append((_deformation_key(fitted), fitted, {}))
+    return out
+
+
+def _sharing(refs: list, point: dict, path_params) -> tuple | None:
+    """``(candidate, ref, grams)`` for the first fitted ``ref`` whose deformed kernel the
+    point shares (the candidate: a copy of ref with the point's weights), else None."""
+    for key, ref, grams in refs:
+        cand = _with_weights(ref, point, path_params)
+        if np.allclose(_deformation_key(cand), key, rtol=1e-12, atol=0.0):
+            return cand, ref, grams
+    return None
+
+
+def _refit_svm(cand, ref, grams: dict, X):
+    """``cand`` (a copy of the fitted ``ref`` with other weights, the same deformed kernel)
+    with its own libsvm fit; ``grams`` caches ref's deformed Gram matrices."""
+    if "labeled" not in grams:
+        grams["labeled"] = ref.deformed_gram()
+    info = {k: v for k, v in ref.solver_info_.items() if k not in ("loss", "C")}
+    cand.loss_.fit_svm(cand, grams["labeled"], info)
+    cand.__dict__.pop("penalty_", None)  # the combined matrix of ref's weights: not cand's
+    if cand._semi_supervised:  # decisions on every training point
+        if "training" not in grams:
+            Xv = validate_data(ref, X, dtype=float, reset=False)
+            grams["training"] = ref.loss_.deformed_gram(ref, Xv)
+        fitted = cand.svm_.decision_function(grams["training"])
+        cand.transduction_ = cand.classes_[cand._decide(fitted)]
+    return cand
 
 
 def _shared_fit(base, X, y, unlabeled, path_params, cache: dict, labels: str) -> _SharedFit:

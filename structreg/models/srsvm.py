@@ -115,6 +115,10 @@ class SRSVM(StructuralClassifier):
         self.tol = tol
 
     # SRSVM is a preset: the hinge loss, the cluster-scatter penalty of per-class Ward clusters
+    _path_params = ("C", "lam")
+    """Weights only (:func:`~structreg.models.fit_path`: points with the same ``lam`` share
+    the clusters and the deformed kernel; libsvm runs per ``C``)."""
+
     def _loss(self):
         return "hinge"
 
