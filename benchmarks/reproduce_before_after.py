@@ -29,6 +29,8 @@ def _start(cwd: Path, out: Path, args) -> subprocess.Popen:
         cmd += ["--table", args.table]
     if args.quick:
         cmd.append("--quick")
+    if args.datasets:
+        cmd += ["--datasets", args.datasets]
     log = open(out.parent / f"{out.name}.log", "w")  # noqa: SIM115 (closed by the caller)
     return subprocess.Popen(cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
 
@@ -64,6 +66,7 @@ def main() -> None:
     parser.add_argument("--paper", default="drlsc")
     parser.add_argument("--table", default="7")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--datasets", default=None, help="passed to reproduce (a subset)")
     parser.add_argument("--n-jobs", type=int, default=1)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="structreg-before-after-") as tmp:
@@ -86,6 +89,7 @@ def main() -> None:
                 time.sleep(1.0)
             cells = {k: _cell_seconds(out / "results.sqlite") for k, (_, out) in runs.items()}
             what = f"reproduce {args.paper} --table {args.table}" + " --quick" * args.quick
+            what += f" --datasets {args.datasets}" if args.datasets else ""
             print(f"{what}, --n-jobs {args.n_jobs} each, both at once")
             print("| run | wall s | sum of cell s |\n| --- | --- | --- |")
             for key in runs:
