@@ -19,8 +19,9 @@ preconditioned CG for LapRLSC) the system is solved by conjugate gradients preco
 ``P = blockdiag(K, s)``: the preconditioned residual ``z = P^{-1} r = [g - ridge alpha;
 1^T g / s]`` (a solution of ``P z = r`` when K is singular) needs no ``K^{-1}``, and keeping
 ``K p`` by recurrence leaves ONE product with ``K`` per iteration (for all output columns at
-once); the iteration is :func:`structreg.solvers.cg.conjugate_gradient` with the metric P.  ``K`` may be a dense array or any operator with ``@`` (e.g.
-:class:`GramOperator`, which never stores an n x n matrix when it would be too large).
+once); the iteration is :func:`structreg.solvers.cg.conjugate_gradient` with the metric P.
+``K`` may be a dense array or any operator with ``@`` (e.g. :class:`GramOperator`, which
+never stores an n x n matrix when it would be too large).
 This is the exact-kernel counterpart of the feature-map solver: no factorisation of ``K``
 is needed, at the price of O(n^2) per iteration.
 """
