@@ -22,8 +22,11 @@ def rows_per_block(n_cols: int, block_bytes: int | None = None) -> int:
     return max(1, int(block_bytes // (8 * max(n_cols, 1))))
 
 
-def row_blocks(n_rows: int, n_cols: int, block_bytes: int | None = None) -> Iterator[slice]:
-    """Slices of at most :func:`rows_per_block` rows covering ``range(n_rows)``."""
-    step = rows_per_block(n_cols, block_bytes)
+def row_blocks(
+    n_rows: int, n_cols: int, block_bytes: int | None = None, *, rows: int | None = None
+) -> Iterator[slice]:
+    """Slices of at most :func:`rows_per_block` rows (exactly ``rows`` when given, at least
+    one) covering ``range(n_rows)``."""
+    step = rows_per_block(n_cols, block_bytes) if rows is None else max(1, int(rows))
     for start in range(0, n_rows, step):
         yield slice(start, min(start + step, n_rows))

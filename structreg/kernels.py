@@ -14,7 +14,6 @@ Kernel names and parameters follow scikit-learn (``gamma`` as in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from math import isqrt
 
 import numpy as np
 from scipy.linalg import eigh, lapack, solve_triangular
@@ -116,9 +115,10 @@ def kernel_diagonal(
     """``k(x_i, x_i)`` for every row of X, without forming ``k(X, X)``.
 
     Closed forms for the named kernels (``rbf``: 1; ``linear``: ``||x||^2``; ``poly``:
-    (``gamma ||x||^2 + coef0)^degree``); a callable is evaluated on square diagonal blocks
-    within the memory budget (:data:`structreg._chunks.BLOCK_BYTES`).  ``gamma`` must already be
-    numeric (see :func:`resolve_gamma`).
+    ``(gamma ||x||^2 + coef0)^degree``); a callable is evaluated on diagonal blocks of 256
+    rows: it returns whole blocks, of which only the diagonal is kept, so blocks are kept small
+    to bound that waste (not memory: 512 KiB each).  ``gamma`` must already be numeric (see
+    :func:`resolve_gamma`).
     """
     if kernel == "rbf":
         return np.ones(X.shape[0])
@@ -126,10 +126,10 @@ def kernel_diagonal(
         sq = np.einsum("ij,ij->i", X, X)
         return sq if kernel == "linear" else (gamma * sq + coef0) ** degree
     out = np.empty(X.shape[0])
-    side = max(1, isqrt(_chunks.BLOCK_BYTES // 8))  # a side x side block fits the budget
-    for rows in row_blocks(X.shape[0], side):
-        out[rows] = np.diag(
-            kernel_matrix(X[rows], kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
+    for start in range(0, X.shape[0], 256):
+        block = X[start : start + 256]
+        out[start : start + len(block)] = np.diag(
+            kernel_matrix(block, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
         )
     return out
 
@@ -152,11 +152,7 @@ def kernel_blocks(
     :data:`structreg._chunks.BLOCK_BYTES`) of float64, i.e. ``block_bytes / (8 len(B))`` rows
     (at least one), or exactly ``block_rows`` rows when given.
     """
-    n = A.shape[0]
-    step = _chunks.rows_per_block(B.shape[0], block_bytes) if block_rows is None else block_rows
-    step = max(1, int(step))
-    for start in range(0, n, step):
-        rows = slice(start, min(start + step, n))
+    for rows in row_blocks(A.shape[0], B.shape[0], block_bytes, rows=block_rows):
         yield rows, np.asarray(kernel_fn(A[rows], B), dtype=float)
 
 

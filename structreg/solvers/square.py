@@ -109,9 +109,8 @@ def _penalty_blocks(Z, penalty, fit_intercept: bool, block_elements: int):
     q = p + int(fit_intercept)
     if _row_sliceable(penalty):
         M = penalty.tocsr() if sp.issparse(penalty) else np.asarray(penalty, dtype=float)
-        step = max(1, block_elements // max(q, 1))
-        for s in range(0, n, step):
-            e = min(n, s + step)
+        for blk in _chunks.row_blocks(n, q, 8 * block_elements):
+            s, e = blk.start, blk.stop
             Mb = M[s:e]
             MZ = dense_array(Mb @ Z)
             Ab = dense_array(Z[s:e])
@@ -120,9 +119,8 @@ def _penalty_blocks(Z, penalty, fit_intercept: bool, block_elements: int):
                 Ab = np.hstack([Ab, np.ones((e - s, 1))])
             yield Ab, MZ, 0, slice(s, e)
     else:  # LinearOperator: only products are available
-        step = max(1, block_elements // max(n, 1))
-        for s in range(0, q, step):
-            e = min(q, s + step)
+        for blk in _chunks.row_blocks(q, n, 8 * block_elements):  # blocks of columns
+            s, e = blk.start, blk.stop
             cols = np.arange(s, e)
             Ab = np.empty((n, e - s))
             z = cols < p
