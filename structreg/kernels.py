@@ -13,16 +13,18 @@ Kernel names and parameters follow scikit-learn (``gamma`` as in
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from scipy.linalg import eigh, lapack, solve_triangular
+from scipy.sparse.linalg import LinearOperator
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.cluster import kmeans_plusplus
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import _chunks
 from ._chunks import row_blocks
 from ._params import constraints_for
 
@@ -113,8 +115,10 @@ def kernel_diagonal(
     """``k(x_i, x_i)`` for every row of X, without forming ``k(X, X)``.
 
     Closed forms for the named kernels (``rbf``: 1; ``linear``: ``||x||^2``; ``poly``:
-    ``(gamma ||x||^2 + coef0)^degree``); a callable is evaluated on diagonal blocks of at most
-    256 rows.  ``gamma`` must already be numeric (see :func:`resolve_gamma`).
+    ``(gamma ||x||^2 + coef0)^degree``); a callable is evaluated on diagonal blocks of 256
+    rows: it returns whole blocks, of which only the diagonal is kept, so blocks are kept small
+    to bound that waste (not memory: 512 KiB each).  ``gamma`` must already be numeric (see
+    :func:`resolve_gamma`).
     """
     if kernel == "rbf":
         return np.ones(X.shape[0])
@@ -128,6 +132,148 @@ def kernel_diagonal(
             kernel_matrix(block, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
         )
     return out
+
+
+KernelFunction = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""``kernel_fn(A, B)`` returns the Gram block ``k(A, B)`` of shape ``(len(A), len(B))``."""
+
+
+def kernel_blocks(
+    kernel_fn: KernelFunction,
+    A: np.ndarray,
+    B: np.ndarray,
+    *,
+    block_bytes: int | None = None,
+    block_rows: int | None = None,
+) -> Iterator[tuple[slice, np.ndarray]]:
+    """Row-blocked kernel evaluation: ``(rows, k(A[rows], B))`` covering the rows of A.
+
+    Each block holds at most ``block_bytes`` (default the one budget,
+    :data:`structreg._chunks.BLOCK_BYTES`) of float64, i.e. ``block_bytes / (8 len(B))`` rows
+    (at least one), or exactly ``block_rows`` rows when given.
+    """
+    for rows in row_blocks(A.shape[0], B.shape[0], block_bytes, rows=block_rows):
+        yield rows, np.asarray(kernel_fn(A[rows], B), dtype=float)
+
+
+def kernel_product(
+    kernel_fn: KernelFunction,
+    A: np.ndarray,
+    B: np.ndarray,
+    V: np.ndarray,
+    *,
+    transpose: bool = False,
+    block_bytes: int | None = None,
+    block_rows: int | None = None,
+) -> np.ndarray:
+    """The kernel matrix-vector product (FALKON's ``Kernel.mmv``) in row blocks of A.
+
+    ``k(A, B) @ V = [k(A_b, B) @ V]_b`` (V of shape (len(B), m)), or with ``transpose=True``
+    ``k(A, B)^T @ V = sum_b k(A_b, B)^T V_b`` (V of shape (len(A), m)); blocks as in
+    :func:`kernel_blocks`, so no ``len(A) x len(B)`` array is formed.  A 1-D V gives a 1-D
+    result.
+    """
+    V = np.asarray(V, dtype=float)
+    flat = V.ndim == 1
+    V2 = V[:, None] if flat else V
+    out = np.zeros((B.shape[0] if transpose else A.shape[0], V2.shape[1]))
+    for rows, Kb in kernel_blocks(kernel_fn, A, B, block_bytes=block_bytes, block_rows=block_rows):
+        if transpose:
+            out += Kb.T @ V2[rows]
+        else:
+            out[rows] = Kb @ V2
+    return out[:, 0] if flat else out
+
+
+class KernelOperator(LinearOperator):
+    """``K = k(A, B)`` (``k(A, A)`` when B is None) as a linear operator: the one kernel operator.
+
+    If the whole matrix takes at most ``max_bytes`` it is computed once and stored (products
+    are then one BLAS call); otherwise every product ``K @ V`` / ``K^T @ U`` recomputes row
+    blocks through :func:`kernel_product`, each block holding at most ``min(BLOCK_BYTES,
+    max_bytes)`` (at least one row), so no ``len(A) x len(B)`` array is ever allocated.  The
+    symmetric operator (B None) is its own transpose: ``K^T U`` is ``K U``.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n, d)
+        Row points.
+    kernel_fn : callable
+        ``kernel_fn(A, B)`` returns the Gram block ``k(A, B)`` of shape ``(len(A), len(B))``,
+        e.g. ``functools.partial(kernel_matrix, kernel="rbf", gamma=0.5)``.
+    B : ndarray of shape (m, d) or None
+        Column points (None: A, the symmetric Gram matrix).
+    max_bytes : int or None
+        Largest matrix (in bytes, float64) that is stored; default 16 blocks of the budget
+        (``16 * BLOCK_BYTES``, 1 GiB).
+    block_size : int or None
+        Rows per recomputed block (default from the memory budget above).
+
+    Attributes
+    ----------
+    stored : bool
+        Whether the full matrix is stored.
+    matrix : ndarray of shape (n, m) or None
+        The stored matrix (None when blockwise).
+    block_size : int or None
+        Rows per block of a blockwise product (None when stored).
+    """
+
+    def __init__(
+        self,
+        A: np.ndarray,
+        kernel_fn: KernelFunction,
+        B: np.ndarray | None = None,
+        *,
+        max_bytes: int | None = None,
+        block_size: int | None = None,
+    ) -> None:
+        A = np.asarray(A, dtype=float)
+        self.symmetric = B is None
+        B = A if B is None else np.asarray(B, dtype=float)
+        if A.ndim != 2 or B.ndim != 2:
+            raise ValueError(f"points must be 2-D, got shapes {A.shape} and {B.shape}")
+        n, m = A.shape[0], B.shape[0]
+        super().__init__(dtype=np.dtype(float), shape=(n, m))
+        self.A, self.B, self.kernel_fn = A, B, kernel_fn
+        max_bytes = 16 * _chunks.BLOCK_BYTES if max_bytes is None else int(max_bytes)
+        self.stored = n * m * 8 <= max_bytes
+        self.matrix = np.asarray(kernel_fn(A, B), dtype=float) if self.stored else None
+        if self.stored:
+            self.block_size = None
+        elif block_size is None:
+            rows = _chunks.rows_per_block(m, min(_chunks.BLOCK_BYTES, max_bytes))
+            self.block_size = int(min(rows, max(n, 1)))
+        else:
+            self.block_size = int(min(max(1, block_size), max(n, 1)))
+
+    def _matmat(self, V: np.ndarray) -> np.ndarray:
+        V = np.asarray(V, dtype=float)
+        if self.stored:
+            return self.matrix @ V
+        return kernel_product(self.kernel_fn, self.A, self.B, V, block_rows=self.block_size)
+
+    def _rmatmat(self, U: np.ndarray) -> np.ndarray:
+        if self.symmetric:
+            return self._matmat(U)
+        U = np.asarray(U, dtype=float)
+        if self.stored:
+            return self.matrix.T @ U
+        return kernel_product(
+            self.kernel_fn, self.A, self.B, U, transpose=True, block_rows=self.block_size
+        )
+
+    def _matvec(self, v: np.ndarray) -> np.ndarray:
+        return self._matmat(np.reshape(v, (-1, 1))).ravel()
+
+    def _rmatvec(self, v: np.ndarray) -> np.ndarray:
+        return self._rmatmat(np.reshape(v, (-1, 1))).ravel()
+
+    def _adjoint(self) -> LinearOperator:
+        return self if self.symmetric else super()._adjoint()
+
+    def _transpose(self) -> LinearOperator:
+        return self if self.symmetric else super()._transpose()
 
 
 def _pivoted_cholesky(K: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
@@ -256,8 +402,7 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
             return np.zeros((X.shape[0], 0))
         # row blocks keep the kernel section k(X, basis) at O(block * n_basis) memory
         out = np.empty((X.shape[0], self.n_components_))
-        for rows in row_blocks(X.shape[0], len(self.basis_)):
-            Kx = self.kernel_(X[rows], self.basis_)
+        for rows, Kx in kernel_blocks(self.kernel_, X, self.basis_):
             if self.cholesky_factor_ is None:
                 out[rows] = Kx @ self.projection_
             else:
@@ -265,11 +410,8 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
         return out
 
     def decision(self, X: np.ndarray, dual_coef: np.ndarray) -> np.ndarray:
-        """``k(X, basis_) @ dual_coef``, formed in row blocks."""
-        out = np.empty((X.shape[0], dual_coef.shape[1]))
-        for rows in row_blocks(X.shape[0], len(self.basis_)):
-            out[rows] = self.kernel_(X[rows], self.basis_) @ dual_coef
-        return out
+        """``k(X, basis_) @ dual_coef``, formed in row blocks (:func:`kernel_product`)."""
+        return kernel_product(self.kernel_, X, self.basis_, dual_coef)
 
     def dual_coef(self, coef: np.ndarray) -> np.ndarray:
         """Expansion coefficients over ``basis_`` of the linear function ``phi(x) @ coef``."""

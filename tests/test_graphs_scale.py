@@ -12,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
 
+from structreg import _chunks
 from structreg.structure import LaplacianPenalty, graphs, knn_graph
 
 
@@ -111,7 +112,7 @@ def test_symmetrised_pattern_is_the_union_of_both_directions(rng, weights):
 def test_pair_values_do_not_depend_on_the_chunking(rng, monkeypatch):
     X = rng.normal(size=(400, 6))
     W = knn_graph(X, 5, weights="heat")
-    monkeypatch.setattr(graphs, "_PAIR_CHUNK_FLOATS", 7)  # chunks of 1024 pairs
+    monkeypatch.setattr(_chunks, "BLOCK_BYTES", 7)  # the smallest chunks: 1024 pairs
     W2 = knn_graph(X, 5, weights="heat")
     np.testing.assert_array_equal(W.data, W2.data)
 

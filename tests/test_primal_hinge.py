@@ -15,12 +15,8 @@ from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
 from structreg.kernels import KernelFeatureMap, LandmarkFeatureMap
-from structreg.solvers.primal_hinge import (
-    design_penalty_diagonal,
-    design_penalty_gram,
-    exact_line_search,
-    solve_squared_hinge,
-)
+from structreg.solvers.primal_hinge import exact_line_search, solve_squared_hinge
+from structreg.solvers.square import design_penalty_diagonal, design_penalty_gram
 from structreg.structure import knn_graph, laplacian
 
 RIDGE = 1e-3
@@ -129,28 +125,12 @@ def test_structure_penalty_changes_the_solution():
     assert np.abs(_fitted(with_M, Z, 0) - _fitted(without, Z, 0)).max() > 0.1
 
 
-@pytest.mark.parametrize("gamma_I,fit_intercept,k", CASES)
-def test_cg_equals_direct(gamma_I, fit_intercept, k):
-    _, _, Z, c, Y, _, _ = _moons()
-    M = _penalty(gamma_I)
-    kw = {"ridge": RIDGE, "fit_intercept": fit_intercept}
-    direct = solve_squared_hinge(Z, Y[:, :k], c, M, method="direct", **kw)
-    cg = solve_squared_hinge(Z, Y[:, :k], c, M, method="cg", **kw)
-    assert cg.converged and cg.method == "cg" and cg.factorization == "cg"
-    assert cg.cg_iter.shape == (k,) and np.all(cg.cg_iter >= 1)
-    np.testing.assert_allclose(cg.objective, direct.objective, rtol=1e-8, atol=1e-14)
-    for j in range(k):
-        np.testing.assert_allclose(_fitted(cg, Z, j), _fitted(direct, Z, j), atol=1e-5)
-    np.testing.assert_array_equal(cg.active, direct.active)
-
-
-@pytest.mark.parametrize("method", ["direct", "cg"])
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_gradient_vanishes_at_the_solution(method, fit_intercept):
+def test_gradient_vanishes_at_the_solution(fit_intercept):
     """KKT: J is C^1 and convex, so the solution is where its gradient is zero."""
     _, _, Z, c, Y, _, lab = _moons()
     M = _penalty(10.0)
-    sol = solve_squared_hinge(Z, Y, c, M, ridge=RIDGE, fit_intercept=fit_intercept, method=method)
+    sol = solve_squared_hinge(Z, Y, c, M, ridge=RIDGE, fit_intercept=fit_intercept)
     for j in range(Y.shape[1]):
         # a non-trivial active set: some labeled points are support vectors, some are not
         assert 0 < sol.active[lab, j].sum() < lab.size
@@ -161,10 +141,9 @@ def test_gradient_vanishes_at_the_solution(method, fit_intercept):
         assert np.linalg.norm(g[1]) <= 1e-7 * np.linalg.norm(g0[1])
 
 
-@pytest.mark.parametrize("method", ["direct", "cg"])
-def test_finite_termination_on_the_active_set(method):
+def test_finite_termination_on_the_active_set():
     _, _, Z, c, Y, _, lab = _moons()
-    sol = solve_squared_hinge(Z, Y, c, _penalty(10.0), ridge=RIDGE, method=method)
+    sol = solve_squared_hinge(Z, Y, c, _penalty(10.0), ridge=RIDGE)
     assert sol.converged and sol.stop_reason == ["active_set"] * 3
     assert 2 <= sol.n_iter < 20  # the first (LapRLSC) step is not the answer; few more are
     assert sol.n_iter == sol.n_iter_columns.max()
@@ -183,28 +162,15 @@ def test_finite_termination_on_the_active_set(method):
         )
 
 
-def test_cg_stability_stop():
-    """With a cg_tol no PCG can reach, the certificate is never accepted: the outer loop must
-    stop on stability (no sign change on any training point, no relative decrease of J)."""
-    _, _, Z, c, Y, _, _ = _moons()
-    M = _penalty(10.0)
-    direct = solve_squared_hinge(Z, Y, c, M, ridge=RIDGE)
-    cg = solve_squared_hinge(Z, Y, c, M, ridge=RIDGE, method="cg", cg_tol=1e-300, tol=1e-9)
-    assert cg.converged and cg.stop_reason == ["stable"] * 3 and not cg.singular
-    np.testing.assert_allclose(cg.objective, direct.objective, rtol=1e-8)
-
-
-@pytest.mark.parametrize("method", ["direct", "cg"])
-def test_max_iter_reached(method):
+def test_max_iter_reached():
     _, _, Z, c, Y, _, _ = _moons()
     with pytest.warns(ConvergenceWarning, match="did not converge"):
-        sol = solve_squared_hinge(Z, Y, c, _penalty(10.0), ridge=RIDGE, method=method, max_iter=1)
+        sol = solve_squared_hinge(Z, Y, c, _penalty(10.0), ridge=RIDGE, max_iter=1)
     assert not sol.converged and sol.n_iter == 1 and "max_iter" in sol.stop_reason
 
 
-@pytest.mark.parametrize("method", ["direct", "cg"])
 @pytest.mark.parametrize("factorization", ["woodbury", "cholesky"])
-def test_no_penalty_is_the_primal_l2_svm(method, factorization):
+def test_no_penalty_is_the_primal_l2_svm(factorization):
     """J / (2 ridge) = 1/2 ||w||^2 + C sum max(0, 1 - y w.x)^2 with C = 1 / (2 ridge l)."""
     rng = np.random.default_rng(1)
     n, d, ridge = 120, 4, 1e-2
@@ -212,7 +178,7 @@ def test_no_penalty_is_the_primal_l2_svm(method, factorization):
     X = rng.normal(size=(n, d)) + 0.8 * y[:, None] * np.array([1.0, -0.5, 0.0, 0.3])
     c = np.full(n, 1.0 / n)
     sol = solve_squared_hinge(
-        X, y, c, None, ridge=ridge, fit_intercept=False, method=method, factorization=factorization
+        X, y, c, None, ridge=ridge, fit_intercept=False, factorization=factorization
     )
     svc = LinearSVC(
         loss="squared_hinge",
@@ -244,11 +210,9 @@ def test_scaling_smoke_20000_points():
     c = np.zeros(n)
     c[lab] = 1.0 / lab.size
     Y = np.where(c > 0, y, 0.0)[:, None]
-    direct = solve_squared_hinge(Z, Y, c, M, ridge=1e-4, method="direct")
-    cg = solve_squared_hinge(Z, Y, c, M, ridge=1e-4, method="cg")
-    assert direct.converged and cg.converged
-    signs_d, signs_c = np.sign(_fitted(direct, Z, 0)), np.sign(_fitted(cg, Z, 0))
-    assert np.mean(signs_d == signs_c) >= 0.99
+    direct = solve_squared_hinge(Z, Y, c, M, ridge=1e-4)
+    assert direct.converged
+    signs_d = np.sign(_fitted(direct, Z, 0))
     assert np.mean(signs_d == y) >= 0.95  # 20 labels + the graph recover the moons
 
 
@@ -275,13 +239,12 @@ def test_penalty_gram_and_diagonal_in_blocks():
                 np.testing.assert_allclose(dg, np.diag(expected), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("method", ["direct", "cg"])
-def test_sparse_design_and_operator_penalty_agree(method):
+def test_sparse_design_and_operator_penalty_agree():
     _, _, Z, c, Y, _, _ = _moons()
     M = _penalty(10.0)
-    ref = solve_squared_hinge(Z, Y, c, M, ridge=RIDGE, method=method)
+    ref = solve_squared_hinge(Z, Y, c, M, ridge=RIDGE)
     for Zv, Mv in ((sp.csr_matrix(Z), M), (Z, aslinearoperator(M)), (Z, M.toarray())):
-        sol = solve_squared_hinge(Zv, Y, c, Mv, ridge=RIDGE, method=method)
+        sol = solve_squared_hinge(Zv, Y, c, Mv, ridge=RIDGE)
         np.testing.assert_allclose(sol.coef, ref.coef, atol=1e-7)
         np.testing.assert_allclose(sol.intercept, ref.intercept, atol=1e-7)
 
@@ -330,13 +293,10 @@ def test_indefinite_penalty_is_refused():
 
 def test_no_labeled_points_gives_the_zero_function():
     _, _, Z, _, _, _, _ = _moons()
-    for method in ("direct", "cg"):
-        sol = solve_squared_hinge(
-            Z, np.zeros(N), np.zeros(N), _penalty(1.0), ridge=RIDGE, method=method
-        )
-        assert sol.converged and not sol.active.any(), method
-        np.testing.assert_allclose(sol.coef, 0.0, atol=1e-12)
-        np.testing.assert_allclose(sol.intercept, 0.0, atol=1e-12)
+    sol = solve_squared_hinge(Z, np.zeros(N), np.zeros(N), _penalty(1.0), ridge=RIDGE)
+    assert sol.converged and not sol.active.any()
+    np.testing.assert_allclose(sol.coef, 0.0, atol=1e-12)
+    np.testing.assert_allclose(sol.intercept, 0.0, atol=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -346,7 +306,6 @@ def test_no_labeled_points_gives_the_zero_function():
         ({"loss_weights": -np.ones(N)}, "non-negative"),
         ({"Y": np.ones((N + 1, 1))}, "shape"),
         ({"ridge": -1.0}, "ridge"),
-        ({"method": "newton"}, "method"),
         ({"factorization": "lu"}, "factorization"),
         ({"penalty": sp.eye(N + 1)}, "penalty"),
         ({"max_iter": 0}, "max_iter"),

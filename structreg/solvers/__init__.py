@@ -1,7 +1,9 @@
 """Solver layer: square-loss linear systems (direct, CG, exact-kernel PCG), hinge-loss SVMs on
-deformed kernels and the primal squared-hinge Newton solver."""
+deformed kernels and the primal squared-hinge Newton solver.  Every iterative path runs on the
+one CG routine, :func:`~structreg.solvers.cg.conjugate_gradient`."""
 
 from .bordered import BorderedPath, BorderedSolution, solve_bordered
+from .cg import CGResult, conjugate_gradient
 from .hinge import DeformedFeatures, DeformedKernel, PrecomputedSVM
 from .kernel_cg import GramOperator, KernelLeastSquaresSolution, solve_kernel_least_squares
 from .mvee import minimum_volume_ellipsoid
@@ -19,6 +21,8 @@ __all__ = [
     "BorderedPath",
     "BorderedSolution",
     "solve_bordered",
+    "CGResult",
+    "conjugate_gradient",
     "minimum_volume_ellipsoid",
     "DeformedFeatures",
     "DeformedKernel",

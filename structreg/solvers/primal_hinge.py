@@ -43,49 +43,30 @@ piecewise quadratic whose breakpoints are where a labeled point crosses the marg
 exactly by sorting them (:func:`exact_line_search`).  Usually the step is 1 (Chapelle's full
 Newton step); the line search is what guarantees monotone decrease and finite convergence.
 
-``method="direct"``
-    ``H_0`` is the same for every iteration and every column, so it is formed once, in row
-    blocks of Z (:func:`design_penalty_gram`, O(n q^2 + nnz(M) q) flops and O(q^2 + block * q)
-    memory).  The per-iteration solve is then a low-rank update in *labeled space*
-    (``factorization="woodbury"``, chosen by ``"auto"`` when l + 1 < q): with
-    ``G_0 = H_0 + tau e_b e_b^T`` (the bias made definite by ``tau = sum_i c_i``; a Laplacian
-    gives ``1^T M 1 = 0``) factored once by Cholesky and ``W = G_0^{-1} U``,
-    ``B = U^T W`` for ``U = [A_L^T, e_b]`` (shared by all columns), the Woodbury identity gives
+Solving the Newton systems
+--------------------------
+``H_0`` is the same for every iteration and every column, so it is formed once, in row
+blocks of Z (:func:`design_penalty_gram`, O(n q^2 + nnz(M) q) flops and O(q^2 + block * q)
+memory).  The per-iteration solve is then a low-rank update in *labeled space*
+(``factorization="woodbury"``, chosen by ``"auto"`` when l + 1 < q): with
+``G_0 = H_0 + tau e_b e_b^T`` (the bias made definite by ``tau = sum_i c_i``; a Laplacian
+gives ``1^T M 1 = 0``) factored once by Cholesky and ``W = G_0^{-1} U``,
+``B = U^T W`` for ``U = [A_L^T, e_b]`` (shared by all columns), the Woodbury identity gives
 
-        x_S = W (d - t),   (diag(1/c_S, -1/tau) + B_RR) t_R = B_R: d,   d = [C_S y_S; 0],
+    x_S = W (d - t),   (diag(1/c_S, -1/tau) + B_RR) t_R = B_R: d,   d = [C_S y_S; 0],
 
-    with R = S plus the bias, i.e. an (|S| + 1)-square symmetric solve per iteration:
-    O(|S|^3 + l q + q^2) instead of re-factoring the (q x q) H_S, O(|dS| q^2 + q^3/3) with
-    H_S updated by the |dS| rows that entered or left S (``factorization="cholesky"``, used
-    when l + 1 >= q or when G_0 is not safely positive definite).  The small system is
-    singular exactly when H_S is (determinant lemma); then, and whenever H_S is not safely
-    positive definite, that step is solved through
-    :func:`~structreg.solvers.square.solve_symmetric` (eigh pseudo-inverse) and the solution
-    reports ``singular=True``.  This is Melacci & Belkin's "Newton with Cholesky rank-1
-    updates" variant in a form whose per-iteration cost does not depend on n or q.
-
-``method="cg"`` (truncated Newton; ``A^T M A`` is never formed)
-    Each Newton system is solved by preconditioned conjugate gradients, matrix-free (one
-    product ``H_S V`` = two passes over Z and one over M, all columns at once), warm-started
-    from the current iterate.  Preconditioner: ``P_S = D + A_S^T C_S A_S`` with D the
-    diagonal of ``H_0`` (``ridge + diag(A^T M A)``, one pass over ``M Z`` in blocks), applied
-    exactly through the Woodbury identity in |S|-space (O(q |S|) per application; by a q x q
-    Cholesky factor of P_S when |S| >= q).  It removes
-    the rank-|S| loss part, whose eigenvalues dominate ``H_S``.  (Melacci & Belkin precondition
-    their nonlinear CG in the expansion coefficients alpha by K; in the feature coordinates
-    theta = V^T alpha used here that preconditioning is already built in.)
-    Early stopping: the inner PCG of outer step k stops when its residual, measured in the
-    preconditioned norm ``||r||_* = sqrt(r^T P_S^{-1} r)`` (~ the square root of the gap of the
-    quadratic model to its minimum), is below ``max(cg_tol ||b||_*, min(0.1, rho_k)
-    ||r_0||_*)``, with ``r_0`` the residual of the warm start (minus half the gradient of J),
-    ``b = A_S^T C_S y_S`` and ``rho_k = ||r_0||_* / ||b||_*``: loose solves while the active set
-    still changes, quadratic forcing near the end.  The outer loop stops (i) on the active-set
-    certificate above, accepted only if that inner solve reached ``cg_tol``, or (ii) on
-    stability: the fraction of the n training points whose ``sign(f)`` changed since the
-    previous outer iterate is <= tol and the relative decrease of J is <= tol (the
-    outer-iteration analogue of Melacci & Belkin's stability check, which stops their
-    nonlinear CG when fewer than 1.5 % of the unlabeled predictions changed over the last
-    sqrt(n)/2 iterations), or (iii) after ``max_iter`` outer steps.
+with R = S plus the bias, i.e. an (|S| + 1)-square symmetric solve per iteration:
+O(|S|^3 + l q + q^2) instead of re-factoring the (q x q) H_S, O(|dS| q^2 + q^3/3) with
+H_S updated by the |dS| rows that entered or left S (``factorization="cholesky"``, used
+when l + 1 >= q or when G_0 is not safely positive definite).  The small system is
+singular exactly when H_S is (determinant lemma); then, and whenever H_S is not safely
+positive definite, that step is solved through
+:func:`~structreg.solvers.square.solve_symmetric` (eigh pseudo-inverse) and the solution
+reports ``singular=True``.  This is Melacci & Belkin's "Newton with Cholesky rank-1
+updates" variant in a form whose per-iteration cost does not depend on n or q.
+Every hinge-loss estimator reaches this solver with a kernel feature map (q <= n or the m
+Nystroem centres), where forming ``H_0`` once is what the Woodbury step needs anyway; there is
+no matrix-free (truncated-Newton CG) variant.
 
 The caller guarantees that M is positive semi-definite (for an indefinite M the objective is
 not convex and Newton's method is meaningless); a negative eigenvalue met on the way raises a
@@ -101,14 +82,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import LinAlgWarning, cho_factor, cho_solve, solve
+from scipy.linalg import LinAlgWarning, solve
 from sklearn.exceptions import ConvergenceWarning
 
 from .square import (
     cholesky_solve,
-    design_penalty_diagonal,
     design_penalty_gram,
-    penalty_products,
     solve_symmetric,
 )
 from .square import (
@@ -145,8 +124,7 @@ class SquaredHingeSolution:
     n_iter : int
         Newton (outer) iterations, the maximum over the columns.
     converged : bool
-        Every column stopped on its rule (active-set certificate, or stability for "cg")
-        before ``max_iter``.
+        Every column reached the active-set certificate before ``max_iter``.
     objective : ndarray of shape (k,)
         ``J`` at the solution, per column.
     active : ndarray of shape (n, k), bool
@@ -154,15 +132,12 @@ class SquaredHingeSolution:
     n_iter_columns : ndarray of shape (k,)
         Newton iterations per column.
     stop_reason : list of str
-        Per column: "active_set" (exact certificate), "stable" (cg early stop), "stalled" (the
-        line search made no progress) or "max_iter".
-    method : {"direct", "cg"}
-    factorization : {"woodbury", "cholesky", "eigh", "cg"}
+        Per column: "active_set" (exact certificate), "stalled" (the line search made no
+        progress) or "max_iter".
+    factorization : {"woodbury", "cholesky", "eigh"}
         How the Newton systems were solved ("eigh": at least one needed the pseudo-inverse).
     singular : bool
-        Some Newton system was numerically singular (pseudo-inverse / zero curvature in CG).
-    cg_iter : ndarray of shape (k,) or None
-        Total inner PCG iterations per column (``method="cg"``).
+        Some Newton system was numerically singular (pseudo-inverse).
     """
 
     coef: np.ndarray
@@ -173,10 +148,8 @@ class SquaredHingeSolution:
     active: np.ndarray
     n_iter_columns: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
     stop_reason: list = field(default_factory=list)
-    method: str = "direct"
     factorization: str = "cholesky"
     singular: bool = False
-    cg_iter: np.ndarray | None = None
 
 
 class _Design:
@@ -382,182 +355,7 @@ def _solve_direct(design, Y, c, penalty, ridge, max_iter, factorization):
     objective += np.einsum("ij,ij->j", X, H0 @ X)
     active = np.zeros((n, k), dtype=bool)
     active[lab] = YL * FL < 1
-    return X, objective, active, n_iter, reasons, how, singular, None
-
-
-class _LowRankPreconditioner:
-    """``P_S^{-1}`` for ``P_S = D + U U^T``, ``U = A_S^T C_S^{1/2}``, per column.
-
-    Through the Woodbury identity in |S|-space when |S| < q (O(q |S|) per application),
-    else by a Cholesky factor of the (q x q) ``P_S`` (O(q^2) per application).
-    """
-
-    def __init__(self, dg: np.ndarray, AL: np.ndarray, cL: np.ndarray, S: np.ndarray):
-        self.dg = dg
-        self.parts = []
-        q = dg.size
-        for j in range(S.shape[1]):
-            idx = np.flatnonzero(S[:, j])
-            if idx.size >= q:
-                AS = AL[idx]
-                P = AS.T @ (cL[idx, None] * AS)
-                P[np.diag_indices_from(P)] += dg
-                self.parts.append(("dense", cho_factor(P), None))
-                continue
-            U = AL[idx].T * np.sqrt(cL[idx])
-            DU = U / dg[:, None]
-            K = U.T @ DU
-            K[np.diag_indices_from(K)] += 1.0
-            self.parts.append((U, DU, cho_factor(K) if idx.size else None))
-
-    def __call__(self, Rm: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        out = Rm / self.dg[:, None]
-        for i, j in enumerate(cols):
-            U, DU, chol = self.parts[j]
-            if isinstance(U, str):
-                out[:, i] = cho_solve(DU, Rm[:, i])
-            elif chol is not None:
-                out[:, i] -= DU @ cho_solve(chol, U.T @ out[:, i])
-        return out
-
-
-def _block_pcg(hess, B, X0, precond, cg_tol, max_iter, hscale, eta_max=0.1):
-    """PCG on the k independent SPD systems ``H_j x_j = b_j`` (columns), products in blocks.
-
-    Residuals are measured in the preconditioned norm ``||r||_* = sqrt(r^T P^{-1} r)``
-    (computed by PCG anyway): with ``P ~ H``, ``||r||_*^2 ~ r^T H^{-1} r`` is the gap of the
-    quadratic model to its minimum, so the test tracks objective accuracy even when H is badly
-    conditioned (tiny ridge), where ``||r||_2`` does not.  Column j stops at
-    ``||r||_* <= max(cg_tol ||b_j||_*, eta_j ||r_0||_*)`` with the forcing term
-    ``eta_j = min(eta_max, ||r_0||_* / ||b_j||_*)`` (r_0: residual of the warm start, i.e. minus
-    half the gradient of J; quadratic forcing).  Returns ``(X, iterations, relative_residual,
-    zero_curvature)``.  The target is floored at machine precision, ``eps ||b_j||_*``; a
-    direction with ``p^T H p <= eps * hscale * ||p||^2`` (hscale ~ the largest diagonal entry
-    of H) counts as zero curvature (H singular along it) and ends that column.
-    """
-    eps = np.finfo(float).eps
-    k = B.shape[1]
-    every = np.arange(k)
-    X = X0.copy()
-    Rm = B - hess(X, every)
-    bPb = np.einsum("ij,ij->j", B, precond(B, every))
-    bPb[~(bPb > 0)] = 1.0
-    Zr = precond(Rm, every)
-    rz = np.einsum("ij,ij->j", Rm, Zr)
-    rel = np.sqrt(np.maximum(rz, 0.0) / bPb)
-    target = np.maximum(max(cg_tol, eps), np.minimum(eta_max, rel) * rel) ** 2 * bPb  # r'P^-1 r
-    iters = np.zeros(k, dtype=int)
-    zero_curv = False
-    live = np.flatnonzero(rz > target)
-    P = Zr
-    while live.size and iters[live].max() < max_iter:
-        HP = hess(P[:, live], live)
-        pHp = np.einsum("ij,ij->j", P[:, live], HP)
-        if np.any(pHp < 0):
-            raise _nonconvex()
-        flat = pHp <= eps * hscale * np.einsum("ij,ij->j", P[:, live], P[:, live])
-        zero_curv |= bool(flat.any())
-        alpha = np.where(flat, 0.0, rz[live] / np.where(flat, 1.0, pHp))
-        X[:, live] += alpha * P[:, live]
-        Rm[:, live] -= alpha * HP
-        iters[live] += 1
-        Zr = precond(Rm[:, live], live)
-        rz_new = np.einsum("ij,ij->j", Rm[:, live], Zr)
-        beta = rz_new / rz[live]
-        rz[live] = rz_new
-        keep = (rz_new > target[live]) & ~flat
-        P[:, live[keep]] = Zr[:, keep] + beta[keep] * P[:, live[keep]]
-        live = live[keep]
-    return X, iters, np.sqrt(np.maximum(rz, 0.0) / bPb), zero_curv
-
-
-def _solve_cg(design, Y, c, penalty, ridge, tol, max_iter, cg_tol, cg_max_iter):
-    n, k = Y.shape
-    p, q = design.p, design.q
-    lab = np.flatnonzero(c > 0)
-    AL, cL, YL = design.rows(lab), c[lab], Y[lab]
-
-    dg = design_penalty_diagonal(design.Z, penalty, fit_intercept=design.fit_intercept)
-    dg[:p] += ridge
-    scale = max(float(dg.max()), float(cL.sum()), np.finfo(float).tiny)
-    if design.fit_intercept:  # 1^T M 1 = 0 for a Laplacian: give the bias the loss scale
-        dg[p] = max(dg[p], 0.5 * float(cL.sum()))
-    dg = np.maximum(dg, 1e-12 * scale)
-    scale = max(scale, float(np.max(np.sum(cL[:, None] * AL**2, axis=0), initial=0.0)))
-
-    def penalty_and_loss(FV, S_cols):
-        E = penalty_products(penalty, FV)
-        E[lab] += cL[:, None] * S_cols * FV[lab]
-        return E
-
-    X = np.zeros((q, k))
-    F = np.zeros((n, k))
-    MF = np.zeros((n, k))
-
-    def objective(X, F, MF, cols):
-        loss = np.sum(cL[:, None] * np.maximum(0.0, 1.0 - YL[:, cols] * F[lab]) ** 2, axis=0)
-        return loss + ridge * np.sum(X[:p] ** 2, axis=0) + np.einsum("ij,ij->j", F, MF)
-
-    J = objective(X, F, MF, np.arange(k))
-    signs = np.sign(F)
-    n_iter = np.zeros(k, dtype=int)
-    cg_iter = np.zeros(k, dtype=int)
-    reasons = ["max_iter"] * k
-    live = np.arange(k)
-    singular = False
-    for _ in range(max_iter):
-        if not live.size:
-            break
-        S = YL[:, live] * F[lab][:, live] < 1
-        V = AL.T @ (cL[:, None] * YL[:, live] * S)
-        precond = _LowRankPreconditioner(dg, AL, cL, S)
-
-        def hess(Vc, cols, S=S):
-            out = design.tdot(penalty_and_loss(design.dot(Vc), S[:, cols]))
-            out[:p] += ridge * Vc[:p]
-            return out
-
-        XN, its, relres, flat = _block_pcg(
-            hess, V, X[:, live], precond, cg_tol, cg_max_iter, hscale=scale
-        )
-        singular |= flat
-        cg_iter[live] += its
-        n_iter[live] += 1
-        D = XN - X[:, live]
-        dF = design.dot(D)
-        MdF = penalty_products(penalty, dF)
-        FL, dFL, yl = F[lab][:, live], dF[lab], YL[:, live]
-        certified = _same_active_set(S, yl * (FL + dFL)) & (relres <= cg_tol)
-        t = np.ones(live.size)
-        for i, j in enumerate(live):
-            if certified[i]:
-                continue
-            q1 = ridge * X[:p, j] @ D[:p, i] + F[:, j] @ MdF[:, i]
-            q2 = ridge * D[:p, i] @ D[:p, i] + dF[:, i] @ MdF[:, i]
-            t[i] = exact_line_search(yl[:, i] * FL[:, i], yl[:, i] * dFL[:, i], cL, q1, q2)
-        X[:, live] += t * D
-        F[:, live] += t * dF
-        MF[:, live] += t * MdF
-        J_new = objective(X[:, live], F[:, live], MF[:, live], live)
-        new_signs = np.sign(F[:, live])
-        changed = np.mean(new_signs != signs[:, live], axis=0)
-        decrease = (J[live] - J_new) / np.maximum(np.abs(J_new), np.finfo(float).tiny)
-        stable = (changed <= tol) & (decrease <= tol)
-        J[live], signs[:, live] = J_new, new_signs
-        finished = np.zeros(live.size, dtype=bool)
-        for i, j in enumerate(live):
-            if certified[i]:
-                reasons[j], finished[i] = "active_set", True
-            elif not t[i] > 0:
-                reasons[j], finished[i] = "stalled", True
-            elif stable[i]:
-                reasons[j], finished[i] = "stable", True
-        live = live[~finished]
-    F = design.dot(X)  # recompute from scratch: no drift from the incremental updates
-    objective_final = objective(X, F, penalty_products(penalty, F), np.arange(k))
-    active = np.zeros((n, k), dtype=bool)
-    active[lab] = YL * F[lab] < 1
-    return X, objective_final, active, n_iter, reasons, "cg", singular, cg_iter
+    return X, objective, active, n_iter, reasons, how, singular
 
 
 def solve_squared_hinge(
@@ -568,17 +366,13 @@ def solve_squared_hinge(
     *,
     ridge: float,
     fit_intercept: bool = True,
-    method: str = "direct",
-    tol: float = 1e-6,
     max_iter: int = 100,
-    cg_tol: float | None = None,
-    cg_max_iter: int | None = None,
     factorization: str = "auto",
 ) -> SquaredHingeSolution:
     """Minimise ``sum_i c_i max(0, 1 - y_i f_i)^2 + ridge ||theta||^2 + f^T M f`` per column.
 
     ``f = Z theta + 1 b`` at all n training points; Newton / active-set iterations with exact
-    line search (module docstring: algorithm, costs, preconditioner, stopping rules).
+    line search (module docstring: algorithm, costs, stopping rule).
 
     Parameters
     ----------
@@ -595,26 +389,12 @@ def solve_squared_hinge(
         Weight of ``||theta||^2`` (the RKHS norm for a kernel feature map), >= 0.
     fit_intercept : bool
         Add the unpenalised bias b.
-    method : {"direct", "cg"}
-        ``"direct"``: ``A^T M A`` formed once, Newton systems by a labeled-space low-rank
-        update or Cholesky.  ``"cg"``: matrix-free truncated Newton with PCG.
-    tol : float
-        ``"cg"``: stability rule -- stop when at most this fraction of the training points
-        changed sign and J decreased by at most this relative amount.  ``"direct"`` stops on
-        the exact active-set certificate only.
     max_iter : int
-        Maximum Newton (outer) iterations per column.
-    cg_tol : float or None
-        Relative residual (preconditioned norm) at which PCG has solved a Newton system
-        exactly enough for the certificate (default: ``tol``); earlier steps use a looser
-        forcing term.  Default ``1e-3 * tol``: the preconditioned norm underestimates the error
-        in Laplacian-smooth directions, where diag(H_0) overestimates the curvature (two moons,
-        ridge 1e-6: cg_tol = 1e-6 left a 4e-5 relative objective error, 1e-8 one of 1e-12).
-    cg_max_iter : int or None
-        PCG iterations per Newton system (default q = p + fit_intercept).
+        Maximum Newton iterations per column (the method stops on the exact active-set
+        certificate).
     factorization : {"auto", "woodbury", "cholesky"}
-        ``"direct"`` only: the labeled-space low-rank update ("auto" when l + 1 < q) or a
-        Cholesky factorisation of H_S each iteration.
+        The labeled-space low-rank update ("auto" when l + 1 < q) or a Cholesky factorisation
+        of H_S each iteration (``A^T M A`` is formed once either way).
 
     Returns
     -------
@@ -654,27 +434,16 @@ def solve_squared_hinge(
         raise ValueError(f"ridge must be finite and >= 0, got {ridge!r}")
     if penalty is not None and tuple(penalty.shape) != (n, n):
         raise ValueError(f"penalty must have shape ({n}, {n}), got {penalty.shape}")
-    if method not in ("direct", "cg"):
-        raise ValueError(f"method must be 'direct' or 'cg', got {method!r}")
     if factorization not in ("auto", "woodbury", "cholesky"):
         raise ValueError(
             f"factorization must be 'auto', 'woodbury' or 'cholesky': {factorization!r}"
         )
-    if not tol > 0:
-        raise ValueError(f"tol must be > 0, got {tol!r}")
     if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
         raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
     design = _Design(Z, fit_intercept)
-    if method == "direct":
-        out = _solve_direct(design, Y, c, penalty, float(ridge), max_iter, factorization)
-    else:
-        cg_tol = 1e-3 * tol if cg_tol is None else cg_tol
-        cg_max_iter = design.q if cg_max_iter is None else cg_max_iter
-        if not cg_tol > 0 or not (isinstance(cg_max_iter, (int, np.integer)) and cg_max_iter >= 1):
-            raise ValueError("cg_tol must be > 0 and cg_max_iter a positive integer")
-        out = _solve_cg(design, Y, c, penalty, float(ridge), tol, max_iter, cg_tol, cg_max_iter)
-    X, objective, active, n_iter, reasons, how, singular, cg_iter = out
-    converged = all(r in ("active_set", "stable") for r in reasons)
+    out = _solve_direct(design, Y, c, penalty, float(ridge), max_iter, factorization)
+    X, objective, active, n_iter, reasons, how, singular = out
+    converged = all(r == "active_set" for r in reasons)
     if not converged:
         warnings.warn(
             f"squared-hinge Newton did not converge in {max_iter} iterations "
@@ -692,8 +461,6 @@ def solve_squared_hinge(
         active=active,
         n_iter_columns=n_iter,
         stop_reason=reasons,
-        method=method,
         factorization=how,
         singular=singular,
-        cg_iter=cg_iter,
     )

@@ -48,10 +48,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve, eigh, lapack
-from scipy.sparse.linalg import LinearOperator, cg, minres
-from sklearn.exceptions import ConvergenceWarning
 
 from .. import _chunks
+from .cg import conjugate_gradient
 
 
 class NonConvexObjectiveWarning(UserWarning):
@@ -113,9 +112,8 @@ def _penalty_blocks(Z, penalty, fit_intercept: bool, block_elements: int):
     q = p + int(fit_intercept)
     if _row_sliceable(penalty):
         M = penalty.tocsr() if sp.issparse(penalty) else np.asarray(penalty, dtype=float)
-        step = max(1, block_elements // max(q, 1))
-        for s in range(0, n, step):
-            e = min(n, s + step)
+        for blk in _chunks.row_blocks(n, q, 8 * block_elements):
+            s, e = blk.start, blk.stop
             Mb = M[s:e]
             MZ = dense_array(Mb @ Z)
             Ab = dense_array(Z[s:e])
@@ -124,9 +122,8 @@ def _penalty_blocks(Z, penalty, fit_intercept: bool, block_elements: int):
                 Ab = np.hstack([Ab, np.ones((e - s, 1))])
             yield Ab, MZ, 0, slice(s, e)
     else:  # LinearOperator: only products are available
-        step = max(1, block_elements // max(n, 1))
-        for s in range(0, q, step):
-            e = min(q, s + step)
+        for blk in _chunks.row_blocks(q, n, 8 * block_elements):  # blocks of columns
+            s, e = blk.start, blk.stop
             cols = np.arange(s, e)
             Ab = np.empty((n, e - s))
             z = cols < p
@@ -284,36 +281,22 @@ def warn_nonconvex(detail: str) -> None:
 
 
 def _iterative(Z, c, penalty, ridge, fit_intercept, rhs, tol, max_iter, x0=None):
-    """Matrix-free CG (or MINRES if CG meets negative curvature) on the normal equations,
-    Jacobi-preconditioned (``|diag(H)|``, computed once in O(nnz(M) p + nnz(Z))).
+    """Matrix-free conjugate gradients on the normal equations ``H x = rhs``, all columns as
+    one block through :func:`~structreg.solvers.cg.conjugate_gradient`, Jacobi-scaled: CG runs
+    on ``D^{-1/2} H D^{-1/2} y = D^{-1/2} rhs``, ``x = D^{-1/2} y``, with ``D = |diag(H)|``
+    (computed once in O(nnz(M) p + nnz(Z))).  Its stopping rule is therefore
+    ``||D^{-1/2} (rhs - H x)||_2 <= tol ||D^{-1/2} rhs||_2``, and a column meeting non-positive
+    curvature (an indefinite M) is finished by MINRES on the scaled system.
 
     Each product costs one pass over Z and one over M: O(nnz(Z) + nnz(M)) per iteration.
-    Stops when ``||H x - rhs|| <= tol ||rhs||`` (scipy's ``rtol``) or after ``max_iter``.
+    Returns ``(x, factorization, convex, n_iter)``.
     """
     n, p = Z.shape
     size = p + int(fit_intercept)
-    reg = np.full(size, ridge)
+    reg = np.full((size, 1), ridge)
     if fit_intercept:
         reg[-1] = 0.0
-
-    def design(v):
-        out = Z @ v[:p]
-        return out + v[p] if fit_intercept else out
-
-    def design_t(u):
-        top = Z.T @ u
-        return np.concatenate([top, [u.sum()]]) if fit_intercept else top
-
-    def matvec(v):
-        v = np.ravel(v)
-        f = design(v)
-        g = c * f
-        if penalty is not None:
-            g = g + np.ravel(penalty @ f)
-        return design_t(g) + reg * v
-
-    H = LinearOperator((size, size), matvec=matvec, dtype=float)
-    # Jacobi preconditioner: |diag(H)|, diag(H)_j = sum_i c_i Z_ij^2 + (Z^T M Z)_jj + ridge
+    # Jacobi scaling: |diag(H)|, diag(H)_j = sum_i c_i Z_ij^2 + (Z^T M Z)_jj + ridge
     sq = Z.multiply(Z) if sp.issparse(Z) else Z * Z
     diag = np.asarray(sq.T @ c).ravel() + ridge
     if fit_intercept:
@@ -321,42 +304,25 @@ def _iterative(Z, c, penalty, ridge, fit_intercept, rhs, tol, max_iter, x0=None)
     diag += design_penalty_diagonal(Z, penalty, fit_intercept=fit_intercept)
     diag = np.abs(diag)
     diag[diag <= np.finfo(float).tiny] = 1.0
-    precond = LinearOperator((size, size), matvec=lambda v: np.ravel(v) / diag, dtype=float)
-    x = np.zeros((size, rhs.shape[1]))
-    how, convex, iterations = "cg", None, 0
-    for j in range(rhs.shape[1]):
-        counter = _Counter()
-        start = None if x0 is None else x0[:, j]
-        sol, info = cg(
-            H, rhs[:, j], x0=start, rtol=tol, maxiter=max_iter, M=precond, callback=counter
-        )
-        curvature = float(sol @ matvec(sol)) if np.any(sol) else 1.0
-        if info != 0 or curvature < 0:
-            # negative curvature or no convergence: MINRES handles symmetric indefinite H
-            counter = _Counter()
-            sol, info = minres(
-                H, rhs[:, j], x0=start, rtol=tol, maxiter=max_iter, M=precond, callback=counter
-            )
-            how = "minres"
-            if curvature < 0:
-                convex = False
-            if info != 0:
-                warnings.warn(
-                    f"iterative solver did not reach rtol={tol} in {max_iter} iterations",
-                    ConvergenceWarning,
-                    stacklevel=3,
-                )
-        iterations = max(iterations, counter.n)
-        x[:, j] = sol
-    return x, how, convex, iterations
+    scale = 1.0 / np.sqrt(diag)[:, None]
 
+    def hessian(V):  # H V = A^T (C + M) A V + R V,  A = [Z, 1]
+        F = dense_array(Z @ V[:p])
+        if fit_intercept:
+            F += V[p]
+        G = c[:, None] * F + penalty_products(penalty, F)
+        top = dense_array(Z.T @ G)
+        out = np.vstack([top, G.sum(axis=0, keepdims=True)]) if fit_intercept else top
+        return out + reg * V
 
-class _Counter:
-    def __init__(self):
-        self.n = 0
+    def apply(V, _):
+        return scale * hessian(scale * V)
 
-    def __call__(self, *_):
-        self.n += 1
+    start = None if x0 is None else x0 / scale
+    res = conjugate_gradient(apply, scale * rhs, x0=start, tol=tol, max_iter=max_iter)
+    how = "minres" if res.minres.any() else "cg"
+    convex = False if res.negative_curvature else None
+    return scale * res.x, how, convex, res.n_iter
 
 
 def solve_penalized_least_squares(
@@ -391,9 +357,12 @@ def solve_penalized_least_squares(
     method : {"direct", "cg"}
         ``"direct"`` factorises the (p+1) x (p+1) normal equations (module docstring);
         ``"cg"`` never forms them: conjugate gradients with matrix-free products
-        (O(nnz(Z) + nnz(M)) each), switching to MINRES on negative curvature.
+        (O(nnz(Z) + nnz(M)) each), switching to MINRES on non-positive curvature
+        (:func:`structreg.solvers.cg.conjugate_gradient`, Jacobi-scaled).
     tol, max_iter : float, int
-        Relative residual tolerance and iteration cap of the iterative method.
+        Relative residual tolerance (of the Jacobi-scaled system) and iteration cap of the
+        iterative method (default ``10 (p + fit_intercept)``); not reaching ``tol`` issues a
+        ``ConvergenceWarning``.
     x0 : ndarray of shape (p, n_outputs), or (p + 1, n_outputs) with the intercept last
         Starting point of the iterative method (e.g. the solution at a neighbouring grid
         point: a warm start); ignored by ``"direct"``.

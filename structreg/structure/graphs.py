@@ -87,7 +87,7 @@ row) are found almost exactly.
 Edges: the union of both directions is formed as the pattern of ``A + A^T`` for the directed
 CSR graph ``A`` (n = 1e6, k = 10: 2-3.5 s and 260 MiB, against 34-49 s and 990 MiB for the
 earlier ``np.unique`` over ``2 n k`` int64 pair keys), and weights are computed exactly in
-float64 from ``X`` for every edge, in chunks of ``_PAIR_CHUNK_FLOATS`` (1.4 s for the 11.4
+float64 from ``X`` for every edge, in chunks under the memory budget (1.4 s for the 11.4
 million edges at n = 1e6 in 2-D; 1-4 s at 1e5 points in 64-256-d).  Neighbour distances
 returned by the search are not reused: pynndescent's are float32 and scikit-learn's brute
 force expands ``|x|^2 - 2 x.y + |y|^2``, so recomputing keeps the weights exact, identical
@@ -104,6 +104,8 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
+
+from .. import _chunks
 
 Weights = Literal["connectivity", "heat", "dot"]
 Algorithm = Literal["auto", "exact", "approximate"]
@@ -130,9 +132,6 @@ PARALLEL_MIN_QUERIES = 20_000
 # (search 5-10 / 13 / 16-22 / 40 s on the loaded 2-core machine); 0.63 with k + 1 = 11 at 5e4.
 NNDESCENT_RANDOM_STATE = 0
 NNDESCENT_MIN_NEIGHBORS = 30
-
-# per-edge distances / dot products are computed in chunks of about this many floats
-_PAIR_CHUNK_FLOATS = 1 << 21
 
 
 def _check_weights(weights: str, t: float | None) -> None:
@@ -390,7 +389,9 @@ def _chunked_pairs(func, X, rows, cols) -> np.ndarray:
     chunking, so the result equals the unchunked one bit for bit."""
     m = len(rows)
     width = X.shape[1] if not sp.issparse(X) else max(1, X.nnz // max(1, X.shape[0]))
-    step = max(1024, _PAIR_CHUNK_FLOATS // max(1, width))
+    # a chunk holds about four chunk x width float64 temporaries (rows, cols, their
+    # difference, its square): a quarter of the one memory budget each
+    step = max(1024, _chunks.rows_per_block(width, _chunks.BLOCK_BYTES // 4))
     if m <= step:
         return func(X, rows, cols)
     out = np.empty(m)
