@@ -28,7 +28,7 @@ from sklearn import config_context
 from sklearn.base import clone
 from sklearn.multiclass import OneVsOneClassifier
 
-from ..kernels import KernelExpansion
+from ..kernels import KernelExpansion, KernelOperator, kernel_blocks
 from ..solvers import (
     DeformedFeatures,
     DeformedKernel,
@@ -36,10 +36,6 @@ from ..solvers import (
     solve_bordered,
     solve_penalized_least_squares,
 )
-
-BLOCK_ENTRIES = 1 << 22
-"""Kernel entries per row block when the hinge loss scores new points on the Gram form
-(32 MiB of float64)."""
 
 
 @dataclass
@@ -101,10 +97,10 @@ class TrainingGram(KernelExpansion):
         return self.gram_
 
     def cross_blocks(self, X: np.ndarray) -> Iterator[np.ndarray]:
-        """Row blocks of ``k(X, train_)`` (bounded memory)."""
-        step = max(1, BLOCK_ENTRIES // max(1, self.train_.shape[0]))
-        for i in range(0, X.shape[0], step):
-            yield self.kernel_(X[i : i + step], self.train_)
+        """Row blocks of ``k(X, train_)`` (the one memory budget of
+        :func:`~structreg.kernels.kernel_blocks`)."""
+        for _, block in kernel_blocks(self.kernel_, X, self.train_):
+            yield block
 
 
 class Loss:
@@ -232,17 +228,10 @@ class SquareLoss(Loss):
     @staticmethod
     def _solve_kernel(model, data: FitData):
         """Exact kernel, iterative: K-preconditioned CG on the full expansion (no factor)."""
-        from functools import partial
+        from ..solvers.kernel_cg import solve_kernel_least_squares
 
-        from ..kernels import kernel_matrix
-        from ..solvers.kernel_cg import GramOperator, solve_kernel_least_squares
-
-        fm = model.feature_map_
-        kernel_fn = partial(
-            kernel_matrix, kernel=fm.kernel, gamma=fm.gamma_, degree=fm.degree, coef0=fm.coef0
-        )
         sol = solve_kernel_least_squares(
-            GramOperator(data.X, kernel_fn),
+            KernelOperator(data.X, model.feature_map_.kernel_),
             data.Y,
             data.weights,
             data.M,
