@@ -1,107 +1,9 @@
 """Reproduction of the DAMR paper's UCI experiments (Wang, Chen, Xue & Fu, Neurocomputing 2014,
-Section 5, Tables 2-5) on the experiment engine: Lap_RLSC, SSDR of Wang & Zhang [24], SSDR of
-Wu et al. [16] and DA_LapRLSC with 10 and 100 labeled points.
+Section 5, Tables 2-5): Lap_RLSC, SSDR [24], SSDR [16] and DA_LapRLSC with 10 and 100 labels.
 
-Tables (``TABLES``; ``structreg reproduce damr [--table 3|4|5]``):
-
-* ``3``: test accuracy with 10 labeled points, the paper's fixed parameters;
-* ``4``: test accuracy with 100 labeled points, parameters chosen by 5-fold cross-validation
-  over the paper's ranges;
-* ``5``: fit times with 10 labeled points beside the paper's, and the search + refit times of
-  the 100-label runs (read from the cells of Tables 3 and 4: nothing is computed twice).
-
-Cells: one per (data set, repetition, number of labels), ``method="all"``: the four methods
-share the split, the scaling, the graph and the clustering of a repetition (and Table 3's
-DA_LapRLSC - Lap_RLSC disagreement needs both).  Cell-key tables ``"3"`` and ``"4"``.
-
-Protocol (Section 5 of the paper, and what it leaves open)
-----------------------------------------------------------
-* Data: the 14 sets of Table 2, as far as structreg ships them (all two-class in the
-  paper: Section 4.2 sets "the cluster number to the class number 2").  Sets that are not among
-  structreg's data sets are listed as skipped, never dropped silently.  Versions used here:
-
-  - Automobile: the UCI autos file without the rows that have a missing cell (159 rows, the
-    paper's size), nominal columns one-hot encoded (so more than the paper's 25 columns);
-    the paper does not say how it made the class binary: here "risky" symboling > 0
-    (88 rows) vs symboling <= 0 (71 rows);
-  - Vehicle: the paper's 435-point two-class set is taken to be *bus vs saab* of Statlog
-    vehicle (218 + 217 = 435 points; 18 features, the paper says 16): an inference from the
-    size only;
-  - Wdbc: scikit-learn's copy, 30 features (the paper says 14);
-  - Bupa, Ionosphere, Pima, Sonar: as shipped.
-
-* Each repetition splits the set into two halves at random, *stratified by class* (the
-  paper's Wdbc numbers, 62.81 % = 179 / 285 for a constant prediction, fit a stratified half);
-  the split depends only on the set and the repetition, so the 10- and 100-label cells of a
-  repetition share it.  Features are standardised with the mean and standard deviation of
-  the *training half* (labeled and unlabeled points; the paper does not say how it scaled).
-  ``n_labeled`` points of the training half are labeled: first one random point of every
-  class, then the rest uniformly at random; all other training points are unlabeled.  If the
-  training half has fewer points than ``n_labeled`` (Automobile: 79 with 100 labels) it is
-  labeled entirely.  Test accuracy is measured on the other half.
-* Linear kernel, no bias (the paper's eq. 3 absorbs it into the kernel, and its eq. 15 has
-  none), kNN graph with k = 10 and heat-kernel weights ``exp(-||x_i - x_j||^2 / t)`` with
-  ``t`` the mean squared kNN distance (the paper does not give its width), fuzzy c-means
-  with as many clusters as classes, seeded per repetition.
-* 10 labels: the paper's fixed parameters.  100 labels: 5-fold cross-validation on the
-  labeled points (folds stratified by class when every class has 5 labels, by
-  :class:`~structreg.model_selection.SemiSupervisedKFold`), then a refit on the whole
-  training half with the chosen parameters.  The CV is *transductive*: a fold's labels are
-  hidden (those points become unlabeled points of the training half) and scored on the
-  model's labels for them, so every fold and every candidate is fitted on the same points
-  -- which is what lets the kNN graph (Lap_RLSC, SSDR [16]) and the fuzzy c-means clustering
-  (DA_LapRLSC) be built once per repetition and reused by every fold and grid point.  Within
-  a fold, :func:`structreg.models.fit_path` fits the candidates: the design and the penalty
-  matrices are built once per fold and structure setting (``lam`` of SSDR [24],
-  ``reliability`` of DA_LapRLSC, whose signed graph depends on the visible labels), every
-  weight setting is solved from one assembly of the normal equations.  The scores of the
-  folds are pooled (accuracy over all held-out labels).
-* Ranges: the paper's gamma of DA_LapRLSC and gamma_D of SSDR [16] in {0, .2, .4, .6, .8,
-  1}; "the other parameters all selected from the range [0.01, 0.1, 1, 10, 100]".
-  ``grid="paper"`` (the default of the full protocol) evaluates every combination (25 / 25 /
-  150 / 150 candidates for Lap_RLSC / SSDR [24] / SSDR [16] / DA_LapRLSC).  ``grid="coarse"``
-  (``--quick``) is a coarse-to-fine search inside the same ranges
-  (:func:`structreg.experiments.search.coarse_to_fine`): every other value of each range
-  ({0.01, 1, 100} and {0, .4, .8, 1}), then a pattern search from the best point to the
-  paper's resolution (about a third of the fits).  Ties keep the first candidate in the
-  paper's order.
-* Accuracy: the Markdown tables show the mean ± std over the repetitions (with the paper's
-  mean, the difference and the paired t-test mark against DA_LapRLSC); a second table gives
-  the spread in the paper's convention, "mean +- variance", whose variances (0.00 on Wdbc,
-  where every run predicts the majority class; 2.07 at most) are those of the accuracy as a
-  *fraction* times 100: ``var(acc / 100) * 100 = var(acc in %) / 100``.  Times (Table 5) are
-  the seconds of one ``fit`` (graph, clustering and solve; prediction excluded) at 10
-  labels, on this machine (the paper's are from other hardware and a MATLAB implementation);
-  for 100 labels, the seconds of the search and of the refit.
-
-``options.extra``: ``datasets`` (Table-2 or dataset names), ``grid`` ("coarse" or
-"paper").  ``--quick``: 3 repetitions, the sets of at most 400 points, ``grid="coarse"``.
-
-Parameter mapping (paper symbol -> structreg parameter)
-------------------------------------------------------
-Checked against the estimators' objectives (their docstrings; numerically, the gradient of
-the paper's eqs. 1 and 15 vanishes at the fitted LapRLSC / DALapRLSC).  All four use the
-paper's loss scaling ``(1/l) sum_labeled (y_i - f(x_i))^2`` with targets +-1 and the RKHS
-term ``gamma_A ||f||_K^2``, so the weights carry over unchanged.
-
-* Lap_RLSC, eq. (1): ``gamma_A -> LapRLSC.gamma_A``, ``gamma_I -> LapRLSC.gamma_I``.  The
-  paper's ``gamma_I / (2 (l+u)^2) sum_ij W_ij (f_i - f_j)^2 = gamma_I / n^2 f^T L f`` is
-  exactly LapRLSC's penalty (``n = l + u`` training points).  10 labels: (1, 1).
-* SSDR [24] (Wang & Zhang): ``gamma_1 -> SSDRWang.gamma_A``, ``lambda -> SSDRWang.lam``;
-  ``gamma_2`` has no counterpart in the reconstructed model (see :class:`SSDRWang`: it has
-  two free weights only), so it is not searched.  10 labels: ``gamma_A = lam = 1``.
-* SSDR [16] (Wu et al.), eq. (6): ``gamma_A -> SSDRWu.gamma_A``, ``gamma_I ->
-  SSDRWu.gamma_I`` (same ``gamma_I / n^2 f^T L f``), the paper's ``gamma_D -> SSDRWu.eta``
-  (compactness / separation trade-off) with ``SSDRWu.gamma_D = 1`` (eq. 6 has no overall
-  weight; SSDRWu's ``gamma_D eta f^T L_w f`` with ``L_w`` on edge weights ``1/l`` is the
-  paper's ``gamma_D/2 sum W_w,ij (f_i - f_j)^2``).  The separation term is SSDRWu's default
-  ``separation="signed"`` (``(f_i + f_j)^2`` on pairs of different classes, convex); the
-  paper's eq. (6) prints ``(f_i - f_j)^2``, which would pull the classes together
-  (see :class:`SSDRWu`).  10 labels: ``gamma_A = gamma_I = 1, eta = 0.6``.
-* DA_LapRLSC, eq. (14): ``gamma_A -> DALapRLSC.gamma_A``, ``gamma_D -> DALapRLSC.gamma_D``
-  (``gamma_D / (2 (l+u)^2) sum_ij W_ij (f_i - S_ij f_j)^2 = gamma_D / n^2 f^T L_D f``), the
-  paper's ``gamma -> DALapRLSC.reliability``.  10 labels: (1, 1, 1).  At ``gamma = 1`` every
-  ``T_ij = 1`` and the paper's eq. (11) and structreg's reading of it coincide.
+Tables ``3`` (10 labels, fixed parameters), ``4`` (100 labels, CV) and ``5`` (times, read from
+the cells of Tables 3 and 4).  One cell per (data set, repetition, number of labels) runs all
+four methods.  Protocol, ranges and the parameter mapping: ``docs/reproducing/damr.md``.
 """
 
 from __future__ import annotations
@@ -303,7 +205,7 @@ def make_estimator(
 
 
 def fixed_estimators(seed: int) -> dict[str, Any]:
-    """The four methods with the paper's fixed 10-label parameters (mapping: module doc)."""
+    """The four methods with the paper's fixed 10-label parameters (see docs/reproducing)."""
     return {method: make_estimator(method, seed) for method in METHODS}
 
 
@@ -365,7 +267,7 @@ def _transductive_fold_eval(method, seed, X, y_semi, graph, clusters):
 def _damr_cell(
     *, dataset: str, method: str, split: int, v: int, n_labeled: int, grid: str | None = None
 ) -> dict[str, Any]:
-    """All four methods on one half split with ``n_labeled`` labels (see the module doc).
+    """All four methods on one half split with ``n_labeled`` labels (docs/reproducing/damr.md).
 
     Parallel runs give each cell cores // workers threads (the engine's rule, see
     :mod:`structreg.experiments.engine`): threaded kNN searches on these small sets only

@@ -1,92 +1,7 @@
 """Reproduction of Zhang, Wang, Li, Yin & Dong, "Classification by discriminative
 regularization" (AAAI 2008): Table 4 (UCI), Table 5 (COIL) and Fig. 2 (toy).
 
-Tables (``structreg reproduce dr --table T``), in run order:
-
-* ``4`` -- nine UCI sets, eight methods: LSVM, KSVM, LLapRLS, KLapRLS, LGDR, LLDR, GDR, LDR;
-* ``5`` -- image sets: COIL-20 with 2 labeled images per object (CMU PIE is not among
-  structreg's data sets and is listed as skipped);
-* ``fig2`` (alias ``2``) -- GDR vs LDR decision boundaries on three overlapping two-moons sets.
-
-What the paper gives
---------------------
-* Methods and ranges (its "Comparisons and Experimental Settings"): LSVM cost
-  ``C in {10^-4, ..., 10^4}``; KSVM the same ``C`` and a Gaussian width in
-  ``{4^-4 s0, ..., 4^4 s0}``, ``s0`` the mean distance between two training examples;
-  LLapRLS / KLapRLS: the extrinsic and intrinsic weights (``gamma_A``, ``gamma_I``) in
-  ``{10^-4, ..., 10^4}``, KLapRLS the same width grid.  GDR / LDR (kernel) and LGDR / LLDR
-  (linear): the closed forms of its eqs. (21) and (24); it gives no range for their ``lambda``
-  and ``gamma``, nor for the neighbourhood sizes ``xi``, ``zeta`` of the local margin.
-* Table 4: the data sets of its Table 3 (Balance, BUPA, Glass, Iris, Ionosphere, Lenses, Pima,
-  Soybean, Wine); no split, number of runs or selection procedure is stated.
-* Table 5: PIE with 20 and COIL with 2 labeled images per person / object, "averaged over
-  50 independent runs", images resized to 32x32.
-
-What is done here
------------------
-* Every method searches the paper's ranges: exponents ``-4..4`` of ``10`` for ``C``,
-  ``gamma_A``, ``gamma_I`` and, for DR, ``lambda -> gamma_A`` and ``gamma -> gamma_D`` (the
-  paper's ranges of the baselines; it gives none for DR), exponents ``-4..4`` of ``4`` for the
-  width multiplier (``sigma = 4^k s0``, ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))``,
-  ``s0`` recomputed on every training set the model is fit on).  Widths whose Gram matrix on the
-  training set is numerically the identity or all ones are pruned
-  (:func:`~structreg.experiments.search.trivial_gaussian_widths`).
-* Search (:func:`structreg.experiments.search.coarse_to_fine`): full protocol -- coarse grid
-  of the exponents -4, 0, 4 of every axis (27 candidates for the three-parameter methods),
-  then a pattern search around the best coarse point with exponent steps 2 and 1 (typically
-  35-40 candidates in all instead of the 729 of the full product); ``--quick`` -- a sub-grid
-  inside the paper's ranges (``C`` in ``10^{-2, 0, 2}``, ``gamma_A`` in ``10^{-4, -2, 0}``,
-  ``gamma_I`` and ``gamma_D`` in ``10^{-4, -2}``, the width in ``4^{-1, 0, 1} s0``), all
-  combinations, no refinement.  The score is the pooled cross-validated accuracy.  On each
-  fold the candidates are fitted by :func:`structreg.models.fit_path` (LapRLS and DR: kernel,
-  graph and ``L_D`` built once per width, all weights solved from one assembly of the normal
-  equations; the SVMs one by one), which gives the plain fits' predictions.
-* DR's objective averages the loss over the ``n`` training points but sums the
-  discriminality term over them (``(1/n) sum L + lambda ||f||^2 + gamma f^T L_D f``), so the
-  weight of ``L_D`` relative to the loss grows with ``n``; as ``L_D`` is indefinite, a
-  ``gamma`` chosen on CV folds of ``n'`` points can make the objective non-convex on the
-  whole training set (e.g. Ionosphere, LDR: convex on every fold, 93 % CV accuracy, saddle
-  point with 60 % test accuracy on the training half).  The final fit therefore keeps
-  ``n gamma`` (the weight of ``L_D`` in the closed form (21)) at its CV value:
-  ``gamma = 10^k n' / n``, ``n'`` the mean size of the CV training folds.  ``lambda``, whose
-  term is not summed over the points, is used as chosen.
-* Table 4: 10 random stratified half/half splits per set (the paper states none; ``--draws``
-  changes it), features standardised with the training half's mean and deviation, 5-fold
-  stratified CV on the training half (3 folds with ``--quick``; classes too small to lose a
-  point in every training fold stay in all of them), test accuracy on the other half.
-* Table 5: for each of the 50 runs, 2 random images per object are the training set and the
-  other 1400 the test set; pixels scaled to [0, 1].  Cross-validation on 2 images per object
-  would leave one per object in every training fold, where the local margin's homogeneous
-  neighbourhood is empty (LDR / LLDR cannot be fit) and every held-out score rests on 20
-  points; instead each method's parameters are chosen once, on a separate *development
-  draw* of 4 images per object (seeded apart from the runs), by 2 x 2-fold CV (1 x 2 with
-  ``--quick``) whose training folds hold 2 images per object -- the size of a run's training
-  set.  The chosen exponents
-  (width as a multiple of ``s0``) are then used in every run.
-* LSVM is scikit-learn's :class:`~sklearn.svm.LinearSVC` (liblinear: squared hinge,
-  one-vs-rest) rather than libSVM's linear C-SVC, which needs minutes per fit at
-  ``C = 10^4`` on the non-separable sets (52 s on half of Pima); KSVM is
-  :class:`~sklearn.svm.SVC` (libSVM, one-vs-one) as in the paper.
-* LapRLS is :class:`~structreg.models.LapRLSC` on the training points (all labeled: the
-  supervised use of manifold regularization the paper describes), symmetrised kNN graph with
-  ``k = 6`` (Belkin et al.'s default) and heat weights of width the mean squared edge length
-  (the paper's code sets the width by Zelnik-Manor & Perona's local scaling); a bias in the
-  linear version, none in the kernel version, as for DR.
-* DR is :class:`~structreg.models.DiscriminativeRLS`: GDR / LDR ``kernel="rbf"`` (no bias),
-  LGDR / LLDR ``kernel="linear"`` (unpenalised bias), the paper's loss scaling ``1/n``.  Local
-  margin: ``xi = min(5, n_min - 1)`` homogeneous and ``zeta = min(5, n - n_max)``
-  heterogeneous neighbours (``n_min`` / ``n_max`` the smallest / largest class of the
-  training set; 1 and 5 on COIL).  The discriminality term ``L_D`` is indefinite, so large
-  ``gamma_D`` make the objective non-convex; the closed form's stationary point is used as
-  the paper does, and cross-validation decides.
-* Fig. 2: the paper's Gaussian width 0.1 (``gamma = 50``) and weights 0.1, ``xi = zeta = 5``;
-  the sets are :func:`~structreg.datasets.make_drlsc_moons` levels 1-3 (100 points per class).
-  The paper's weight ``gamma = 0.1`` is far beyond the convexity limit of the global margin
-  (about ``1/n``), where the closed form's saddle point reverses the labels; the figure shows
-  it next to the convex setting ``gamma = 0.1 / n``.
-
-Accuracies are test accuracies in %, mean and standard deviation over the runs; the mark
-``*`` is the paired t-test at 5 % against LDR (the paper's best method).
+The paper's settings, what is done here and why: ``docs/reproducing/dr.md``.
 """
 
 from __future__ import annotations
@@ -247,7 +162,7 @@ def _load_coil(n_objects: int | None) -> tuple[np.ndarray, np.ndarray]:
 class _TrainingSet:
     """What the parameters of a fit depend on: ``s0``, the neighbourhood sizes and, for the
     final fit after a search, the size of the CV training folds (``reference_size``): DR's
-    ``gamma_D`` is scaled by ``reference_size / n`` (module docstring)."""
+    ``gamma_D`` is scaled by ``reference_size / n`` (docs/reproducing/dr.md)."""
 
     def __init__(self, X: np.ndarray, y: np.ndarray, reference_size: float | None = None) -> None:
         self.d_scale = reference_size / len(y) if reference_size else 1.0
@@ -584,7 +499,7 @@ def report_table4(
 def coil_parameters(
     method: str, grid: str, n_labeled: int, n_objects: int | None, repeats: int
 ) -> tuple[tuple[dict[str, Any], float, int], list]:
-    """Parameters of ``method`` for COIL, chosen on the development draw (module docstring).
+    """Parameters of ``method`` for COIL, chosen on the development draw (docs/reproducing/dr.md).
 
     ``2 n_labeled`` images per object; ``repeats`` repetitions of a 2-fold split inside every
     object, so each training fold holds ``n_labeled`` images per object.  Cached per process: every

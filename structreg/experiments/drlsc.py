@@ -1,102 +1,9 @@
 """Reproduction of the DRLSC paper (Xue, Chen & Yang, Pattern Recognition 2009, Sec. 6).
 
-``structreg reproduce drlsc [--table T]`` runs these tables (``TABLES``, in this order):
-
-* ``4-5`` (aliases ``4``, ``5``, ``toy``, ``fig1``): the two-moons toy (Sec. 6.1): training
-  (Table 4) and test (Table 5) accuracy of RN, DRGV and DRLSC on the sets A, B, C, and the
-  decision boundaries (Fig. 1, PNG);
-* ``6``: the 20 UCI sets with the linear kernel: SVM, LS-SVM, MR, DRGV, DRLSC;
-* ``7``: the same sets with the Gaussian (RBF) kernel: RN, GRBFN, SVM, LS-SVM, MR, DRGV, DRLSC;
-* ``8``: AR faces -- not among structreg's data sets, every row listed as skipped;
-* ``9``: COIL-20, G9/P63, G18/P54, G36/P36 (m random images per object for training);
-* ``10``, ``11``, ``12``: USPS odd-vs-even pairs 1v7, 2v3, 2v7, 3v8, 4v7 at G10/P1090,
-  G100/P1000, G550/P550 (1100 images per digit).
-
-Protocol (Sec. 6.2 / 6.3, and what the paper leaves open)
---------------------------------------------------------
-* UCI: each run splits the set at random into two halves, stratified by class (the paper:
-  "each set contains almost half of samples in each class"); 10 runs.  Features are
-  standardised with the mean and standard deviation of the training half.  Images: ``m``
-  random images per class for training, the rest for testing; grey levels divided by 255
-  (no per-pixel standardisation, which is ill-defined on 20 training images); 10 runs.
-* Parameters by cross-validation on the training half (the paper: "Parameter selection is done
-  by the cross-validation", ranges below): 3-fold, stratified (below 30 training points as
-  many folds as the largest class has points), one fold assignment per (data set, run)
-  shared by every method; a class is held out only if every training fold keeps at least
-  2 of its points (see :func:`~structreg.experiments.search.stratified_folds`).
-  The selected parameters are refitted on the whole training half with the estimator itself
-  and scored on the test half.
-* Ranges (the paper's): Gaussian width ``sigma`` and the regularisation weights (RN and GRBFN
-  ``gamma_A``, SVM and LS-SVM ``C``, MR ``gamma_A`` and ``gamma_I``) in ``{2^-10, ..., 2^10}``;
-  ``eta`` of DRGV and DRLSC in [0, 1] (here 0, 0.1, ..., 1); ``k`` of DRLSC and MR in
-  ``[2, min_c n_c - 1]``, here the thinned list 2, 3, 5, 8, 12, 18, 27, 40, 60 (and
-  ``min_c n_c - 1`` itself when below 60) cut at ``min_c n_c - 1`` of the smallest class in
-  the training half *and in every CV training fold*; when that bound is 1 (a class with only
-  two training points, e.g. Lenses, Yeast's ERL), k = 1.  Kernel:
-  ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))`` (``gamma = 1 / (2 sigma^2)``).
-
-Search (cost; :mod:`structreg.experiments.search`)
--------------------------------------------------
-* Gaussian widths whose Gram matrix on the training half is numerically the identity (every
-  nearest neighbour has ``k < 1e-8``) or all ones (``k > 1 - 1e-8`` for the farthest pair)
-  are pruned: they give trivial classifiers (see
-  :func:`~structreg.experiments.search.trivial_gaussian_widths`).  With standardised features
-  this removes the smallest widths (2^-10 .. 2^-6 on most sets, up to 2^-1 on small
-  high-dimensional ones); no width is all ones.
-* Coarse-to-fine: every 4th exponent of the width and of SVM's ``C``, every 5th of MR's
-  ``gamma_I``, ``eta`` in {0, 0.5, 1}, every 2nd listed ``k`` of DRLSC and every 4th of MR;
-  then a pattern search refines around the best point down to every exponent / every eta /
-  every listed k.
-* The square-loss methods (RN, GRBFN, MR, DRGV, DRLSC) share work through
-  :func:`structreg.models.fit_path`: on each fold it builds the feature map, the kNN graphs,
-  GRBFN's fuzzy c-means centres and the penalty matrices once per structure setting (width,
-  k), and solves every weight setting of a batch -- all ridges ``gamma_A`` of one
-  penalty-weight setting from one symmetric eigendecomposition (one per (fold, width) for RN
-  and GRBFN, per (fold, width, k, gamma_I) for MR), one solve per eta of DRGV / DRLSC.  Its
-  per-fold cache keeps that structure across the batches of the search.  LS-SVM: one
-  eigendecomposition of the Gram matrix per (fold, width) gives every ``C`` (spectral
-  filters); SVM: the Gram matrices once per (fold, width), libsvm per ``C``.  So all 21
-  values of RN's, GRBFN's and MR's ``gamma_A`` and of LS-SVM's ``C`` are always tried.  The
-  fold evaluators reproduce the estimators' own fits (the tests compare their predictions
-  with ``fit``/``predict``).
-* Ties (frequent on small sets) keep the first point in the search order, and the axes are
-  ordered so that ties prefer the simpler model: wider Gaussians, larger ridges, smaller C,
-  larger eta (the convex end), smaller k.
-* ``--quick``: fewer runs (3 for UCI, 2 for the toy, 1 for the images; ``--draws``
-  overrides), coarse grids only (every 5th exponent, eta in {0, 0.5, 1}, every 3rd k, no
-  refinement), the UCI sets with at most 250 points, COIL-20 G9/P63, all USPS pairs at
-  G10/P1090 and 2 vs. 3 at G100/P1000 (the other rows are listed as not run).
-
-A property of the methods worth knowing when reading the tables: DRLSC and DRGV have no
-RKHS-norm term, so with a Gaussian Gram matrix of full rank and eta = 1 both interpolate the
-training labels (the one-of-c targets are constant inside every class, so both compactness
-terms vanish at F = Y) and return the same minimum-norm solution; their rows then coincide.
-
-Methods (paper name -> structreg)
----------------------------------
-RN: :class:`~structreg.models.RLSC` (kernel ridge, no bias).  GRBFN:
-:class:`~structreg.models.GRBFN`, fuzzy c-means centres (``ceil(sqrt(n))`` of them: the paper
-gives no number), ridge ``gamma_A``.  SVM: libsvm through
-:class:`~structreg.solvers.PrecomputedSVM`, one-vs-rest for more than two classes (the
-paper's one-against-all); the final fit is scikit-learn's ``SVC`` (``OneVsRestClassifier``).
-libsvm stops after ``SVM_MAX_ITER`` = 10^5 iterations per binary problem: uncapped, the
-largest C on non-separable sets (e.g. linear Cmc) runs for minutes per fit.
-LS-SVM: :class:`~structreg.models.LSSVM` (one-of-c +-1 targets, i.e. one-vs-rest with a bias).
-MR: supervised manifold regularisation, :class:`~structreg.models.LapRLSC` with every training
-point labeled, one kNN graph (heat weights, width the mean squared edge length) and a bias.
-DRGV, DRLSC: :class:`~structreg.models.DRGV`, :class:`~structreg.models.DRLSC` (0/1 kNN graph,
-primal solver; for eta < 1 the objective may be non-convex and the closed form's stationary
-point is used, as in the paper).
-
-Data (differences from the paper)
----------------------------------
-Pid is ``pima``; the paper's second Pima version "Diabetes" and "Water" are not among
-structreg's data sets (skipped).  Ecoli: the two 2-point classes imL and imS are dropped
-(336 -> 332 rows, 6 classes, as the literature did; 7 features, the paper says 6).
-Dermatology: the Age column (the only one with missing cells) is dropped, which gives the
-paper's 33 attributes.  Lenses: the UCI integer codes of the 4 attributes (the shipped file has
-the words).  COIL-20 here is 16x16 (the paper resized to 32x32).  AR faces are not among
-structreg's data sets.
+``structreg reproduce drlsc [--table T]`` runs the two-moons toy (Tables 4-5, Fig. 1), the UCI
+sets with the linear and the Gaussian kernel (Tables 6, 7), AR faces (Table 8, paper values
+only), COIL-20 (Table 9) and USPS (Tables 10-12).  The protocol, the search, the methods and the
+data versions: ``docs/reproducing/drlsc.md``.
 """
 
 from __future__ import annotations
@@ -226,7 +133,7 @@ def _codes(y: np.ndarray) -> np.ndarray:
 
 @cache
 def load_uci(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(X, y)`` of a Table-6/7 row in the version described in the module docstring."""
+    """``(X, y)`` of a Table-6/7 row in the version described in docs/reproducing/drlsc.md."""
     source = UCI_SETS[name][0]
     if source is None:
         raise FileNotFoundError(UCI_SETS[name][1])
@@ -369,7 +276,7 @@ def _k_max(y: np.ndarray, folds) -> int:
 
 
 def search_axes(method: str, kernel: str, X: np.ndarray, k_max: int, grid: str) -> list[Axis]:
-    """The searched axes of ``method`` (module docstring), widths pruned on ``X``.
+    """The searched axes of ``method`` (docs/reproducing/drlsc.md), widths pruned on ``X``.
 
     Axis orders make ties prefer the simpler model: wider Gaussians, larger ridges
     (``gamma_A``, ``gamma_I``), smaller ``C``, larger ``eta`` (the convex end), smaller ``k``.

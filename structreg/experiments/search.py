@@ -1,51 +1,10 @@
 """Coarse-to-fine cross-validated parameter search for the reproductions.
 
-The papers choose their parameters by cross-validation over wide grids, e.g. a Gaussian width
-and regularisation weights in ``{2^-10, 2^-9, ..., 2^10}``, a trade-off ``eta`` in [0, 1] and a
-neighbourhood size ``k`` in ``[2, min_c n_c - 1]``.  Their full products (21 x 21 x 11 x k
-candidates, times the folds, times the splits) are far beyond a laptop budget; this module
-searches the same ranges in a fraction of the fits.
-
-Search space
-------------
-A search space is a list of :class:`Axis` objects, each an *ordered* list of candidate values:
-
-* :func:`log2_axis` -- the exponents ``low..high`` of ``2^e`` (optionally only the ones a
-  pruning rule keeps, see :func:`trivial_gaussian_widths`);
-* :func:`value_axis` -- a plain list (``eta`` values, ``k`` values, ...).
-
-An axis marked ``exhaustive=True`` is always evaluated at *all* its values: use it for a
-parameter whose whole path an evaluator gets almost for free from one factorisation (e.g. the
-ridge of a kernel least-squares model from one eigendecomposition of the Gram matrix).
-
-Strategy (:func:`coarse_to_fine`)
---------------------------------
-1. *Coarse grid*: every ``coarse_step``-th value of each searched axis (the last value is
-   always included), all combinations, each with the full grid of the exhaustive axes.
-2. *Refinement* (a pattern search on the index grid): from the best point, evaluate its
-   neighbours at the current step along each searched axis, one axis at a time; move to a
-   strictly better neighbour and repeat, otherwise halve the step; stop after step 1.  So the
-   final point is a local optimum at the finest resolution of every axis, reached through the
-   best coarse cell.
-3. The score of a point is the cross-validated accuracy (all held-out points of all folds
-   pooled).  Ties keep the point evaluated first (coarse grid order, then refinement order;
-   inside an exhaustive axis the first value in its order), so results are deterministic;
-   list an axis in the order you prefer on ties.
-
-Evaluators
-----------
-The search calls ``evaluate(candidates) -> scores`` on batches of parameter dicts.
-:func:`cv_evaluator` builds it from an *fold evaluator*
-``fold_eval(candidates, train, test) -> n_correct per candidate`` and a list of folds; the
-generic :class:`FitEvaluator` clones and fits a scikit-learn estimator per candidate, while a
-model-specific fold evaluator can share work across the batch (kernels, factorisations,
-graphs, clusterings) -- each batch holds the whole exhaustive grid of every point.
-:func:`search_cv` is the one-call API: estimator + axes + X, y + cv -> best parameters and
-score.
-
-Folds: :func:`stratified_folds` is a stratified K-fold split that keeps classes too small to
-lose points in every training fold (so that e.g. a kNN graph inside every class stays
-possible in every fold).
+A search space is a list of :class:`Axis` objects (:func:`log2_axis`, :func:`value_axis`);
+:func:`coarse_to_fine` evaluates a coarse grid, then refines around the best point by a
+pattern search; :func:`cv_evaluator` scores candidates by pooled CV accuracy from a fold
+evaluator; :func:`search_cv` is the one-call API.  The strategy in full:
+``docs/reproducing/search.md``.
 """
 
 from __future__ import annotations
@@ -89,7 +48,7 @@ class Axis:
     coarse_step : int
         Index stride of the coarse grid (1: every value).
     exhaustive : bool
-        Evaluate every value with every searched point (see the module docstring).
+        Evaluate every value with every searched point (docs/reproducing/search.md).
     """
 
     name: str
@@ -155,7 +114,8 @@ def coarse_to_fine(
     fixed: Mapping[str, Any] | None = None,
     refine: bool = True,
 ) -> SearchResult:
-    """Coarse grid, then pattern-search refinement (module docstring); higher score is better.
+    """Coarse grid, then pattern-search refinement (docs/reproducing/search.md); the higher
+    score is better.
 
     ``evaluate`` gets a list of candidate dicts (``fixed`` merged in) and returns one score
     per candidate (NaN: the candidate failed; it never wins).
