@@ -30,8 +30,16 @@ from ..models._base import pm_one_targets
 from ..solvers import BorderedPath, NonConvexObjectiveWarning, PrecomputedSVM
 from . import reference
 from .engine import Cell, Options, Plan, Table
-from .protocol import chosen_methods, grid_name, n_draws, per_class_sample, runs_by, seed_from
-from .report import comparison_table, write_markdown
+from .protocol import (
+    chosen_methods,
+    grid_name,
+    load_lenses,
+    n_draws,
+    per_class_sample,
+    runs_table,
+    seed_from,
+)
+from .report import comparison_table, cost_line, format_params, write_csv, write_markdown
 from .search import (
     Axis,
     coarse_to_fine,
@@ -41,7 +49,6 @@ from .search import (
     trivial_gaussian_widths,
     value_axis,
 )
-from .store import CellKey
 
 PAPER = "drlsc"
 VERSION = 2
@@ -78,53 +85,10 @@ USPS_TABLES = {t: (setting, _REF[f"table{t}"]) for t, setting in USPS_SETTINGS.i
 # ---------------------------------------------------------------------------------------------
 # Data
 # ---------------------------------------------------------------------------------------------
-# Table 6/7 row -> structreg data set name (None: not available, with the reason)
-UCI_SETS: dict[str, tuple[str | None, str]] = {
-    "Ionosphere": ("ionosphere", ""),
-    "Sonar": ("sonar", ""),
-    "Water": (
-        None,
-        "not among structreg's data sets (UCI water treatment plant, the paper's 2-class "
-        "38-attribute version)",
-    ),
-    "Wdbc": ("wdbc", ""),
-    "Bupa": ("bupa", "label: the `selector` field, as the literature"),
-    "Pid": ("pima", "Pima Indians diabetes (zeros of impossible values kept)"),
-    "Diabetes": (
-        None,
-        "the paper's second Pima Indians diabetes version is not among structreg's "
-        "data sets (only one Pima file: used as Pid)",
-    ),
-    "Wine": ("wine", ""),
-    "Lenses": ("lenses", "UCI integer codes of the 4 attributes"),
-    "Tae": ("tae", ""),
-    "New_thyroid": ("new_thyroid", ""),
-    "Iris": ("iris", ""),
-    "Cmc": ("cmc", ""),
-    "Balance_scale": ("balance_scale", ""),
-    "Soybean_small": ("soybean_small", ""),
-    "Vehicle": ("vehicle", ""),
-    "Dermatology": (
-        "dermatology",
-        "Age column (8 missing cells) dropped: 33 attributes as the paper",
-    ),
-    "Ecoli": (
-        "ecoli",
-        "classes imL, imS (2 rows each) dropped: 332 rows, 6 classes as the "
-        "paper; 7 attributes (the paper says 6)",
-    ),
-    "Glass": ("glass", ""),
-    "Yeast": ("yeast", ""),
-}
+UCI_SETS: dict[str, tuple[str | None, str]] = _REF["uci_sets"]
+"""Table 6/7 row -> (structreg data set name or None when not available, note or reason)."""
 QUICK_MAX_SIZE = 250
 """``--quick`` runs only the UCI sets with at most this many points."""
-
-_LENSES_CODES = {
-    "age": ("young", "pre-presbyopic", "presbyopic"),
-    "spectacle-prescrip": ("myope", "hypermetrope"),
-    "astigmatism": ("no", "yes"),
-    "tear-prod-rate": ("reduced", "normal"),
-}
 
 
 def _codes(y: np.ndarray) -> np.ndarray:
@@ -138,18 +102,8 @@ def load_uci(name: str) -> tuple[np.ndarray, np.ndarray]:
     if source is None:
         raise FileNotFoundError(UCI_SETS[name][1])
     if name == "Lenses":
-        bunch = load_dataset(source)
-        cols = list(bunch.feature_names)
-        X = np.column_stack(
-            [
-                sum(
-                    (i + 1) * bunch.data[:, cols.index(f"{att}={word}")]
-                    for i, word in enumerate(words)
-                )
-                for att, words in _LENSES_CODES.items()
-            ]
-        )
-        return X, _codes(bunch.target)
+        X, y = load_lenses()
+        return X, _codes(y)
     if name == "Dermatology":
         bunch = load_dataset(source, missing="impute")
         keep = [i for i, c in enumerate(bunch.feature_names) if c != "Age"]
@@ -639,16 +593,6 @@ def _uci_plan(table: str, kernel: str, methods: Sequence[str]):
     return plan
 
 
-def _collect(
-    plan: Plan, results: dict[CellKey, dict], order: Sequence[str] = ()
-) -> dict[str, dict[str, list[dict]]]:
-    """``{dataset: {method: [result of run 0, 1, ...]}}``, data sets in ``order`` first."""
-    out: dict[str, dict[str, list]] = {d: {} for d in order}
-    for (d, m), runs in runs_by(plan, results, lambda k: (k.dataset, k.method)).items():
-        out.setdefault(d, {})[m] = runs
-    return out
-
-
 def _search_lines(grid: str, kernel: str, n_folds: int = N_FOLDS) -> list[str]:
     g = GRIDS[grid]
     refine = (
@@ -683,100 +627,82 @@ def _search_lines(grid: str, kernel: str, n_folds: int = N_FOLDS) -> list[str]:
 
 
 def _cost_lines(by: dict[str, dict[str, list[dict]]]) -> list[str]:
-    secs = [r["seconds"] for per in by.values() for rs in per.values() for r in rs]
-    if not secs:
-        return []
-    per_method: dict[str, float] = defaultdict(float)
-    for per in by.values():
-        for m, rs in per.items():
-            per_method[m] += sum(r["seconds"] for r in rs)
-    shown = ", ".join(f"{m} {s:.0f} s" for m, s in per_method.items())
-    return [
-        f"Cost: {len(secs)} cells, {sum(secs):.0f} s of cell time in all (one core each; {shown})."
-    ]
+    runs = [(m, r) for per in by.values() for m, rs in per.items() for r in rs]
+    return [cost_line(runs)] if runs else []
 
 
-def _uci_report(table: str, title: str, reference: dict[str, dict[str, float]]):
+def _report(table: str, title: str, paper: dict[str, dict[str, float]], intro: str = ""):
+    """The accuracy table of Tables 6-7 (no ``intro``: UCI rows) and 8-12 (settings)."""
+
     def report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
         ctx = plan.context
-        by = _collect(plan, results, order=list(ctx["used"]))
+        by = runs_table(plan, results, order=list(ctx.get("used", ())))
+        label = {d: row for row, d in ctx.get("rows", {}).items()}
         values = {
-            d: {m: [r["test_acc"] for r in rs] for m, rs in per.items()} for d, per in by.items()
+            label.get(d, d): {m: [r["test_acc"] for r in rs] for m, rs in per.items()}
+            for d, per in by.items()
         }
-        intro = [
-            f"Reproduction of Table {table} of Xue, Chen & Yang (2009): test accuracy (%) over "
-            f"{ctx['draws']} random stratified half/half splits (features standardised on the "
-            "training half).",
-            "",
-            *_search_lines(ctx["grid"], ctx["kernel"]),
-        ]
-        notes = ["Data sets (n, d, classes as used here):", ""]
-        for name, (n, d, c) in ctx["used"].items():
-            extra = UCI_SETS[name][1]
-            notes.append(f"- {name}: {n} x {d}, {c} classes" + (f"; {extra}" if extra else ""))
-        notes += [
-            "",
-            *_cost_lines(by),
-            "Chosen parameters per run: the `_params.csv` file beside this table.",
-        ]
+        if not intro:
+            lines = [
+                f"Reproduction of Table {table} of Xue, Chen & Yang (2009): test accuracy (%) "
+                f"over {ctx['draws']} random stratified half/half splits (features standardised "
+                "on the training half).",
+                "",
+                *_search_lines(ctx["grid"], ctx["kernel"]),
+            ]
+            notes = ["Data sets (n, d, classes as used here):", ""]
+            for name, (n, d, c) in ctx["used"].items():
+                extra = UCI_SETS[name][1]
+                notes.append(f"- {name}: {n} x {d}, {c} classes" + (f"; {extra}" if extra else ""))
+            notes += [
+                "",
+                *_cost_lines(by),
+                "Chosen parameters per run: the `_params.csv` file beside this table.",
+            ]
+        else:
+            for row in ctx["rows"]:  # rows not run still show the paper's numbers
+                values.setdefault(row, {})
+            lines, notes = [intro], _cost_lines(by)
+            if "grid" in ctx:  # Table 8 (AR) has the paper's numbers only
+                lines += ["", f"{ctx['draws']} random draws of the training images per row."]
+                lines += ["", *_search_lines(ctx["grid"], "rbf")]
         paths = comparison_table(
             out,
             f"{PAPER}_{table}",
             title=title,
             values=values,
             methods=ctx["methods"],
-            paper=reference,
-            reference="DRLSC" if "DRLSC" in ctx["methods"] else None,
+            paper=paper,
+            reference="DRLSC" if intro or "DRLSC" in ctx["methods"] else None,
             skipped=plan.skipped,
-            intro=intro,
+            intro=lines,
             notes=notes,
+            row_label="setting" if intro else "data set",
         )
-        paths.append(_write_params(out / f"{PAPER}_{table}_params.csv", by))
+        if by or not intro:
+            paths.append(_write_params(out / f"{PAPER}_{table}_params.csv", by))
         return paths
 
     return report
 
 
 def _write_params(path: Path, by: dict[str, dict[str, list[dict]]]) -> Path:
-    import csv
-
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(
-            [
-                "dataset",
-                "method",
-                "run",
-                "test_acc",
-                "train_acc",
-                "cv_acc",
-                "params",
-                "n_candidates",
-                "seconds",
-            ]
-        )
-        for d, per in by.items():
-            for m, rs in per.items():
-                for i, r in enumerate(rs):
-                    shown = ";".join(
-                        f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                        for k, v in r["params"].items()
-                        if k != "random_state"
-                    )
-                    w.writerow(
-                        [
-                            d,
-                            m,
-                            i,
-                            f"{r['test_acc']:.2f}",
-                            f"{r['train_acc']:.2f}",
-                            f"{r['cv_acc']:.2f}",
-                            shown,
-                            r["n_candidates"],
-                            f"{r['seconds']:.2f}",
-                        ]
-                    )
-    return path
+    rows = [
+        [
+            d,
+            m,
+            i,
+            *(f"{r[k]:.2f}" for k in ("test_acc", "train_acc", "cv_acc")),
+            format_params(r["params"], sep=";", skip=("random_state",)),
+            r["n_candidates"],
+            f"{r['seconds']:.2f}",
+        ]
+        for d, per in by.items()
+        for m, rs in per.items()
+        for i, r in enumerate(rs)
+    ]
+    header = "dataset method run test_acc train_acc cv_acc params n_candidates seconds"
+    return write_csv(path, header.split(), rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -802,7 +728,7 @@ def _toy_plan(options: Options) -> Plan:
 
 def _toy_report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
     ctx = plan.context
-    by = _collect(plan, results)
+    by = runs_table(plan, results)
     paths = []
     for part, key, ref, number in (
         ("train", "train_acc", TABLE4_TRAIN, "4"),
@@ -840,15 +766,11 @@ def _toy_report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
     for p, heading in zip(paths[::2], headings, strict=True):
         lines += [f"## {heading} (%)", *p.read_text().splitlines()[1:], ""]
     lines += ["## Parameters chosen on draw 0", ""]
-    for s in TOY_SETS:
-        for m in ctx["methods"]:
-            prm = by[f"moons:{s}"][m][0]["params"]
-            lines.append(
-                f"- set {s}, {m}: "
-                + ", ".join(
-                    f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in prm.items()
-                )
-            )
+    lines += [
+        f"- set {s}, {m}: " + format_params(by[f"moons:{s}"][m][0]["params"])
+        for s in TOY_SETS
+        for m in ctx["methods"]
+    ]
     md = write_markdown(out / f"{PAPER}_4-5.md", lines)
     png = out / f"{PAPER}_fig1.png"
     _toy_figure(png, by, ctx["methods"])
@@ -899,72 +821,16 @@ def _image_plan(table: str, rows: dict[str, str], quick_rows: Sequence[str], sou
             for split in range(draws):
                 for m in chosen:
                     cells.append(make_cell(table, dataset, m, split, "rbf", grid, N_FOLDS))
-        return Plan(
-            cells, skipped, context={"grid": grid, "draws": draws, "methods": chosen, "rows": rows}
-        )
+        context = {"grid": grid, "draws": draws, "methods": chosen, "rows": rows}
+        return Plan(cells, skipped, context=context)
 
     return plan
 
 
-def _image_report(table: str, title: str, reference: dict[str, dict[str, float]], intro: str):
-    def report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
-        ctx = plan.context
-        by = _collect(plan, results)
-        label_of = {d: label for label, d in ctx["rows"].items()}
-        values = {
-            label_of[d]: {m: [r["test_acc"] for r in rs] for m, rs in per.items()}
-            for d, per in by.items()
-        }
-        for label in ctx["rows"]:  # rows not run still show the paper's numbers
-            values.setdefault(label, {})
-        lines = [
-            intro,
-            "",
-            f"{ctx['draws']} random draws of the training images per row.",
-            "",
-            *_search_lines(ctx["grid"], "rbf"),
-        ]
-        paths = comparison_table(
-            out,
-            f"{PAPER}_{table}",
-            title=title,
-            values=values,
-            methods=ctx["methods"],
-            paper=reference,
-            reference="DRLSC",
-            skipped=plan.skipped,
-            intro=lines,
-            notes=_cost_lines(by),
-            row_label="setting",
-        )
-        if by:
-            paths.append(_write_params(out / f"{PAPER}_{table}_params.csv", by))
-        return paths
-
-    return report
-
-
 def _ar_plan(options: Options) -> Plan:
     reason = "the AR face database is not among structreg's data sets"
-    return Plan([], {s: reason for s in AR_SETTINGS}, context={"methods": list(RBF_METHODS)})
-
-
-def _ar_report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
-    return comparison_table(
-        out,
-        f"{PAPER}_8",
-        title="DRLSC Table 8: AR face database (not reproduced)",
-        values={s: {} for s in AR_SETTINGS},
-        methods=RBF_METHODS,
-        paper=TABLE8,
-        reference="DRLSC",
-        skipped=plan.skipped,
-        row_label="setting",
-        intro=[
-            "The paper's numbers only: 100 subjects x 14 images (66 x 48 pixels), Gm/Pn = "
-            "the first m images of every subject for training, the rest for testing."
-        ],
-    )
+    context = {"methods": list(RBF_METHODS), "rows": {s: s for s in AR_SETTINGS}}
+    return Plan([], {s: reason for s in AR_SETTINGS}, context=context)
 
 
 COIL_ROWS = {s: f"coil20:G{s.split('/')[0][1:]}" for s in COIL_SETTINGS}
@@ -994,22 +860,34 @@ TABLES: tuple[Table, ...] = (
         "6",
         "20 UCI sets, linear kernel",
         _uci_plan("6", "linear", LINEAR_METHODS),
-        _uci_report("6", "DRLSC Table 6: UCI, linear kernel (test accuracy %)", TABLE6),
+        _report("6", "DRLSC Table 6: UCI, linear kernel (test accuracy %)", TABLE6),
     ),
     Table(
         PAPER,
         "7",
         "20 UCI sets, RBF kernel",
         _uci_plan("7", "rbf", RBF_METHODS),
-        _uci_report("7", "DRLSC Table 7: UCI, RBF kernel (test accuracy %)", TABLE7),
+        _report("7", "DRLSC Table 7: UCI, RBF kernel (test accuracy %)", TABLE7),
     ),
-    Table(PAPER, "8", "AR faces (not available: paper values only)", _ar_plan, _ar_report),
+    Table(
+        PAPER,
+        "8",
+        "AR faces (not available: paper values only)",
+        _ar_plan,
+        _report(
+            "8",
+            "DRLSC Table 8: AR face database (not reproduced)",
+            TABLE8,
+            "The paper's numbers only: 100 subjects x 14 images (66 x 48 pixels), Gm/Pn = "
+            "the first m images of every subject for training, the rest for testing.",
+        ),
+    ),
     Table(
         PAPER,
         "9",
         "COIL-20, G9/P63, G18/P54, G36/P36",
         _image_plan("9", COIL_ROWS, ("G9/P63",), "coil20"),
-        _image_report(
+        _report(
             "9",
             "DRLSC Table 9: COIL-20 (test accuracy %)",
             TABLE9,
@@ -1024,7 +902,7 @@ TABLES: tuple[Table, ...] = (
             t,
             f"USPS {USPS_TABLES[t][0]}",
             _image_plan(t, _USPS_ROWS[t], _USPS_QUICK[t], "usps"),
-            _image_report(
+            _report(
                 t,
                 f"DRLSC Table {t}: USPS {USPS_TABLES[t][0]} (test accuracy %)",
                 _usps_reference(t),
