@@ -16,8 +16,6 @@ from typing import Any
 import numpy as np
 from scipy.spatial.distance import pdist
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
 
 from ..datasets import load_dataset, make_drlsc_moons
@@ -26,8 +24,24 @@ from ..solvers import NonConvexObjectiveWarning
 from . import reference
 from .engine import Cell, Options, Plan, Table
 from .plots import boundary_figure
-from .protocol import chosen_methods, grid_name, n_draws, per_class_sample, runs_by, seed_from
-from .report import comparison_table, write_markdown
+from .protocol import (
+    chosen_methods,
+    grid_name,
+    load_lenses,
+    n_draws,
+    per_class_sample,
+    runs_table,
+    seed_from,
+    standardised_halves,
+)
+from .report import (
+    comparison_table,
+    cost_line,
+    format_params,
+    markdown_table,
+    most_frequent,
+    write_markdown,
+)
 from .search import (
     Axis,
     coarse_to_fine,
@@ -52,45 +66,14 @@ TABLE4: dict[str, dict[str, float]] = _REF["table4"]
 # Table 5 of the paper (%), by column.
 TABLE5: dict[str, dict[str, float]] = _REF["table5"]
 
-# The shipped data set used for each row of the paper's Table 3, and that table's (n, d, classes).
-_SOURCES = {
-    "Balance": "balance_scale",
-    "BUPA": "bupa",
-    "Glass": "glass",
-    "Iris": "iris",
-    "Ionosphere": "ionosphere",
-    "Lenses": "lenses",
-    "Pima": "pima",
-    "Soybean": None,
-    "Wine": "wine",
-}
-UCI_SETS: dict[str, tuple[str | None, tuple[int, int, int]]] = {
-    row: (_SOURCES[row], size) for row, size in _REF["table3"].items()
-}
-QUICK_UCI = ("Iris", "Wine", "Lenses", "Glass", "BUPA", "Ionosphere")
+TABLE3: dict[str, tuple[int, int, int]] = _REF["table3"]
+"""The paper's Table 3: (n, d, classes) of each UCI row."""
+UCI_SETS: dict[str, tuple[str | None, str]] = _REF["uci_sets"]
+"""Table-3 row -> (the shipped data set or None, the version note or the reason it is missing)."""
+QUICK_UCI: tuple[str, ...] = _REF["quick_uci"]
 """The smaller sets that ``--quick`` runs."""
 
-_MISSING_REASON = {
-    "Soybean": "the paper's Soybean (307 x 35, 19 classes) is UCI soybean-large, which is not "
-    "among structreg's data sets (its soybean_small, 47 x 35 with 4 classes, is a different set)",
-}
-_VERSION_NOTES = {
-    "Balance": "classes L, B, R (the full UCI set)",
-    "Glass": "UCI types 1-3, 5-7; type 4 has no rows",
-    "Lenses": "the Weka file's words recoded to the UCI integer codes",
-    "Wine": "the UCI set",
-    "Pima": "zeros that stand for missing measurements kept as 0",
-    "BUPA": "label = the UCI 'selector' field, as in the literature",
-}
-# UCI integer codes of the lenses attributes (the shipped file holds the Weka words).
-_LENSES_CODES = {
-    "age": {"young": 1, "pre-presbyopic": 2, "presbyopic": 3},
-    "spectacle-prescrip": {"myope": 1, "hypermetrope": 2},
-    "astigmatism": {"no": 1, "yes": 2},
-    "tear-prod-rate": {"reduced": 1, "normal": 2},
-}
-
-# searched parameters of each method: ("log10", name) is 10^e, ("log4", "sigma") is 4^e s0
+# searched parameters of each method: sigma is 4^e s0, the others 10^e
 _AXES: dict[str, tuple[str, ...]] = {
     "LSVM": ("C",),
     "KSVM": ("sigma", "C"),
@@ -101,32 +84,8 @@ _AXES: dict[str, tuple[str, ...]] = {
     "GDR": ("sigma", "gamma_A", "gamma_D"),
     "LDR": ("sigma", "gamma_A", "gamma_D"),
 }
-_FULL = tuple(range(-4, 5))
-_GRIDS: dict[str, tuple[dict[str, tuple[int, ...]], int, bool]] = {
-    # name: ({parameter: exponents}, coarse step, refine)
-    "full": (
-        {"C": _FULL, "gamma_A": _FULL, "gamma_I": _FULL, "gamma_D": _FULL, "sigma": _FULL},
-        4,
-        True,
-    ),
-    "quick": (
-        {
-            "C": (-2, 0, 2),
-            "gamma_A": (-4, -2, 0),
-            "gamma_I": (-4, -2),
-            "gamma_D": (-4, -2),
-            "sigma": (-1, 0, 1),
-        },
-        1,
-        False,
-    ),
-    # one candidate per method: smoke tests of the pipeline only
-    "tiny": (
-        {"C": (0,), "gamma_A": (-2,), "gamma_I": (-2,), "gamma_D": (-4,), "sigma": (0,)},
-        1,
-        False,
-    ),
-}
+_GRIDS: dict[str, dict[str, Any]] = _REF["grids"]
+"""Grid name -> searched ``exponents`` per parameter, ``coarse_step`` and ``refine``."""
 _FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
 
 
@@ -137,15 +96,10 @@ _seed = partial(seed_from, sep=":")  # a seed derived from the cell's identity (
 @cache
 def _load(name: str) -> tuple[np.ndarray, np.ndarray]:
     """A structreg data set as (X float, y str); lenses recoded to its UCI integer codes."""
-    if name != "lenses":
-        X, y = load_dataset(name, return_X_y=True)
-        return np.asarray(X, dtype=float), np.asarray(y).astype(str)
-    bunch = load_dataset(name)
-    X = np.zeros((bunch.data.shape[0], len(_LENSES_CODES)))
-    for j, (column, codes) in enumerate(_LENSES_CODES.items()):
-        for word, code in codes.items():
-            X[:, j] += code * bunch.data[:, bunch.feature_names.index(f"{column}={word}")]
-    return X, np.asarray(bunch.target).astype(str)
+    if name == "lenses":
+        return load_lenses()
+    X, y = load_dataset(name, return_X_y=True)
+    return np.asarray(X, dtype=float), np.asarray(y).astype(str)
 
 
 @cache
@@ -289,15 +243,15 @@ class _FoldEvaluator:
 
 def _axes(method: str, grid: str, X: np.ndarray) -> list[Axis]:
     """The searched exponents of ``method``; trivial Gaussian widths on X pruned."""
-    exponents, step, _ = _GRIDS[grid]
+    g = _GRIDS[grid]
     axes = []
     for name in _AXES[method]:
-        values: Sequence[int] = exponents[name]
+        values: Sequence[int] = g["exponents"][name]
         if name == "sigma":
             s0 = _TrainingSet(X, np.zeros(len(X))).sigma0
             trivial = trivial_gaussian_widths(X, [4.0**k * s0 for k in values])
             values = [k for k in values if 4.0**k * s0 not in trivial] or list(values)
-        axes.append(value_axis(name, values, coarse_step=step))
+        axes.append(value_axis(name, values, coarse_step=g["coarse_step"]))
     return axes
 
 
@@ -306,7 +260,7 @@ def _search(
 ) -> tuple[dict[str, Any], float, int]:
     """Coarse-to-fine CV search: (best exponents, CV accuracy %, candidates evaluated)."""
     evaluate = cv_evaluator(_FoldEvaluator(method, X, y), folds)
-    result = coarse_to_fine(evaluate, _axes(method, grid, X), refine=_GRIDS[grid][2])
+    result = coarse_to_fine(evaluate, _axes(method, grid, X), refine=_GRIDS[grid]["refine"])
     return result.best_params, 100.0 * result.best_score, result.n_evaluated
 
 
@@ -319,13 +273,15 @@ def _methods(options: Options) -> tuple[str, ...]:
     return tuple(m for m in METHODS if m in wanted)
 
 
-def _selected(options: Options, aliases: Mapping[str, Sequence[str]]) -> list[str]:
-    """Rows chosen by ``extra["datasets"]``: a row's name or one of its aliases (any case)."""
-    wanted = options.extra.get("datasets")
-    if not wanted:
-        return list(aliases)
-    wanted = {str(w).lower() for w in wanted}
-    return [row for row, names in aliases.items() if {row.lower(), *names} & wanted]
+def _selected(
+    options: Options, aliases: Mapping[str, Sequence[str]]
+) -> tuple[list[str], list[str]]:
+    """Rows chosen by ``extra["datasets"]`` (a row's name or one of its aliases, any case), and
+    the plan's note on the rows left out."""
+    wanted = {str(w).lower() for w in options.extra.get("datasets") or ()}
+    rows = [r for r, names in aliases.items() if not wanted or {r.lower(), *names} & wanted]
+    left_out = [r for r in aliases if r not in rows]
+    return rows, [f"Not selected (--datasets): {', '.join(left_out)}."] if left_out else []
 
 
 # -- Table 4 -------------------------------------------------------------------------------------
@@ -333,38 +289,24 @@ def uci_cell(
     *, dataset: str, method: str, split: int, v: int, grid: str, n_folds: int
 ) -> dict[str, Any]:
     """One (UCI set, split, method): CV search on the training half, test accuracy."""
-    return _uci_cell(dataset, split, method, grid, n_folds)
-
-
-def _uci_cell(dataset: str, split: int, method: str, grid: str, n_folds: int) -> dict[str, Any]:
     start = time.perf_counter()
     X, y = _load(dataset)
     seed = _seed(dataset, split)
-    train, test = train_test_split(
-        np.arange(len(y)), test_size=0.5, stratify=y, random_state=seed % 2**31
-    )
-    scaler = StandardScaler().fit(X[train])
-    Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
-    folds = stratified_folds(y[train], n_folds, seed, min_train_per_class=2)
-    search = _search(method, grid, Xtr, y[train], folds)
-    return _final(method, search, folds, (Xtr, y[train]), (Xte, y[test]), start)
-
-
-def _uci_protocol(options: Options) -> tuple[int, int]:
-    """(number of splits, CV folds)."""
-    draws = n_draws(options, quick=3, full=10)
-    return draws, 3 if options.quick else 5
+    Xtr, Xte, ytr, yte = standardised_halves(X, y, seed % 2**31)
+    folds = stratified_folds(ytr, n_folds, seed, min_train_per_class=2)
+    search = _search(method, grid, Xtr, ytr, folds)
+    return _final(method, search, folds, (Xtr, ytr), (Xte, yte), start)
 
 
 def plan_table4(options: Options) -> Plan:
     grid, methods = _grid(options), _methods(options)
-    draws, n_folds = _uci_protocol(options)
-    rows = _selected(options, {row: (name or "",) for row, (name, _) in UCI_SETS.items()})
+    draws, n_folds = n_draws(options, quick=3, full=10), 3 if options.quick else 5
+    rows, notes = _selected(options, {row: (name or "",) for row, (name, _) in UCI_SETS.items()})
     cells, skipped, sets = [], {}, {}
     for row in rows:
         name = UCI_SETS[row][0]
         if name is None:
-            skipped[row] = _MISSING_REASON[row]
+            skipped[row] = UCI_SETS[row][1]
             continue
         if options.quick and row not in QUICK_UCI and not options.extra.get("datasets"):
             skipped[row] = "left out of --quick (larger set; run without --quick)"
@@ -390,73 +332,89 @@ def plan_table4(options: Options) -> Plan:
                         n_folds=n_folds,
                     )
                 )
-    not_selected = [r for r in UCI_SETS if r not in rows]
-    notes = [f"Not selected (--datasets): {', '.join(not_selected)}."] if not_selected else []
     context = {"sets": sets, "methods": methods, "draws": draws, "n_folds": n_folds, "grid": grid}
     return Plan(cells, skipped, notes, context)
 
 
-def _collect(
-    plan: Plan, results: Mapping[CellKey, dict[str, Any]], row_of: Mapping[str, str]
-) -> tuple[dict[str, dict[str, list[float]]], dict[tuple[str, str], list[dict[str, Any]]]]:
-    """``values[row][method]`` (split order) and every cell's result per (row, method)."""
-    info = runs_by(plan, results, lambda k: (row_of[k.dataset], k.method))
-    values: dict[str, dict[str, list[float]]] = {}
-    for (row, method), runs in info.items():
-        values.setdefault(row, {})[method] = [r["test_acc"] for r in runs]
-    return values, info
-
-
-def _params_summary(info: Mapping[tuple[str, str], list[dict[str, Any]]]) -> list[str]:
+def _params_summary(by: Mapping[str, Mapping[str, list[dict[str, Any]]]]) -> list[str]:
     """One line per (row, method): the most frequent chosen exponents."""
     lines = []
-    for (row, method), runs in info.items():
-        combos: dict[str, int] = {}
-        for r in runs:
-            shown = ", ".join(
-                f"{k}=4^{v:g} s0" if k == "sigma" else f"{k}=10^{v:g}"
-                for k, v in sorted(r["params"].items())
+    for row, per in by.items():
+        for method, runs in per.items():
+            best, count = most_frequent(
+                format_params(dict(sorted(r["params"].items())), fmt=_exponent) for r in runs
             )
-            combos[shown] = combos.get(shown, 0) + 1
-        best = max(combos, key=lambda c: combos[c])
-        cv = np.mean([r["cv_acc"] for r in runs])
-        non_convex = sum(r.get("convex") is False for r in runs)
-        lines.append(
-            f"- {row}, {method}: {best} ({combos[best]}/{len(runs)} runs); mean CV accuracy "
-            f"{cv:.1f} %" + (f"; non-convex final fit in {non_convex} runs" if non_convex else "")
-        )
+            cv = np.mean([r["cv_acc"] for r in runs])
+            non_convex = sum(r.get("convex") is False for r in runs)
+            lines.append(
+                f"- {row}, {method}: {best} ({count}/{len(runs)} runs); mean CV accuracy "
+                f"{cv:.1f} %"
+                + (f"; non-convex final fit in {non_convex} runs" if non_convex else "")
+            )
     return lines
 
 
+def _exponent(name: str, value: float) -> str:
+    return f"{name}=4^{value:g} s0" if name == "sigma" else f"{name}=10^{value:g}"
+
+
 def _search_lines(grid: str) -> list[str]:
-    exponents, step, refine = _GRIDS[grid]
+    g = _GRIDS[grid]
     shown = "; ".join(
         f"{name} {'4^k s0' if name == 'sigma' else '10^k'}, k in {list(values)}"
-        for name, values in exponents.items()
+        for name, values in g["exponents"].items()
     )
+    step = g["coarse_step"]
     how = (
         f"coarse grid of every {step}th exponent, then pattern-search refinement (steps "
         f"{step // 2}, ..., 1) around the best coarse point (structreg.experiments.search."
         "coarse_to_fine)"
-        if refine
+        if g["refine"]
         else "all combinations, no refinement"
     )
     return [f"Search ({grid} grid; s0 = mean distance between training points): {shown}; {how}."]
 
 
-def _seconds_line(info: Mapping[tuple[str, str], list[dict[str, Any]]]) -> str:
-    total = sum(r.get("seconds", 0.0) for runs in info.values() for r in runs)
-    n = sum(len(runs) for runs in info.values())
-    return f"Compute: {n} cells, {total:.0f} s of cell time in all (on this machine)."
+def _report(
+    plan: Plan,
+    results: Mapping[CellKey, dict[str, Any]],
+    out: Path,
+    *,
+    table: str,
+    title: str,
+    row_of: Mapping[str, str],
+    intro: list[str],
+    notes: list[str],
+    params_heading: str,
+    row_label: str = "data set",
+) -> list[Path]:
+    """The accuracy table of Table 4 or 5: ``notes`` first, then the parameters and the cost."""
+    methods = plan.context["methods"]
+    by = runs_table(plan, results, row=lambda k: row_of[k.dataset])
+    runs = [(m, r) for per in by.values() for m, rs in per.items() for r in rs]
+    notes = [*notes, "", *plan.notes, params_heading, "", *_params_summary(by), ""]
+    notes.append(cost_line(runs, label="Compute", where="on this machine", per_group=False))
+    return comparison_table(
+        out,
+        f"{PAPER}_{table}",
+        title=f"Discriminative regularization (Zhang et al. 2008), Table {table}: {title}",
+        values={
+            r: {m: [x["test_acc"] for x in rs] for m, rs in per.items()} for r, per in by.items()
+        },
+        methods=methods,
+        paper=TABLE4 if table == "4" else TABLE5,
+        reference=REFERENCE if REFERENCE in methods else None,
+        skipped=plan.skipped,
+        intro=intro,
+        notes=notes,
+        row_label=row_label,
+    )
 
 
 def report_table4(
     plan: Plan, results: Mapping[CellKey, dict[str, Any]], out: Path, options: Options
 ) -> list[Path]:
     ctx = plan.context
-    row_of = {name: row for row, name in ctx["sets"].items()}
-    values, info = _collect(plan, results, row_of)
-    values = {row: values[row] for row in ctx["sets"] if row in values}
     intro = [
         "Zhang, Wang, Li, Yin & Dong, AAAI 2008, Table 4: test accuracy (%) on UCI sets.",
         "",
@@ -473,24 +431,20 @@ def report_table4(
     ]
     notes = ["Data-set versions (the paper's Table 3 vs structreg's):", ""]
     for row, name in ctx["sets"].items():
-        n, d, c = UCI_SETS[row][1]
+        (n, d, c), note = TABLE3[row], UCI_SETS[row][1]
         X, y = _load(name)
         line = f"- {row}: paper {n} x {d}, {c} classes; here {X.shape[0]} x {X.shape[1]}, "
-        line += f"{len(np.unique(y))} classes"
-        notes.append(line + (f" ({_VERSION_NOTES[row]})" if row in _VERSION_NOTES else ""))
-    notes += ["", *plan.notes, "Most frequent chosen parameters:", "", *_params_summary(info)]
-    notes += ["", _seconds_line(info)]
-    return comparison_table(
+        notes.append(line + f"{len(np.unique(y))} classes" + (f" ({note})" if note else ""))
+    return _report(
+        plan,
+        results,
         out,
-        f"{PAPER}_4",
-        title="Discriminative regularization (Zhang et al. 2008), Table 4: UCI data sets",
-        values=values,
-        methods=ctx["methods"],
-        paper=TABLE4,
-        reference=REFERENCE if REFERENCE in ctx["methods"] else None,
-        skipped=plan.skipped,
+        table="4",
+        title="UCI data sets",
+        row_of={name: row for row, name in ctx["sets"].items()},
         intro=intro,
         notes=notes,
+        params_heading="Most frequent chosen parameters:",
     )
 
 
@@ -545,7 +499,7 @@ def plan_table5(options: Options) -> Plan:
     grid, methods = _grid(options), _methods(options)
     draws = n_draws(options, quick=5, full=50)
     n_objects = options.extra.get("coil_objects")
-    rows = _selected(
+    rows, notes = _selected(
         options, {"PIE (20 train)": ("pie",), "COIL (2 train)": ("coil", "coil20", "coil-20")}
     )
     cells, skipped = [], {}
@@ -577,8 +531,6 @@ def plan_table5(options: Options) -> Plan:
                             n_objects=n_objects,
                         )
                     )
-    not_selected = [r for r in TABLE5 if r not in rows]
-    notes = [f"Not selected (--datasets): {', '.join(not_selected)}."] if not_selected else []
     context = {
         "methods": methods,
         "draws": draws,
@@ -593,7 +545,6 @@ def report_table5(
     plan: Plan, results: Mapping[CellKey, dict[str, Any]], out: Path, options: Options
 ) -> list[Path]:
     ctx = plan.context
-    values, info = _collect(plan, results, {"coil20": "COIL (2 train)"})
     objects = ctx["n_objects"] or 20
     intro = [
         "Zhang, Wang, Li, Yin & Dong, AAAI 2008, Table 5: test accuracy (%) on image sets.",
@@ -612,26 +563,18 @@ def report_table5(
     ]
     notes = [
         "The paper's COIL accuracies (94-99 % from 2 of the 72 poses per object) are far above "
-        "what supervised classifiers reach here; its text leaves the protocol behind them open.",
-        "",
-        *plan.notes,
-        "Parameters (from the development draw):",
-        "",
-        *_params_summary(info),
-        "",
-        _seconds_line(info),
+        "what supervised classifiers reach here; its text leaves the protocol behind them open."
     ]
-    return comparison_table(
+    return _report(
+        plan,
+        results,
         out,
-        f"{PAPER}_5",
-        title="Discriminative regularization (Zhang et al. 2008), Table 5: image data sets",
-        values=values,
-        methods=ctx["methods"],
-        paper=TABLE5,
-        reference=REFERENCE if REFERENCE in ctx["methods"] else None,
-        skipped=plan.skipped,
+        table="5",
+        title="image data sets",
+        row_of={"coil20": "COIL (2 train)"},
         intro=intro,
         notes=notes,
+        params_heading="Parameters (from the development draw):",
         row_label="data set (training images per class)",
     )
 
@@ -728,10 +671,8 @@ def report_fig2(
         f"and 0.1 / n = {0.1 / (2 * n_per_class):.2g}. The paper has no numbers for this figure "
         "(its claim: both find the 'optimal' boundary, GDR's smoother than LDR's).",
         "",
-        "| set | " + " | ".join(cols) + " |",
-        "| --- | " + " | ".join("---" for _ in cols) + " |",
     ]
-    fitted = {}
+    fitted, table = {}, []
     for s, name in enumerate(_TOY_SETS):
         shown = []
         for col in cols:
@@ -745,7 +686,8 @@ def report_fig2(
                 p["level"], p["margin"], p["gamma_D"], p["n_per_class"], p["n_neighbors"]
             )
             fitted[(col, s)] = (clf, X, y, None, None)
-        lines.append(f"| {name} | " + " | ".join(shown) + " |")
+        table.append([name, *shown])
+    lines += markdown_table(["set", *cols], table)
     lines += [
         "",
         "Cells: training accuracy; '(non-convex)': the objective has a negative-curvature "
