@@ -8,19 +8,15 @@ four methods.  Protocol, ranges and the parameter mapping: ``docs/reproducing/da
 
 from __future__ import annotations
 
-import csv
 import functools
 import time
 import warnings
-from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 
 from ..clustering import FuzzyCMeans
 from ..datasets import list_datasets, load_dataset
@@ -29,8 +25,16 @@ from ..models import DALapRLSC, LapRLSC, SSDRWang, SSDRWu, fit_path
 from ..structure import knn_graph
 from . import reference
 from .engine import Cell, Options, Plan, Table
-from .protocol import grid_name, n_draws
-from .report import comparison_table, write_markdown
+from .protocol import grid_name, n_draws, runs_table, standardised_halves
+from .report import (
+    comparison_table,
+    format_params,
+    markdown_table,
+    most_frequent,
+    skipped_lines,
+    write_csv,
+    write_markdown,
+)
 from .search import Axis, coarse_to_fine, cv_evaluator
 from .store import CellKey
 
@@ -109,23 +113,10 @@ def _load_plain(name: str) -> tuple[np.ndarray, np.ndarray, str]:
     return X, codes.astype(int), f"as shipped ({', '.join(classes)})"
 
 
-# Table-2 name -> (dataset names to look for, loader or None for the plain loader)
-_SOURCES: dict[str, tuple[tuple[str, ...], Callable | None]] = {
-    "Automobile": (("automobile",), _load_automobile),
-    "Austra": (("austra", "australian", "statlog_australian"), None),
-    "Biomed": (("biomed",), None),
-    "Bupa": (("bupa",), None),
-    "Ethn": (("ethn",), None),
-    "German": (("german", "german_credit", "statlog_german"), None),
-    "Heart": (("heart", "statlog_heart", "heart_statlog"), None),
-    "Horse": (("horse", "horse_colic", "colic"), None),
-    "Ionosphere": (("ionosphere",), None),
-    "Isolet": (("isolet",), None),
-    "Pima": (("pima",), None),
-    "Sonar": (("sonar",), None),
-    "Vehicle": (("vehicle",), _load_vehicle),
-    "Wdbc": (("wdbc",), None),
-}
+SOURCES: dict[str, tuple[str, ...]] = _REF["sources"]
+"""Table-2 name -> the data set names to look for (``reference/damr.json``)."""
+_LOADERS: dict[str, Callable] = {"Automobile": _load_automobile, "Vehicle": _load_vehicle}
+"""The sets whose two-class version needs its own loader (the others: :func:`_load_plain`)."""
 
 
 @functools.cache
@@ -135,13 +126,12 @@ def load_table2_dataset(name: str) -> tuple[np.ndarray, np.ndarray, str] | str:
     ``y`` holds integer class codes 0, 1; ``how`` says which version was built.  Cached per
     process (the arrays are read-only).
     """
-    candidates, loader = _SOURCES[name]
     available = set(list_datasets())
-    found = [c for c in candidates if c in available]
+    found = [c for c in SOURCES[name] if c in available]
     if not found:
         return "skipped: not among structreg's data sets"
     try:
-        X, y, how = loader() if loader is not None else _load_plain(found[0])
+        X, y, how = _LOADERS[name]() if name in _LOADERS else _load_plain(found[0])
     except (OSError, ValueError) as exc:  # listed in the manifest but not loadable
         return f"skipped: {found[0]!r} could not be loaded ({exc})"
     n_classes = len(np.unique(y))
@@ -238,11 +228,7 @@ def _half_split(name: str, rep: int):
     """The standardised stratified half split of repetition ``rep`` (shared by 10 and 100)."""
     X, y, _ = load_table2_dataset(name)
     rng = np.random.default_rng([list(TABLE2).index(name), rep])
-    train, test = train_test_split(
-        np.arange(len(y)), test_size=0.5, stratify=y, random_state=int(rng.integers(2**31 - 1))
-    )
-    scaler = StandardScaler().fit(X[train])
-    return scaler.transform(X[train]), scaler.transform(X[test]), y[train], y[test]
+    return standardised_halves(X, y, int(rng.integers(2**31 - 1)))
 
 
 def _transductive_fold_eval(method, seed, X, y_semi, graph, clusters):
@@ -334,7 +320,7 @@ def _resolve(datasets: Iterable[str] | None) -> list[str] | None:
     if datasets is None:
         return None
     lookup = {k.lower(): k for k in TABLE2}
-    for k, (names, _) in _SOURCES.items():
+    for k, names in SOURCES.items():
         lookup.update({n.lower(): k for n in names})
     chosen = []
     for name in datasets:
@@ -355,6 +341,8 @@ def _settings(options: Options) -> dict[str, Any]:
 
 
 def _plan(options: Options, cell_tables: tuple[str, ...]) -> Plan:
+    """The cells of the cell tables: ``"3"`` (10 labels, fixed parameters), ``"4"`` (100
+    labels, CV) or both (Table 5's times)."""
     s = _settings(options)
     built, skipped = {}, {}
     for name in TABLE2:
@@ -392,21 +380,6 @@ def _plan(options: Options, cell_tables: tuple[str, ...]) -> Plan:
     return Plan(cells, skipped, context={"settings": s, "built": built})
 
 
-def plan_table3(options: Options) -> Plan:
-    """10 labels, fixed parameters."""
-    return _plan(options, ("3",))
-
-
-def plan_table4(options: Options) -> Plan:
-    """100 labels, 5-fold CV."""
-    return _plan(options, ("4",))
-
-
-def plan_table5(options: Options) -> Plan:
-    """Times: the cells of Tables 3 and 4."""
-    return _plan(options, ("3", "4"))
-
-
 # -- report ----------------------------------------------------------------------------------
 def _var100(acc: np.ndarray) -> float:
     """The paper's "variance": of the accuracy as a fraction, times 100."""
@@ -415,12 +388,8 @@ def _var100(acc: np.ndarray) -> float:
 
 def _rows(plan: Plan, results: dict[CellKey, dict], table: str) -> dict[str, list[dict]]:
     """``{data set: [cell result per repetition, in order]}`` of one cell table."""
-    rows: dict[str, dict[int, dict]] = {}
-    for cell in plan.cells:
-        k = cell.key
-        if k.table == table and k in results:
-            rows.setdefault(k.dataset, {})[k.split] = results[k]
-    return {name: [by[r] for r in sorted(by)] for name, by in rows.items()}
+    by = runs_table(plan, results, col=lambda k: k.table)
+    return {name: per[table] for name, per in by.items() if table in per}
 
 
 def _intro(plan: Plan) -> list[str]:
@@ -440,15 +409,11 @@ def _intro(plan: Plan) -> list[str]:
     ]
 
 
-def _datasets_notes(plan: Plan) -> list[str]:
-    lines = ["Data sets run (version used):", ""]
-    lines += [f"- {name}: {how}" for name, how in plan.context["built"].items()]
-    return lines
-
-
 def _accuracy_report(
-    plan: Plan, results: dict[CellKey, dict], out: Path, table: str, paper_table: dict
+    plan: Plan, results: dict[CellKey, dict], out: Path, options: Options, *, table: str
 ) -> list[Path]:
+    """``damr_<table>.md`` and ``.csv``: test accuracy beside the paper's Table 3 or 4."""
+    paper_table = TABLE3 if table == "3" else TABLE4
     rows = _rows(plan, results, table)
     titles = [METHOD_TITLES[m] for m in METHODS]
     values = {
@@ -478,7 +443,8 @@ def _accuracy_report(
     notes = _spread_table(rows, paper_table) + [""] + _summary(rows, paper_table)
     if n_labeled > FIXED_MAX_LABELS:
         notes += [""] + _chosen_params(rows)
-    notes += [""] + _datasets_notes(plan)
+    notes += ["", "Data sets run (version used):", ""]
+    notes += [f"- {name}: {version}" for name, version in plan.context["built"].items()]
     messages = sorted(
         {f"{n}: {w}" for n, reps in rows.items() for r in reps for w in r["warnings"]}
     )
@@ -486,7 +452,7 @@ def _accuracy_report(
         notes += ["", "Warnings raised during the fits:", ""] + [f"- {w}" for w in messages[:30]]
     return comparison_table(
         out,
-        f"damr_{'3' if table == '3' else '4'}",
+        f"damr_{table}",
         title=f"DAMR paper, Table {table}: test accuracy (%) with {n_labeled} labeled points",
         values=values,
         methods=titles,
@@ -499,21 +465,20 @@ def _accuracy_report(
 
 
 def _spread_table(rows: dict[str, list[dict]], paper_table: dict) -> list[str]:
-    lines = [
-        "Mean ± variance in the paper's convention (variance of the fractional accuracy × 100), "
-        "reproduced / paper:",
-        "",
-        "| data set | " + " | ".join(METHOD_TITLES[m] for m in METHODS) + " |",
-        "| --- |" + " --- |" * len(METHODS),
-    ]
+    table = []
     for name, reps in rows.items():
         cells = []
         for m in METHODS:
             acc = np.array([r["acc"][m] for r in reps])
             ref = paper_table[name][m]
             cells.append(f"{acc.mean():.2f} ± {_var100(acc):.2f} / {ref[0]:.2f} ± {ref[1]:.2f}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return lines
+        table.append([name, *cells])
+    return [
+        "Mean ± variance in the paper's convention (variance of the fractional accuracy × 100), "
+        "reproduced / paper:",
+        "",
+        *markdown_table(["data set", *(METHOD_TITLES[m] for m in METHODS)], table),
+    ]
 
 
 def _summary(rows: dict[str, list[dict]], paper_table: dict) -> list[str]:
@@ -539,40 +504,36 @@ def _summary(rows: dict[str, list[dict]], paper_table: dict) -> list[str]:
 
 
 def _chosen_params(rows: dict[str, list[dict]]) -> list[str]:
-    lines = [
-        "Chosen parameters (most frequent over the repetitions, with its count) and mean "
-        "number of candidates evaluated per search:",
-        "",
-        "| data set | " + " | ".join(METHOD_TITLES[m] for m in METHODS) + " |",
-        "| --- |" + " --- |" * len(METHODS),
-    ]
+    table = []
     for name, reps in rows.items():
         cells = []
         for m in METHODS:
-            counts = Counter(
-                ", ".join(f"{k}={v:g}" for k, v in r["params"][m].items()) for r in reps
-            )
-            best, k = counts.most_common(1)[0]
+            best, k = most_frequent(format_params(r["params"][m]) for r in reps)
             n_eval = np.mean([r["n_evaluated"][m] for r in reps])
             cells.append(f"{best} ({k}/{len(reps)}; {n_eval:.0f} cand.)")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return lines
-
-
-def report_table3(plan: Plan, results: dict[CellKey, dict], out: Path, options: Options):
-    """``damr_3.md`` and ``.csv``."""
-    return _accuracy_report(plan, results, out, "3", TABLE3)
-
-
-def report_table4(plan: Plan, results: dict[CellKey, dict], out: Path, options: Options):
-    """``damr_4.md`` and ``.csv``."""
-    return _accuracy_report(plan, results, out, "4", TABLE4)
+        table.append([name, *cells])
+    return [
+        "Chosen parameters (most frequent over the repetitions, with its count) and mean "
+        "number of candidates evaluated per search:",
+        "",
+        *markdown_table(["data set", *(METHOD_TITLES[m] for m in METHODS)], table),
+    ]
 
 
 def report_table5(plan: Plan, results: dict[CellKey, dict], out: Path, options: Options):
     """``damr_5.md`` and ``.csv``: fit times at 10 labels, search + refit times at 100."""
     out.mkdir(parents=True, exist_ok=True)
-    heads = " | ".join(METHOD_TITLES[m] for m in METHODS)
+    heads = ["data set", *(METHOD_TITLES[m] for m in METHODS)]
+    csv_rows: list[list[Any]] = []
+    table3 = []
+    for name, reps in _rows(plan, results, "3").items():
+        cells = []
+        for m in METHODS:
+            t = np.array([r["time"][m] for r in reps])
+            ref = TABLE5[name][m]
+            cells.append(f"{t.mean():.4f} ± {t.var():.1e} ({ref[0]:.4f} ± {ref[1]:.4f})")
+            csv_rows.append([10, name, m, len(t), t.mean(), t.var(), ref[0], ref[1], "", ""])
+        table3.append([name, *cells])
     lines = [
         "# DAMR paper, Table 5: computation time (s)",
         "",
@@ -584,20 +545,20 @@ def report_table5(plan: Plan, results: dict[CellKey, dict], out: Path, options: 
         "prediction excluded) on this machine (cells run concurrently with --n-jobs; a busy "
         "machine inflates them); the paper's (MATLAB, other hardware) in brackets.",
         "",
-        f"| data set | {heads} |",
-        "| --- |" + " --- |" * len(METHODS),
+        *markdown_table(heads, table3),
     ]
-    csv_rows: list[list[Any]] = []
-    for name, reps in _rows(plan, results, "3").items():
-        cells = []
-        for m in METHODS:
-            t = np.array([r["time"][m] for r in reps])
-            ref = TABLE5[name][m]
-            cells.append(f"{t.mean():.4f} ± {t.var():.1e} ({ref[0]:.4f} ± {ref[1]:.4f})")
-            csv_rows.append([10, name, m, len(t), t.mean(), t.var(), ref[0], ref[1], "", ""])
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     rows4 = _rows(plan, results, "4")
     if rows4:
+        table4 = []
+        for name, reps in rows4.items():
+            cells = []
+            for m in METHODS:
+                search = np.array([r["search_time"][m] for r in reps])
+                fit = np.array([r["time"][m] for r in reps])
+                cells.append(f"{search.mean():.2f} + {fit.mean():.4f}")
+                row = [100, name, m, len(fit), fit.mean(), fit.var(), "", ""]
+                csv_rows.append([*row, search.mean(), search.var()])
+            table4.append([name, *cells])
         lines += [
             "",
             "## 100 labeled points (not in the paper)",
@@ -611,55 +572,18 @@ def report_table5(plan: Plan, results: dict[CellKey, dict], out: Path, options: 
             )
             + ".",
             "",
-            f"| data set | {heads} |",
-            "| --- |" + " --- |" * len(METHODS),
+            *markdown_table(heads, table4),
         ]
-        for name, reps in rows4.items():
-            cells = []
-            for m in METHODS:
-                search = np.array([r["search_time"][m] for r in reps])
-                fit = np.array([r["time"][m] for r in reps])
-                cells.append(f"{search.mean():.2f} + {fit.mean():.4f}")
-                csv_rows.append(
-                    [
-                        100,
-                        name,
-                        m,
-                        len(fit),
-                        fit.mean(),
-                        fit.var(),
-                        "",
-                        "",
-                        search.mean(),
-                        search.var(),
-                    ]
-                )
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    if plan.skipped:
-        lines += ["", "Not run:", ""] + [f"- {n}: {why}" for n, why in plan.skipped.items()]
-        csv_rows += [
-            ["", n, "", 0, "", "", "", "", "", f"skipped: {why}"] for n, why in plan.skipped.items()
-        ]
-    md = write_markdown(out / "damr_5.md", lines)
-    path_csv = out / "damr_5.csv"
-    with open(path_csv, "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(
-            [
-                "n_labeled",
-                "data_set",
-                "method",
-                "n_splits",
-                "fit_s_mean",
-                "fit_s_var",
-                "paper_fit_s_mean",
-                "paper_fit_s_var",
-                "search_s_mean",
-                "search_s_var",
-            ]
-        )
-        writer.writerows(csv_rows)
-    return [md, path_csv]
+    lines += skipped_lines(plan.skipped)
+    csv_rows += [
+        ["", n, "", 0, "", "", "", "", "", f"skipped: {why}"] for n, why in plan.skipped.items()
+    ]
+    header = "n_labeled data_set method n_splits fit_s_mean fit_s_var paper_fit_s_mean"
+    header += " paper_fit_s_var search_s_mean search_s_var"
+    return [
+        write_markdown(out / "damr_5.md", lines),
+        write_csv(out / "damr_5.csv", header.split(), csv_rows),
+    ]
 
 
 TABLES = (
@@ -668,21 +592,21 @@ TABLES = (
         "3",
         "Table 3: Lap_RLSC, SSDR [24], SSDR [16], DA_LapRLSC on UCI sets, 10 labels, fixed "
         "parameters",
-        plan_table3,
-        report_table3,
+        functools.partial(_plan, cell_tables=("3",)),
+        functools.partial(_accuracy_report, table="3"),
     ),
     Table(
         PAPER,
         "4",
         "Table 4: the same with 100 labels, parameters by 5-fold CV over the paper's ranges",
-        plan_table4,
-        report_table4,
+        functools.partial(_plan, cell_tables=("4",)),
+        functools.partial(_accuracy_report, table="4"),
     ),
     Table(
         PAPER,
         "5",
         "Table 5: fit times with 10 labels (and the 100-label search + refit times)",
-        plan_table5,
+        functools.partial(_plan, cell_tables=("3", "4")),
         report_table5,
     ),
 )
