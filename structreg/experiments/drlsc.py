@@ -54,9 +54,7 @@ PAPER = "drlsc"
 VERSION = 2
 """Protocol version: part of every cell key (bump it when a cell's result would change)."""
 
-# ---------------------------------------------------------------------------------------------
-# The paper's numbers (reference constants)
-# ---------------------------------------------------------------------------------------------
+# -- The paper's numbers (reference constants) -------------------------------------------------
 TOY_METHODS = ("RN", "DRGV", "DRLSC")
 TOY_SETS = ("A", "B", "C")
 _REF = reference.load(PAPER)
@@ -82,9 +80,7 @@ USPS_SETTINGS = {"10": "G10/P1090", "11": "G100/P1000", "12": "G550/P550"}
 # Tables 10-12: table -> (setting, {pair "1v7": {method: accuracy}}).
 USPS_TABLES = {t: (setting, _REF[f"table{t}"]) for t, setting in USPS_SETTINGS.items()}
 
-# ---------------------------------------------------------------------------------------------
-# Data
-# ---------------------------------------------------------------------------------------------
+# -- Data --------------------------------------------------------------------------------------
 UCI_SETS: dict[str, tuple[str | None, str]] = _REF["uci_sets"]
 """Table 6/7 row -> (structreg data set name or None when not available, note or reason)."""
 QUICK_MAX_SIZE = 250
@@ -188,9 +184,7 @@ def train_test(dataset: str, split: int) -> tuple[np.ndarray, np.ndarray, np.nda
     return X[tr], y[tr], X[te], y[te]
 
 
-# ---------------------------------------------------------------------------------------------
-# Search spaces
-# ---------------------------------------------------------------------------------------------
+# -- Search spaces -----------------------------------------------------------------------------
 ETAS = tuple(round(0.1 * i, 1) for i in range(11))
 K_LIST = (2, 3, 5, 8, 12, 18, 27, 40, 60)
 SVM_MAX_ITER = 100_000
@@ -276,9 +270,7 @@ def n_centers(n: int) -> int:
     return max(2, math.ceil(math.sqrt(n)))
 
 
-# ---------------------------------------------------------------------------------------------
-# The estimators, and fold evaluators that share work across the candidates
-# ---------------------------------------------------------------------------------------------
+# -- The estimators, and fold evaluators that share work across the candidates -----------------
 def make_estimator(method: str, kernel: str, params: dict[str, Any], n_classes: int):
     """The estimator of ``method`` with the searched ``params`` (sigma -> gamma)."""
     kw: dict[str, Any] = {"kernel": kernel}
@@ -450,9 +442,7 @@ PATHS = {
 }
 
 
-# ---------------------------------------------------------------------------------------------
-# The cell: one (data set, run, method)
-# ---------------------------------------------------------------------------------------------
+# -- The cell: one (data set, run, method) -----------------------------------------------------
 def fit_cell(
     *,
     dataset: str,
@@ -544,9 +534,7 @@ def _fit_cell(dataset, method, split, kernel, grid, n_folds, fixed) -> dict[str,
     }
 
 
-# ---------------------------------------------------------------------------------------------
-# Tables 6 and 7: UCI
-# ---------------------------------------------------------------------------------------------
+# -- Tables 6 and 7: UCI -----------------------------------------------------------------------
 def _grid(options: Options) -> str:
     return grid_name(options, GRIDS, paper="drlsc")
 
@@ -705,9 +693,7 @@ def _write_params(path: Path, by: dict[str, dict[str, list[dict]]]) -> Path:
     return write_csv(path, header.split(), rows)
 
 
-# ---------------------------------------------------------------------------------------------
-# Tables 4-5 and Fig. 1: the two-moons toy
-# ---------------------------------------------------------------------------------------------
+# -- Tables 4-5 and Fig. 1: the two-moons toy --------------------------------------------------
 TOY_K = 10
 """The paper's k of DRLSC on the toy ("fixed to 10")."""
 
@@ -797,9 +783,7 @@ def _toy_figure(path: Path, by, methods: Sequence[str]) -> None:
     )
 
 
-# ---------------------------------------------------------------------------------------------
-# Tables 8-12: image recognition
-# ---------------------------------------------------------------------------------------------
+# -- Tables 8-12: image recognition ------------------------------------------------------------
 def _image_plan(table: str, rows: dict[str, str], quick_rows: Sequence[str], source: str):
     """``rows``: row label -> data set id; in ``--quick`` only ``quick_rows`` run."""
 

@@ -1,20 +1,8 @@
 """The experiment engine: cells, tables, and a resumable, parallel runner.
 
-A paper's reproduction is a set of :class:`Table` objects.  A table *plans* its work as a list
-of :class:`Cell` s (one data set x method x split x setting each; a cell loads its own data and
-returns a small JSON-able dict), runs them through :func:`run_cells`, and *reports* the results
-as Markdown/CSV tables and PNG figures.  :func:`run_cells`
-
-* looks every cell up in the :class:`~structreg.experiments.store.ResultsStore` first and runs
-  only the missing ones (so an interrupted run resumes);
-* runs them with joblib on local cores (``n_jobs``), or on a ``dask.distributed`` cluster when a
-  scheduler address is given (joblib's dask backend; the same cells, the same results);
-* stores each result in the calling process as soon as it arrives;
-* gives each cell ``cores // workers`` BLAS/OpenMP threads when cells run side by side;
-* shows a progress bar (counts, rate, ETA) on a terminal and stays quiet otherwise.
-
-Cells must be deterministic: everything a cell's result depends on is in its key (the seed
-is derived from the split number), so a resumed run gives the same table as an uninterrupted one.
+A table *plans* its :class:`Cell` s, :func:`run_cells` runs the ones not yet in the results
+store (joblib or dask; deterministic cells, so a resumed run gives the same table) and the table
+*reports* them.  How and why: ``docs/reproducing/engine.md``.
 """
 
 from __future__ import annotations
