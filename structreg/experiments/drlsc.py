@@ -81,6 +81,8 @@ USPS_SETTINGS = {"10": "G10/P1090", "11": "G100/P1000", "12": "G550/P550"}
 USPS_TABLES = {t: (setting, _REF[f"table{t}"]) for t, setting in USPS_SETTINGS.items()}
 
 # -- Data --------------------------------------------------------------------------------------
+_TEXT: dict[str, str] = _REF["report_text"]
+"""The reports' fixed text (``str.format`` templates)."""
 UCI_SETS: dict[str, tuple[str | None, str]] = _REF["uci_sets"]
 """Table 6/7 row -> (structreg data set name or None when not available, note or reason)."""
 QUICK_MAX_SIZE = 250
@@ -583,34 +585,17 @@ def _uci_plan(table: str, kernel: str, methods: Sequence[str]):
 
 def _search_lines(grid: str, kernel: str, n_folds: int = N_FOLDS) -> list[str]:
     g = GRIDS[grid]
-    refine = (
-        "then a pattern search refines around the best point down to every exponent, "
-        "every eta and every listed k"
-        if g["refine"]
-        else "no refinement (quick)"
-    )
-    width = (
-        "Gaussian width sigma (k(x,z) = exp(-||x-z||^2 / (2 sigma^2))) in 2^-10..2^10 "
-        "without the widths whose Gram matrix on the training set is numerically the "
-        "identity or all ones (trivial classifiers), "
-        if kernel == "rbf"
-        else ""
-    )
     return [
-        f"Search ({grid} grid): {n_folds}-fold stratified CV on the training set (below "
-        f"{SMALL_TRAIN} training points: as many folds as the largest class has points), one "
-        "fold assignment per (data set, run) shared by all methods; a class that would keep "
-        f"fewer than 2 points in a training fold is never held out. {width}regularisation "
-        f"weights in 2^-10..2^10, eta in {{0, 0.1, ..., 1}}, k from "
-        f"{{{', '.join(map(str, K_LIST))}}} cut at min_c n_c - 1 (training set and every CV "
-        "training fold; k = 1 when that is 1). Coarse grid (steps in list positions): "
-        f"sigma and SVM's C every {g['log2']}, MR's gamma_I every {g['gamma_I']}, eta every "
-        f"{g['eta']}, k every {g['k']} (DRLSC) / {g['k_mr']} (MR); {refine}. All 21 values of "
-        "RN's and GRBFN's gamma_A, LS-SVM's C and MR's gamma_A are always tried (one "
-        "eigendecomposition per fold and width gives them all). Ties prefer wider Gaussians, "
-        "larger ridges, smaller C, larger eta, smaller k. Best parameters refitted on the "
-        f"training set. libsvm (SVM) stops after {SVM_MAX_ITER:,} iterations per binary "
-        "problem (reached only at large C on non-separable sets).",
+        _TEXT["search"].format(
+            **g,
+            grid=grid,
+            n_folds=n_folds,
+            small_train=SMALL_TRAIN,
+            width=_TEXT["search_width"] if kernel == "rbf" else "",
+            k_list=", ".join(map(str, K_LIST)),
+            refinement=_TEXT["refine" if g["refine"] else "no_refine"],
+            max_iter=SVM_MAX_ITER,
+        )
     ]
 
 
@@ -632,9 +617,7 @@ def _report(table: str, title: str, paper: dict[str, dict[str, float]], intro: s
         }
         if not intro:
             lines = [
-                f"Reproduction of Table {table} of Xue, Chen & Yang (2009): test accuracy (%) "
-                f"over {ctx['draws']} random stratified half/half splits (features standardised "
-                "on the training half).",
+                _TEXT["uci"].format(table=table, draws=ctx["draws"]),
                 "",
                 *_search_lines(ctx["grid"], ctx["kernel"]),
             ]
@@ -738,12 +721,7 @@ def _toy_report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
     lines = [
         "# DRLSC toy problem (Xue, Chen & Yang 2009, Sec. 6.1, Tables 4-5, Fig. 1)",
         "",
-        "Two-moons sets A, B, C (`structreg.datasets.make_drlsc_moons` levels 1-3: the paper "
-        "gives no generating parameters), 100 points per class, a random stratified half of "
-        f"each class for training and the other half for testing, {ctx['draws']} random draws "
-        "(the paper shows one draw: its whole-number accuracies fit 100 test points). DRLSC's "
-        f"k = {TOY_K} as in the paper; the other parameters by 5-fold CV on the training half "
-        "with the search of Tables 6-7 (no standardisation of the two coordinates).",
+        _TEXT["toy"].format(draws=ctx["draws"], k=TOY_K),
         "",
         *_search_lines(ctx["grid"], "rbf", n_folds=5),
         "",
@@ -862,8 +840,7 @@ TABLES: tuple[Table, ...] = (
             "8",
             "DRLSC Table 8: AR face database (not reproduced)",
             TABLE8,
-            "The paper's numbers only: 100 subjects x 14 images (66 x 48 pixels), Gm/Pn = "
-            "the first m images of every subject for training, the rest for testing.",
+            _TEXT["8"],
         ),
     ),
     Table(
@@ -875,9 +852,7 @@ TABLES: tuple[Table, ...] = (
             "9",
             "DRLSC Table 9: COIL-20 (test accuracy %)",
             TABLE9,
-            "COIL-20 (here 16x16 pixels; the paper resized to 32x32), 20 objects "
-            "x 72 poses; Gm/Pn: m random images per object for training, the "
-            "rest for testing; grey levels / 255.",
+            _TEXT["9"],
         ),
     ),
     *(
@@ -890,9 +865,7 @@ TABLES: tuple[Table, ...] = (
                 t,
                 f"DRLSC Table {t}: USPS {USPS_TABLES[t][0]} (test accuracy %)",
                 _usps_reference(t),
-                f"USPS (1100 images per digit, 16x16), odd vs. even digit pairs; "
-                f"{USPS_TABLES[t][0]}: m random images per digit for training, "
-                "the rest for testing; grey levels / 255.",
+                _TEXT["usps"].format(setting=USPS_TABLES[t][0]),
             ),
         )
         for t in ("10", "11", "12")
