@@ -86,6 +86,8 @@ _AXES: dict[str, tuple[str, ...]] = {
 }
 _GRIDS: dict[str, dict[str, Any]] = _REF["grids"]
 """Grid name -> searched ``exponents`` per parameter, ``coarse_step`` and ``refine``."""
+_TEXT: dict[str, str] = _REF["report_text"]
+"""The reports' fixed text (``str.format`` templates)."""
 _FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
 
 
@@ -418,16 +420,9 @@ def report_table4(
     intro = [
         "Zhang, Wang, Li, Yin & Dong, AAAI 2008, Table 4: test accuracy (%) on UCI sets.",
         "",
-        f"Protocol (the paper states none for this table): {ctx['draws']} random stratified "
-        "half/half splits per set; features standardised on the training half; parameters "
-        f"chosen by {ctx['n_folds']}-fold stratified CV on the training half; test accuracy on "
-        "the other half.",
+        _TEXT["table4_protocol"].format(draws=ctx["draws"], n_folds=ctx["n_folds"]),
         *_search_lines(ctx["grid"]),
-        "LSVM: liblinear LinearSVC (paper: libSVM); KSVM: libSVM SVC; LapRLS: LapRLSC, all "
-        "training points labeled, kNN graph (k = 6, heat weights); DR: DiscriminativeRLS "
-        "(xi = min(5, n_min - 1), zeta = min(5, n - n_max)); its final fit on the training "
-        "half keeps n gamma_D at the CV value (gamma_D scaled by the CV training-fold size / n; "
-        "see structreg.experiments.dr). The paper's column 'SVM' is KSVM.",
+        _TEXT["table4_methods"],
     ]
     notes = ["Data-set versions (the paper's Table 3 vs structreg's):", ""]
     for row, name in ctx["sets"].items():
@@ -545,25 +540,16 @@ def report_table5(
     plan: Plan, results: Mapping[CellKey, dict[str, Any]], out: Path, options: Options
 ) -> list[Path]:
     ctx = plan.context
-    objects = ctx["n_objects"] or 20
+    protocol = _TEXT["table5_protocol"].format(
+        draws=ctx["draws"], objects=ctx["n_objects"] or 20, dev_repeats=ctx["dev_repeats"]
+    )
     intro = [
         "Zhang, Wang, Li, Yin & Dong, AAAI 2008, Table 5: test accuracy (%) on image sets.",
         "",
-        f"Protocol: {ctx['draws']} runs (the paper: 50); in each, 2 random images of every "
-        f"object ({objects} objects) are the training set and all other images the test set. "
-        "Parameters of each method chosen once on a development draw of 4 images per object "
-        f"({ctx['dev_repeats']} x 2-fold CV, training folds of 2 images per object; drawn apart "
-        "from the runs) and "
-        "used in every run.",
+        protocol,
         *_search_lines(ctx["grid"]),
-        "Data: structreg's COIL-20 is 1440 images downsampled to 16 x 16 (256 grey levels, "
-        "scaled to [0, 1]); the paper resized them to 32 x 32 (1024 features).",
-        "All methods are supervised here (LapRLS too: kNN graph on the 40 training images); the "
-        "paper does not say whether its LapRLS also used the unlabeled images.",
-    ]
-    notes = [
-        "The paper's COIL accuracies (94-99 % from 2 of the 72 poses per object) are far above "
-        "what supervised classifiers reach here; its text leaves the protocol behind them open."
+        _TEXT["table5_data"],
+        _TEXT["table5_laprls"],
     ]
     return _report(
         plan,
@@ -573,7 +559,7 @@ def report_table5(
         title="image data sets",
         row_of={"coil20": "COIL (2 train)"},
         intro=intro,
-        notes=notes,
+        notes=[_TEXT["table5_note"]],
         params_heading="Parameters (from the development draw):",
         row_label="data set (training images per class)",
     )
@@ -665,11 +651,7 @@ def report_fig2(
     lines = [
         "# Discriminative regularization (Zhang et al. 2008), Fig. 2: GDR vs LDR on two moons",
         "",
-        f"Three two-moons sets of increasing overlap (make_drlsc_moons levels 1-3, {n_per_class} "
-        "points per class), Gaussian kernel of width 0.1 (gamma = 50), lambda = 0.1, "
-        "xi = zeta = 5 (not given by the paper). Discriminality weight gamma: the paper's 0.1, "
-        f"and 0.1 / n = {0.1 / (2 * n_per_class):.2g}. The paper has no numbers for this figure "
-        "(its claim: both find the 'optimal' boundary, GDR's smoother than LDR's).",
+        _TEXT["fig2_intro"].format(n_per_class=n_per_class, weight=0.1 / (2 * n_per_class)),
         "",
     ]
     fitted, table = {}, []
@@ -690,12 +672,7 @@ def report_fig2(
     lines += markdown_table(["set", *cols], table)
     lines += [
         "",
-        "Cells: training accuracy; '(non-convex)': the objective has a negative-curvature "
-        "direction and the closed form returns its saddle point. At the paper's weight the "
-        "global margin's L_D (eigenvalue -1 along the centred labels) outweighs the loss "
-        "(scaled by 1/n), so the stationary point reverses the labels; 0.1 / n makes the "
-        "global margin convex, while the local margin (whose heterogeneous Laplacian has "
-        "eigenvalues up to about twice the neighbourhood degree) can stay non-convex.",
+        _TEXT["fig2_cells"],
         "",
         f"Figure: {PAPER}_fig2.png (rows: sets I-III; columns as in the table).",
     ]
