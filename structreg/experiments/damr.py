@@ -73,6 +73,9 @@ TABLE3: dict[str, dict[str, tuple[float, float]]] = _REF["table3"]
 TABLE4: dict[str, dict[str, tuple[float, float]]] = _REF["table4"]
 TABLE5: dict[str, dict[str, tuple[float, float]]] = _REF["table5"]
 
+_TEXT: dict[str, str] = _REF["report_text"]
+"""The reports' fixed text (``str.format`` templates)."""
+
 FIXED_MAX_LABELS = 10
 """Label counts up to this use the paper's fixed 10-label parameters; larger ones use CV."""
 N_REPEATS, QUICK_REPEATS = 20, 3
@@ -393,20 +396,7 @@ def _rows(plan: Plan, results: dict[CellKey, dict], table: str) -> dict[str, lis
 
 
 def _intro(plan: Plan) -> list[str]:
-    s = plan.context["settings"]
-    return [
-        f"{s['draws']} random stratified half splits per set; features standardised on the "
-        "training half; linear kernel, no bias; heat-kernel 10-NN graph; fuzzy c-means with 2 "
-        "clusters. Labeled points: one per class, the rest uniformly at random in the training "
-        "half; the other training points are unlabeled; test accuracy on the other half. "
-        "Protocol details and the parameter mapping: docstring of `structreg.experiments.damr`.",
-        "",
-        "Parameters (paper -> structreg): Lap_RLSC (γ_A, γ_I) -> LapRLSC(gamma_A, gamma_I); "
-        "SSDR [24] (γ1, γ2, λ) -> SSDRWang(gamma_A=γ1, lam=λ), γ2 has no counterpart; "
-        "SSDR [16] (γ_A, γ_I, γ_D) -> SSDRWu(gamma_A, gamma_I, eta=γ_D, gamma_D=1, "
-        "separation='signed'); DA_LapRLSC (γ_A, γ_D, γ) -> DALapRLSC(gamma_A, gamma_D, "
-        "reliability=γ).",
-    ]
+    return [_TEXT["protocol"].format(**plan.context["settings"]), "", _TEXT["mapping"]]
 
 
 def _accuracy_report(
@@ -423,23 +413,9 @@ def _accuracy_report(
     paper = {name: {METHOD_TITLES[m]: paper_table[name][m][0] for m in METHODS} for name in TABLE2}
     n_labeled = LABEL_COUNTS[table]
     if n_labeled > FIXED_MAX_LABELS:
-        grid = plan.context["settings"]["grid"]
-        how = (
-            "5-fold transductive CV on the labeled points over {0.01, 0.1, 1, 10, 100} for γ_A, "
-            "γ_I, γ_D (DA), γ1 and λ and {0, .2, .4, .6, .8, 1} for γ (DA) and γ_D (SSDR [16]); "
-            + (
-                "every combination (grid 'paper')"
-                if grid == "paper"
-                else "coarse-to-fine search (grid 'coarse': every other value, then a pattern "
-                "search to the full resolution)"
-            )
-            + "; refit on the training half with the chosen parameters."
-        )
+        how = _TEXT["cv"].format(search=_TEXT[plan.context["settings"]["grid"]])
     else:
-        how = (
-            "Fixed parameters (the paper's): Lap_RLSC (1, 1); SSDR [24] (1, 1, 1); SSDR [16] "
-            "(1, 1, 0.6); DA_LapRLSC (1, 1, 1)."
-        )
+        how = _TEXT["fixed"]
     notes = _spread_table(rows, paper_table) + [""] + _summary(rows, paper_table)
     if n_labeled > FIXED_MAX_LABELS:
         notes += [""] + _chosen_params(rows)
@@ -474,8 +450,7 @@ def _spread_table(rows: dict[str, list[dict]], paper_table: dict) -> list[str]:
             cells.append(f"{acc.mean():.2f} ± {_var100(acc):.2f} / {ref[0]:.2f} ± {ref[1]:.2f}")
         table.append([name, *cells])
     return [
-        "Mean ± variance in the paper's convention (variance of the fractional accuracy × 100), "
-        "reproduced / paper:",
+        _TEXT["spread"],
         "",
         *markdown_table(["data set", *(METHOD_TITLES[m] for m in METHODS)], table),
     ]
@@ -513,8 +488,7 @@ def _chosen_params(rows: dict[str, list[dict]]) -> list[str]:
             cells.append(f"{best} ({k}/{len(reps)}; {n_eval:.0f} cand.)")
         table.append([name, *cells])
     return [
-        "Chosen parameters (most frequent over the repetitions, with its count) and mean "
-        "number of candidates evaluated per search:",
+        _TEXT["chosen"],
         "",
         *markdown_table(["data set", *(METHOD_TITLES[m] for m in METHODS)], table),
     ]
@@ -541,9 +515,7 @@ def report_table5(plan: Plan, results: dict[CellKey, dict], out: Path, options: 
         "",
         f"## {FIXED_MAX_LABELS} labeled points",
         "",
-        "Mean ± variance over the repetitions of one `fit` (graph, clustering, solve; "
-        "prediction excluded) on this machine (cells run concurrently with --n-jobs; a busy "
-        "machine inflates them); the paper's (MATLAB, other hardware) in brackets.",
+        _TEXT["fit_times"],
         "",
         *markdown_table(heads, table3),
     ]
@@ -563,14 +535,12 @@ def report_table5(plan: Plan, results: dict[CellKey, dict], out: Path, options: 
             "",
             "## 100 labeled points (not in the paper)",
             "",
-            "Mean seconds of the parameter search (all folds and candidates, graph and "
-            "clustering shared) + the refit with the chosen parameters; graph + clustering "
-            "built once per repetition: "
-            + ", ".join(
-                f"{n} {np.mean([r['shared_time'] for r in reps]):.3f} s"
-                for n, reps in rows4.items()
-            )
-            + ".",
+            _TEXT["search_times"].format(
+                shared=", ".join(
+                    f"{n} {np.mean([r['shared_time'] for r in reps]):.3f} s"
+                    for n, reps in rows4.items()
+                )
+            ),
             "",
             *markdown_table(heads, table4),
         ]
