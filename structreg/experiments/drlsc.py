@@ -347,6 +347,14 @@ class FoldPath:
     def estimator(self, params: dict[str, Any]):
         return make_estimator(self.method, self.kernel, params, self.n_classes)
 
+    def grams(self, train, test, sigma) -> tuple[np.ndarray, np.ndarray]:
+        """The training and test-vs-training Gram matrices of one fold and width."""
+        g = None if self.kernel == "linear" else sigma_to_gamma(sigma)
+        return (
+            kernel_matrix(self.X[train], kernel=self.kernel, gamma=g),
+            kernel_matrix(self.X[test], self.X[train], kernel=self.kernel, gamma=g),
+        )
+
     def __call__(self, candidates, train, test):
         groups: dict[tuple, list[int]] = defaultdict(list)
         for i, c in enumerate(candidates):
@@ -372,10 +380,7 @@ class LSSVMPath(FoldPath):
 
     def outputs(self, fold, candidates, train, test):
         def make():
-            est = self.estimator({**candidates[0], "C": 1.0})
-            g = None if self.kernel == "linear" else est.gamma
-            K = kernel_matrix(self.X[train], kernel=self.kernel, gamma=g)
-            Kte = kernel_matrix(self.X[test], self.X[train], kernel=self.kernel, gamma=g)
+            K, Kte = self.grams(train, test, candidates[0].get("sigma"))
             return BorderedPath(K, self.targets(train)), Kte
 
         path, Kte = self.cached((fold, "eig", candidates[0].get("sigma")), make)
@@ -392,14 +397,8 @@ class SVMPath(FoldPath):
     group_keys = ("sigma",)
 
     def outputs(self, fold, candidates, train, test):
-        def make():
-            g = None if self.kernel == "linear" else sigma_to_gamma(candidates[0]["sigma"])
-            return (
-                kernel_matrix(self.X[train], kernel=self.kernel, gamma=g),
-                kernel_matrix(self.X[test], self.X[train], kernel=self.kernel, gamma=g),
-            )
-
-        K, Kte = self.cached((fold, "gram", candidates[0].get("sigma")), make)
+        sigma = candidates[0].get("sigma")
+        K, Kte = self.cached((fold, "gram", sigma), lambda: self.grams(train, test, sigma))
         return [
             PrecomputedSVM(C=c["C"], multi_class="ovr", max_iter=c.get("max_iter", -1))
             .fit(K, self.y[train], self.n_classes)
