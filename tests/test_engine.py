@@ -207,3 +207,16 @@ def test_protocol_grouping_splits_and_lenses():
     X, y = load_lenses()
     assert X.shape == (24, 4) and set(np.unique(X[:, 0])) == {1.0, 2.0, 3.0}
     assert sorted(set(y)) == ["hard", "none", "soft"]
+
+
+def test_cell_grid_nests_data_sets_splits_methods():
+    from structreg.experiments.engine import Cell, cell_grid
+
+    cells = cell_grid(
+        dict, paper="p", table="t", datasets=["b", "a"], draws=2, methods=iter("MN"), v=3
+    )
+    keys = [(c.key.dataset, c.key.split, c.key.method) for c in cells]
+    assert keys == [(d, s, m) for d in "ba" for s in (0, 1) for m in "MN"]
+    assert cells[0] == Cell.make(dict, paper="p", table="t", dataset="b", method="M", split=0, v=3)
+    assert all(c.key.params == {"v": 3} for c in cells)
+    assert cell_grid(dict, paper="p", table="t", datasets=["a"], draws=0, methods="M") == []

@@ -22,7 +22,7 @@ from ..datasets import load_dataset, make_drlsc_moons
 from ..models import DiscriminativeRLS, LapRLSC, fit_path
 from ..solvers import NonConvexObjectiveWarning
 from . import reference
-from .engine import Cell, Options, Plan, Table
+from .engine import Cell, Options, Plan, Table, cell_grid
 from .plots import boundary_figure
 from .protocol import (
     chosen_methods,
@@ -73,17 +73,8 @@ UCI_SETS: dict[str, tuple[str | None, str]] = _REF["uci_sets"]
 QUICK_UCI: tuple[str, ...] = _REF["quick_uci"]
 """The smaller sets that ``--quick`` runs."""
 
-# searched parameters of each method: sigma is 4^e s0, the others 10^e
-_AXES: dict[str, tuple[str, ...]] = {
-    "LSVM": ("C",),
-    "KSVM": ("sigma", "C"),
-    "LLapRLS": ("gamma_A", "gamma_I"),
-    "KLapRLS": ("sigma", "gamma_A", "gamma_I"),
-    "LGDR": ("gamma_A", "gamma_D"),
-    "LLDR": ("gamma_A", "gamma_D"),
-    "GDR": ("sigma", "gamma_A", "gamma_D"),
-    "LDR": ("sigma", "gamma_A", "gamma_D"),
-}
+_AXES: dict[str, tuple[str, ...]] = _REF["axes"]
+"""The searched parameters of each method: sigma is 4^e s0, the others 10^e."""
 _GRIDS: dict[str, dict[str, Any]] = _REF["grids"]
 """Grid name -> searched ``exponents`` per parameter, ``coarse_step`` and ``refine``."""
 _TEXT: dict[str, str] = _REF["report_text"]
@@ -304,7 +295,7 @@ def plan_table4(options: Options) -> Plan:
     grid, methods = _grid(options), _methods(options)
     draws, n_folds = n_draws(options, quick=3, full=10), 3 if options.quick else 5
     rows, notes = _selected(options, {row: (name or "",) for row, (name, _) in UCI_SETS.items()})
-    cells, skipped, sets = [], {}, {}
+    skipped, sets = {}, {}
     for row in rows:
         name = UCI_SETS[row][0]
         if name is None:
@@ -319,21 +310,17 @@ def plan_table4(options: Options) -> Plan:
             skipped[row] = f"could not be loaded ({exc.__class__.__name__}: {exc})"
             continue
         sets[row] = name
-        for split in range(draws):
-            for method in methods:
-                cells.append(
-                    Cell.make(
-                        uci_cell,
-                        paper=PAPER,
-                        table="4",
-                        dataset=name,
-                        method=method,
-                        split=split,
-                        v=VERSION,
-                        grid=grid,
-                        n_folds=n_folds,
-                    )
-                )
+    cells = cell_grid(
+        uci_cell,
+        paper=PAPER,
+        table="4",
+        datasets=sets.values(),
+        draws=draws,
+        methods=methods,
+        v=VERSION,
+        grid=grid,
+        n_folds=n_folds,
+    )
     context = {"sets": sets, "methods": methods, "draws": draws, "n_folds": n_folds, "grid": grid}
     return Plan(cells, skipped, notes, context)
 
@@ -497,43 +484,30 @@ def plan_table5(options: Options) -> Plan:
     rows, notes = _selected(
         options, {"PIE (20 train)": ("pie",), "COIL (2 train)": ("coil", "coil20", "coil-20")}
     )
-    cells, skipped = [], {}
+    skipped, datasets, dev_repeats = {}, [], 1 if options.quick else 2
     if "PIE (20 train)" in rows:
-        skipped["PIE (20 train)"] = (
-            "the CMU PIE face database (68 people, 170 near-frontal images each) is not among "
-            "structreg's data sets"
-        )
+        skipped["PIE (20 train)"] = _TEXT["pie_missing"]
     if "COIL (2 train)" in rows:
         try:
             _load_coil(n_objects)
+            datasets.append("coil20")
         except (FileNotFoundError, OSError) as exc:
             skipped["COIL (2 train)"] = f"could not be loaded ({exc.__class__.__name__}: {exc})"
-        else:
-            for split in range(draws):
-                for method in methods:
-                    cells.append(
-                        Cell.make(
-                            coil_cell,
-                            paper=PAPER,
-                            table="5",
-                            dataset="coil20",
-                            method=method,
-                            split=split,
-                            v=VERSION,
-                            grid=grid,
-                            n_labeled=2,
-                            dev_repeats=1 if options.quick else 2,
-                            n_objects=n_objects,
-                        )
-                    )
-    context = {
-        "methods": methods,
-        "draws": draws,
-        "grid": grid,
-        "n_objects": n_objects,
-        "dev_repeats": 1 if options.quick else 2,
-    }
-    return Plan(cells, skipped, notes, context)
+    cells = cell_grid(
+        coil_cell,
+        paper=PAPER,
+        table="5",
+        datasets=datasets,
+        draws=draws,
+        methods=methods,
+        v=VERSION,
+        grid=grid,
+        n_labeled=2,
+        dev_repeats=dev_repeats,
+        n_objects=n_objects,
+    )
+    context = {"methods": methods, "draws": draws, "grid": grid, "n_objects": n_objects}
+    return Plan(cells, skipped, notes, {**context, "dev_repeats": dev_repeats})
 
 
 def report_table5(
@@ -618,26 +592,22 @@ def toy_cell(
 
 def plan_fig2(options: Options) -> Plan:
     n_per_class = int(options.extra.get("toy_per_class", 100))
-    cells = []
-    for level, name in enumerate(_TOY_SETS, start=1):
-        for label, gamma_D in _toy_settings(2 * n_per_class).items():
-            for method, margin in _TOY_MARGINS.items():
-                cells.append(
-                    Cell.make(
-                        toy_cell,
-                        paper=PAPER,
-                        table="fig2",
-                        dataset=f"moons {name}",
-                        method=f"{method} ({label})",
-                        split=0,
-                        v=VERSION,
-                        level=level,
-                        margin=margin,
-                        gamma_D=gamma_D,
-                        n_per_class=n_per_class,
-                        n_neighbors=5,
-                    )
-                )
+    cell = partial(
+        Cell.make, toy_cell, paper=PAPER, table="fig2", split=0, v=VERSION, n_neighbors=5
+    )
+    cells = [
+        cell(
+            dataset=f"moons {name}",
+            method=f"{method} ({label})",
+            level=level,
+            margin=margin,
+            gamma_D=gamma_D,
+            n_per_class=n_per_class,
+        )
+        for level, name in enumerate(_TOY_SETS, start=1)
+        for label, gamma_D in _toy_settings(2 * n_per_class).items()
+        for method, margin in _TOY_MARGINS.items()
+    ]
     return Plan(cells, context={"n_per_class": n_per_class})
 
 
@@ -690,22 +660,7 @@ def report_fig2(
 
 
 TABLES: tuple[Table, ...] = (
-    Table(
-        PAPER,
-        "4",
-        "UCI data sets: LSVM, KSVM, LapRLS, GDR/LDR (Table 4)",
-        plan_table4,
-        report_table4,
-    ),
-    Table(
-        PAPER, "5", "COIL-20 with 2 labeled images per object (Table 5)", plan_table5, report_table5
-    ),
-    Table(
-        PAPER,
-        "fig2",
-        "GDR vs LDR decision boundaries on two moons (Fig. 2)",
-        plan_fig2,
-        report_fig2,
-        aliases=("2", "toy"),
-    ),
+    Table(PAPER, "4", _TEXT["title_4"], plan_table4, report_table4),
+    Table(PAPER, "5", _TEXT["title_5"], plan_table5, report_table5),
+    Table(PAPER, "fig2", _TEXT["title_fig2"], plan_fig2, report_fig2, aliases=("2", "toy")),
 )

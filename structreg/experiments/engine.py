@@ -16,7 +16,7 @@ from typing import Any
 
 from .store import CellKey, ResultsStore
 
-__all__ = ["Cell", "Options", "Plan", "Table", "TableRun", "run_cells", "run_table"]
+__all__ = ["Cell", "Options", "Plan", "Table", "TableRun", "cell_grid", "run_cells", "run_table"]
 
 STORE_NAME = "results.sqlite"
 
@@ -50,6 +50,27 @@ class Cell:
     def run(self) -> dict[str, Any]:
         k = self.key
         return self.func(dataset=k.dataset, method=k.method, split=k.split, **dict(k.params))
+
+
+def cell_grid(
+    func: Callable[..., dict[str, Any]],
+    *,
+    paper: str,
+    table: str,
+    datasets: Iterable[str],
+    draws: int,
+    methods: Iterable[str],
+    **params: Any,
+) -> list[Cell]:
+    """One :class:`Cell` per (data set, split ``0 .. draws - 1``, method), in that nesting
+    order, all with the same ``params``."""
+    methods = list(methods)
+    return [
+        Cell.make(func, paper=paper, table=table, dataset=d, method=m, split=s, **params)
+        for d in datasets
+        for s in range(draws)
+        for m in methods
+    ]
 
 
 @dataclass(frozen=True)
@@ -112,12 +133,8 @@ def _execute(index: int, cell: Cell, threads: int | None) -> tuple[int, dict[str
 
 
 def _threads_per_cell(n_jobs: int | None, scheduler: Any) -> int | None:
-    """Cells running side by side share the cores: ``cores // workers`` threads each.
-
-    The cells are small problems whose parallelism comes from running many of them; threaded
-    BLAS / OpenMP (e.g. scikit-learn's neighbour search) inside every one of them only
-    oversubscribes the cores.  A single in-process worker keeps the default threading.
-    """
+    """Cells running side by side share the cores: ``cores // workers`` threads each (one
+    in-process worker keeps the default threading; docs/reproducing/engine.md)."""
     if scheduler is not None:
         return 1
     if n_jobs is None or n_jobs == 1:
@@ -185,23 +202,10 @@ def run_cells(
     progress: bool | None = None,
     desc: str = "",
 ) -> tuple[dict[CellKey, dict[str, Any]], int]:
-    """Run the cells not yet in ``store``; return ``({key: result}, n_cached)``.
-
-    Parameters
-    ----------
-    cells : iterable of Cell
-        Duplicated keys run once.
-    store : ResultsStore
-        Finished cells are read from it and new ones written to it one by one.
-    n_jobs : int or None, default=None
-        joblib workers on this machine (None or 1: in this process).
-    scheduler : str, distributed.Client or None, default=None
-        A ``dask.distributed`` scheduler address (e.g. ``"tcp://127.0.0.1:8786"``) or client;
-        when given, the cells run on that cluster and ``n_jobs`` is ignored.
-    progress : bool or None, default=None
-        Progress bar on stderr; None shows it only when stderr is a terminal.
-    desc : str
-        Label of the progress bar.
+    """Run the cells not yet in ``store`` (duplicated keys once) and store each result as it
+    arrives; return ``({key: result}, n_cached)``.  ``n_jobs``: joblib workers here (None or 1:
+    this process); ``scheduler``: a ``dask.distributed`` address or client (then ``n_jobs`` is
+    ignored); ``progress``: a bar on stderr (None: only on a terminal) labelled ``desc``.
     """
     unique = list({cell.key: cell for cell in cells}.values())
     results = store.get_many(cell.key for cell in unique)

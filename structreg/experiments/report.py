@@ -1,16 +1,5 @@
-"""Tables of reproduced results beside the papers' numbers (Markdown and CSV).
-
-:func:`comparison_table` writes one accuracy table: rows are data sets (or settings), columns
-methods; each cell is the reproduced mean and standard deviation over the splits, the paper's
-number, the difference, and the significance mark.  The mark follows the papers: ``*`` when a
-method's accuracies differ from the proposed (reference) method's at the 5 % level.  The
-papers compare the 10 runs with a t-test (000's threshold 1.7341 is the one-sided 5 % point
-with 18 degrees of freedom); here the runs of the two methods share their splits, so the test
-is the paired t-test (``scipy.stats.ttest_rel``), two-sided at 5 %.  No mark is printed when
-fewer than two splits exist or the two methods give identical accuracies on every split.
-Data sets that could not be run are listed with the reason, never dropped.  The pieces the
-papers' other report lines are built from live here too: Markdown tables, skipped-row lists,
-chosen-parameter strings, cell-time lines and CSV files.
+"""Tables of reproduced results beside the papers' numbers (Markdown and CSV); what a
+cell shows and how the significance mark is computed: ``docs/reproducing/engine.md``.
 """
 
 from __future__ import annotations

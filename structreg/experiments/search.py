@@ -297,15 +297,8 @@ def search_cv(
 def trivial_gaussian_widths(
     X: np.ndarray, sigmas: Iterable[float], *, tol: float = 1e-8
 ) -> dict[float, str]:
-    """Gaussian widths whose Gram matrix on ``X`` is numerically the identity or all ones.
-
-    ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))``.  Identity: every point's nearest other
-    point has ``k < tol`` (a kernel machine then sees no neighbour of any point: its
-    predictions away from the training points are the bias alone).  All ones: the farthest
-    pair has ``k > 1 - tol`` (every kernel column equals the constant up to ``tol``: the
-    classifier is the constant to that precision).  Duplicated points are ignored for the
-    identity test.  Returns ``{sigma: reason}`` for the pruned widths.
-    """
+    """``{sigma: reason}`` of the Gaussian widths whose Gram matrix on ``X`` is numerically
+    the identity or all ones (the tests and why: docs/reproducing/search.md)."""
     X = np.asarray(X, dtype=float)
     sq = np.sum(X**2, axis=1)
     D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0)
