@@ -24,7 +24,7 @@ from ..model_selection import SemiSupervisedKFold
 from ..models import DALapRLSC, LapRLSC, SSDRWang, SSDRWu, fit_path
 from ..structure import knn_graph
 from . import reference
-from .engine import Cell, Options, Plan, Table
+from .engine import Options, Plan, Table, cell_grid
 from .protocol import grid_name, n_draws, runs_table, standardised_halves
 from .report import (
     comparison_table,
@@ -56,15 +56,9 @@ VERSION = 1
 METHODS = ("LapRLSC", "SSDR_Wang", "SSDR_Wu", "DA_LapRLSC")
 """Keys of the four methods in the returned dicts and the CSV."""
 
-METHOD_TITLES = {
-    "LapRLSC": "Lap_RLSC",
-    "SSDR_Wang": "SSDR [24] (Wang)",
-    "SSDR_Wu": "SSDR [16] (Wu)",
-    "DA_LapRLSC": "DA_LapRLSC",
-}
-
 _REF = reference.load(PAPER)
-"""The paper's printed numbers (``reference/damr.json``)."""
+"""The paper's printed numbers and the protocol's data (``reference/damr.json``)."""
+METHOD_TITLES: dict[str, str] = _REF["method_titles"]
 # Table 2 of the paper: (size, dimension), in the paper's order.
 TABLE2: dict[str, tuple[int, int]] = _REF["table2"]
 # Table 3 (10 labels) and Table 4 (100 labels): test accuracy %, mean and "variance";
@@ -83,16 +77,9 @@ QUICK_MAX_SIZE = 400
 """``--quick`` runs only the data sets with at most this many points."""
 LABEL_COUNTS = {"3": 10, "4": 100}
 """Cell-key table -> labeled points."""
-_SIX = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-_RANGE = (0.01, 0.1, 1.0, 10.0, 100.0)
 GRIDS = ("coarse", "paper")
-# the searched parameters of each method: (name, values), in the paper's order
-_SPACE = {
-    "LapRLSC": (("gamma_A", _RANGE), ("gamma_I", _RANGE)),
-    "SSDR_Wang": (("gamma_A", _RANGE), ("lam", _RANGE)),
-    "SSDR_Wu": (("gamma_A", _RANGE), ("gamma_I", _RANGE), ("eta", _SIX)),
-    "DA_LapRLSC": (("gamma_A", _RANGE), ("gamma_D", _RANGE), ("reliability", _SIX)),
-}
+_SPACE: dict[str, dict[str, tuple[float, ...]]] = _REF["space"]
+"""The searched parameters of each method: {name: values}, in the paper's order."""
 _GRAPH = {"kernel": "linear", "n_neighbors": 10, "weights": "heat"}
 
 
@@ -211,7 +198,7 @@ def search_axes(method: str, grid: str) -> tuple[list[Axis], bool]:
     if grid not in GRIDS:
         raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
     step = 1 if grid == "paper" else 2
-    return [Axis(name, values, step) for name, values in _SPACE[method]], grid == "coarse"
+    return [Axis(name, values, step) for name, values in _SPACE[method].items()], grid == "coarse"
 
 
 # -- one cell: a (data set, repetition, number of labels) ------------------------------------
@@ -256,16 +243,7 @@ def _transductive_fold_eval(method, seed, X, y_semi, graph, clusters):
 def _damr_cell(
     *, dataset: str, method: str, split: int, v: int, n_labeled: int, grid: str | None = None
 ) -> dict[str, Any]:
-    """All four methods on one half split with ``n_labeled`` labels (docs/reproducing/damr.md).
-
-    Parallel runs give each cell cores // workers threads (the engine's rule, see
-    :mod:`structreg.experiments.engine`): threaded kNN searches on these small sets only
-    oversubscribe the cores.
-    """
-    return _run_cell(dataset, split, n_labeled, grid)
-
-
-def _run_cell(dataset: str, split: int, n_labeled: int, grid: str | None) -> dict[str, Any]:
+    """All four methods on one half split with ``n_labeled`` labels (docs/reproducing/damr.md)."""
     Xtr, Xte, ytr, yte = _half_split(dataset, split)
     rng = np.random.default_rng([list(TABLE2).index(dataset), split, n_labeled])
     seed = int(rng.integers(2**31 - 1))
@@ -367,19 +345,15 @@ def _plan(options: Options, cell_tables: tuple[str, ...]) -> Plan:
         params: dict[str, Any] = {"v": VERSION, "n_labeled": n_labeled}
         if n_labeled > FIXED_MAX_LABELS:
             params["grid"] = s["grid"]
-        for name in built:
-            for rep in range(s["draws"]):
-                cells.append(
-                    Cell.make(
-                        _damr_cell,
-                        paper=PAPER,
-                        table=table,
-                        dataset=name,
-                        method="all",
-                        split=rep,
-                        **params,
-                    )
-                )
+        cells += cell_grid(
+            _damr_cell,
+            paper=PAPER,
+            table=table,
+            datasets=built,
+            draws=s["draws"],
+            methods=["all"],
+            **params,
+        )
     return Plan(cells, skipped, context={"settings": s, "built": built})
 
 
@@ -440,20 +414,20 @@ def _accuracy_report(
     )
 
 
+def _per_method(rows: dict[str, list[dict]], cell: Callable) -> list[str]:
+    """A Markdown table of ``cell(name, runs, method)``: one row per data set, one column per
+    method."""
+    table = [[name, *(cell(name, reps, m) for m in METHODS)] for name, reps in rows.items()]
+    return markdown_table(["data set", *(METHOD_TITLES[m] for m in METHODS)], table)
+
+
 def _spread_table(rows: dict[str, list[dict]], paper_table: dict) -> list[str]:
-    table = []
-    for name, reps in rows.items():
-        cells = []
-        for m in METHODS:
-            acc = np.array([r["acc"][m] for r in reps])
-            ref = paper_table[name][m]
-            cells.append(f"{acc.mean():.2f} ± {_var100(acc):.2f} / {ref[0]:.2f} ± {ref[1]:.2f}")
-        table.append([name, *cells])
-    return [
-        _TEXT["spread"],
-        "",
-        *markdown_table(["data set", *(METHOD_TITLES[m] for m in METHODS)], table),
-    ]
+    def cell(name: str, reps: list[dict], m: str) -> str:
+        acc = np.array([r["acc"][m] for r in reps])
+        ref = paper_table[name][m]
+        return f"{acc.mean():.2f} ± {_var100(acc):.2f} / {ref[0]:.2f} ± {ref[1]:.2f}"
+
+    return [_TEXT["spread"], "", *_per_method(rows, cell)]
 
 
 def _summary(rows: dict[str, list[dict]], paper_table: dict) -> list[str]:
@@ -479,35 +453,28 @@ def _summary(rows: dict[str, list[dict]], paper_table: dict) -> list[str]:
 
 
 def _chosen_params(rows: dict[str, list[dict]]) -> list[str]:
-    table = []
-    for name, reps in rows.items():
-        cells = []
-        for m in METHODS:
-            best, k = most_frequent(format_params(r["params"][m]) for r in reps)
-            n_eval = np.mean([r["n_evaluated"][m] for r in reps])
-            cells.append(f"{best} ({k}/{len(reps)}; {n_eval:.0f} cand.)")
-        table.append([name, *cells])
-    return [
-        _TEXT["chosen"],
-        "",
-        *markdown_table(["data set", *(METHOD_TITLES[m] for m in METHODS)], table),
-    ]
+    def cell(name: str, reps: list[dict], m: str) -> str:
+        best, k = most_frequent(format_params(r["params"][m]) for r in reps)
+        n_eval = np.mean([r["n_evaluated"][m] for r in reps])
+        return f"{best} ({k}/{len(reps)}; {n_eval:.0f} cand.)"
+
+    return [_TEXT["chosen"], "", *_per_method(rows, cell)]
+
+
+def _fit_time(name: str, reps: list[dict], m: str) -> str:
+    t, ref = np.array([r["time"][m] for r in reps]), TABLE5[name][m]
+    return f"{t.mean():.4f} ± {t.var():.1e} ({ref[0]:.4f} ± {ref[1]:.4f})"
+
+
+def _search_time(name: str, reps: list[dict], m: str) -> str:
+    search, fit = (np.array([r[k][m] for r in reps]) for k in ("search_time", "time"))
+    return f"{search.mean():.2f} + {fit.mean():.4f}"
 
 
 def report_table5(plan: Plan, results: dict[CellKey, dict], out: Path, options: Options):
     """``damr_5.md`` and ``.csv``: fit times at 10 labels, search + refit times at 100."""
     out.mkdir(parents=True, exist_ok=True)
-    heads = ["data set", *(METHOD_TITLES[m] for m in METHODS)]
-    csv_rows: list[list[Any]] = []
-    table3 = []
-    for name, reps in _rows(plan, results, "3").items():
-        cells = []
-        for m in METHODS:
-            t = np.array([r["time"][m] for r in reps])
-            ref = TABLE5[name][m]
-            cells.append(f"{t.mean():.4f} ± {t.var():.1e} ({ref[0]:.4f} ± {ref[1]:.4f})")
-            csv_rows.append([10, name, m, len(t), t.mean(), t.var(), ref[0], ref[1], "", ""])
-        table3.append([name, *cells])
+    rows3, rows4 = _rows(plan, results, "3"), _rows(plan, results, "4")
     lines = [
         "# DAMR paper, Table 5: computation time (s)",
         "",
@@ -517,34 +484,30 @@ def report_table5(plan: Plan, results: dict[CellKey, dict], out: Path, options: 
         "",
         _TEXT["fit_times"],
         "",
-        *markdown_table(heads, table3),
+        *_per_method(rows3, _fit_time),
     ]
-    rows4 = _rows(plan, results, "4")
     if rows4:
-        table4 = []
-        for name, reps in rows4.items():
-            cells = []
-            for m in METHODS:
-                search = np.array([r["search_time"][m] for r in reps])
-                fit = np.array([r["time"][m] for r in reps])
-                cells.append(f"{search.mean():.2f} + {fit.mean():.4f}")
-                row = [100, name, m, len(fit), fit.mean(), fit.var(), "", ""]
-                csv_rows.append([*row, search.mean(), search.var()])
-            table4.append([name, *cells])
+        shared = ", ".join(
+            f"{n} {np.mean([r['shared_time'] for r in reps]):.3f} s" for n, reps in rows4.items()
+        )
+        lines += ["", "## 100 labeled points (not in the paper)", ""]
         lines += [
+            _TEXT["search_times"].format(shared=shared),
             "",
-            "## 100 labeled points (not in the paper)",
-            "",
-            _TEXT["search_times"].format(
-                shared=", ".join(
-                    f"{n} {np.mean([r['shared_time'] for r in reps]):.3f} s"
-                    for n, reps in rows4.items()
-                )
-            ),
-            "",
-            *markdown_table(heads, table4),
+            *_per_method(rows4, _search_time),
         ]
     lines += skipped_lines(plan.skipped)
+    csv_rows: list[list[Any]] = []
+    for n_labeled, rows in ((10, rows3), (100, rows4)):
+        for name, reps in rows.items():
+            for m in METHODS:
+                fit = np.array([r["time"][m] for r in reps])
+                if n_labeled == 10:
+                    extra = [*TABLE5[name][m], "", ""]
+                else:
+                    search = np.array([r["search_time"][m] for r in reps])
+                    extra = ["", "", search.mean(), search.var()]
+                csv_rows.append([n_labeled, name, m, len(fit), fit.mean(), fit.var(), *extra])
     csv_rows += [
         ["", n, "", 0, "", "", "", "", "", f"skipped: {why}"] for n, why in plan.skipped.items()
     ]
@@ -556,27 +519,17 @@ def report_table5(plan: Plan, results: dict[CellKey, dict], out: Path, options: 
     ]
 
 
-TABLES = (
+TABLES = tuple(
     Table(
         PAPER,
-        "3",
-        "Table 3: Lap_RLSC, SSDR [24], SSDR [16], DA_LapRLSC on UCI sets, 10 labels, fixed "
-        "parameters",
-        functools.partial(_plan, cell_tables=("3",)),
-        functools.partial(_accuracy_report, table="3"),
-    ),
-    Table(
-        PAPER,
-        "4",
-        "Table 4: the same with 100 labels, parameters by 5-fold CV over the paper's ranges",
-        functools.partial(_plan, cell_tables=("4",)),
-        functools.partial(_accuracy_report, table="4"),
-    ),
-    Table(
-        PAPER,
-        "5",
-        "Table 5: fit times with 10 labels (and the 100-label search + refit times)",
-        functools.partial(_plan, cell_tables=("3", "4")),
-        report_table5,
-    ),
+        table,
+        _REF["tables"][table],
+        functools.partial(_plan, cell_tables=cell_tables),
+        report,
+    )
+    for table, cell_tables, report in (
+        ("3", ("3",), functools.partial(_accuracy_report, table="3")),
+        ("4", ("4",), functools.partial(_accuracy_report, table="4")),
+        ("5", ("3", "4"), report_table5),
+    )
 )
