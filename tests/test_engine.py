@@ -187,7 +187,12 @@ def test_report_pieces(tmp_path):
 
 def test_protocol_grouping_splits_and_lenses():
     from structreg.experiments import Cell, Plan
-    from structreg.experiments.protocol import load_lenses, runs_table, standardised_halves
+    from structreg.experiments.protocol import (
+        load_lenses,
+        per_class_split,
+        runs_table,
+        standardised_halves,
+    )
 
     cells = [
         Cell.make(dict, paper="p", table="t", dataset=d, method=m, split=s)
@@ -204,6 +209,10 @@ def test_protocol_grouping_splits_and_lenses():
     Xtr, Xte, ytr, yte = standardised_halves(X, y, 0)
     assert len(ytr) == len(yte) == 10 and np.bincount(ytr).tolist() == [5, 5]
     np.testing.assert_allclose(Xtr.mean(0), 0, atol=1e-12)
+    y = np.repeat([2, 0, 1], [4, 5, 6])
+    train, test = per_class_split(y, 2, np.random.default_rng(0))
+    assert y[train].tolist() == [0, 0, 1, 1, 2, 2] and np.all(np.diff(test) > 0)
+    assert sorted([*train, *test]) == list(range(15))
     X, y = load_lenses()
     assert X.shape == (24, 4) and set(np.unique(X[:, 0])) == {1.0, 2.0, 3.0}
     assert sorted(set(y)) == ["hard", "none", "soft"]

@@ -30,6 +30,7 @@ from .protocol import (
     load_lenses,
     n_draws,
     per_class_sample,
+    per_class_split,
     runs_table,
     seed_from,
     standardised_halves,
@@ -322,6 +323,7 @@ def plan_table4(options: Options) -> Plan:
         n_folds=n_folds,
     )
     context = {"sets": sets, "methods": methods, "draws": draws, "n_folds": n_folds, "grid": grid}
+    context["table"] = "4"
     return Plan(cells, skipped, notes, context)
 
 
@@ -364,29 +366,38 @@ def _search_lines(grid: str) -> list[str]:
     return [f"Search ({grid} grid; s0 = mean distance between training points): {shown}; {how}."]
 
 
-def _report(
-    plan: Plan,
-    results: Mapping[CellKey, dict[str, Any]],
-    out: Path,
-    *,
-    table: str,
-    title: str,
-    row_of: Mapping[str, str],
-    intro: list[str],
-    notes: list[str],
-    params_heading: str,
-    row_label: str = "data set",
+def report_table(
+    plan: Plan, results: Mapping[CellKey, dict[str, Any]], out: Path, options: Options
 ) -> list[Path]:
-    """The accuracy table of Table 4 or 5: ``notes`` first, then the parameters and the cost."""
-    methods = plan.context["methods"]
+    """The accuracy table of Table 4 or 5 (``plan.context["table"]``): the protocol, the
+    table, the notes, the chosen parameters and the cost."""
+    ctx = plan.context
+    table, methods = ctx["table"], ctx["methods"]
+    spec = _REF["reports"][table]
+    if table == "4":
+        protocol = _TEXT["table4_protocol"].format(draws=ctx["draws"], n_folds=ctx["n_folds"])
+        after = [_TEXT["table4_methods"]]
+        notes = ["Data-set versions (the paper's Table 3 vs structreg's):", ""]
+        for row, name in ctx["sets"].items():
+            (n, d, c), note = TABLE3[row], UCI_SETS[row][1]
+            X, y = _load(name)
+            line = f"- {row}: paper {n} x {d}, {c} classes; here {X.shape[0]} x {X.shape[1]}, "
+            notes.append(line + f"{len(np.unique(y))} classes" + (f" ({note})" if note else ""))
+        row_of = {name: row for row, name in ctx["sets"].items()}
+    else:
+        protocol = _TEXT["table5_protocol"].format(
+            draws=ctx["draws"], objects=ctx["n_objects"] or 20, dev_repeats=ctx["dev_repeats"]
+        )
+        after = [_TEXT["table5_data"], _TEXT["table5_laprls"]]
+        notes, row_of = [_TEXT["table5_note"]], {"coil20": "COIL (2 train)"}
     by = runs_table(plan, results, row=lambda k: row_of[k.dataset])
     runs = [(m, r) for per in by.values() for m, rs in per.items() for r in rs]
-    notes = [*notes, "", *plan.notes, params_heading, "", *_params_summary(by), ""]
+    notes = [*notes, "", *plan.notes, spec["params_heading"], "", *_params_summary(by), ""]
     notes.append(cost_line(runs, label="Compute", where="on this machine", per_group=False))
     return comparison_table(
         out,
         f"{PAPER}_{table}",
-        title=f"Discriminative regularization (Zhang et al. 2008), Table {table}: {title}",
+        title=f"Discriminative regularization (Zhang et al. 2008), Table {table}: {spec['title']}",
         values={
             r: {m: [x["test_acc"] for x in rs] for m, rs in per.items()} for r, per in by.items()
         },
@@ -394,39 +405,9 @@ def _report(
         paper=TABLE4 if table == "4" else TABLE5,
         reference=REFERENCE if REFERENCE in methods else None,
         skipped=plan.skipped,
-        intro=intro,
+        intro=[spec["lead"], "", protocol, *_search_lines(ctx["grid"]), *after],
         notes=notes,
-        row_label=row_label,
-    )
-
-
-def report_table4(
-    plan: Plan, results: Mapping[CellKey, dict[str, Any]], out: Path, options: Options
-) -> list[Path]:
-    ctx = plan.context
-    intro = [
-        "Zhang, Wang, Li, Yin & Dong, AAAI 2008, Table 4: test accuracy (%) on UCI sets.",
-        "",
-        _TEXT["table4_protocol"].format(draws=ctx["draws"], n_folds=ctx["n_folds"]),
-        *_search_lines(ctx["grid"]),
-        _TEXT["table4_methods"],
-    ]
-    notes = ["Data-set versions (the paper's Table 3 vs structreg's):", ""]
-    for row, name in ctx["sets"].items():
-        (n, d, c), note = TABLE3[row], UCI_SETS[row][1]
-        X, y = _load(name)
-        line = f"- {row}: paper {n} x {d}, {c} classes; here {X.shape[0]} x {X.shape[1]}, "
-        notes.append(line + f"{len(np.unique(y))} classes" + (f" ({note})" if note else ""))
-    return _report(
-        plan,
-        results,
-        out,
-        table="4",
-        title="UCI data sets",
-        row_of={name: row for row, name in ctx["sets"].items()},
-        intro=intro,
-        notes=notes,
-        params_heading="Most frequent chosen parameters:",
+        row_label=spec["row_label"],
     )
 
 
@@ -471,9 +452,7 @@ def coil_cell(
     start = time.perf_counter()
     search, folds = coil_parameters(method, grid, n_labeled, n_objects, dev_repeats)
     X, y = _load_coil(n_objects)
-    rng = np.random.default_rng(_seed(dataset, split))
-    train = np.concatenate(per_class_sample(y, n_labeled, rng))
-    test = np.setdiff1d(np.arange(len(y)), train)
+    train, test = per_class_split(y, n_labeled, np.random.default_rng(_seed(dataset, split)))
     return _final(method, search, folds, (X[train], y[train]), (X[test], y[test]), start)
 
 
@@ -506,37 +485,9 @@ def plan_table5(options: Options) -> Plan:
         dev_repeats=dev_repeats,
         n_objects=n_objects,
     )
-    context = {"methods": methods, "draws": draws, "grid": grid, "n_objects": n_objects}
+    context = {"table": "5", "methods": methods, "draws": draws, "grid": grid}
+    context["n_objects"] = n_objects
     return Plan(cells, skipped, notes, {**context, "dev_repeats": dev_repeats})
-
-
-def report_table5(
-    plan: Plan, results: Mapping[CellKey, dict[str, Any]], out: Path, options: Options
-) -> list[Path]:
-    ctx = plan.context
-    protocol = _TEXT["table5_protocol"].format(
-        draws=ctx["draws"], objects=ctx["n_objects"] or 20, dev_repeats=ctx["dev_repeats"]
-    )
-    intro = [
-        "Zhang, Wang, Li, Yin & Dong, AAAI 2008, Table 5: test accuracy (%) on image sets.",
-        "",
-        protocol,
-        *_search_lines(ctx["grid"]),
-        _TEXT["table5_data"],
-        _TEXT["table5_laprls"],
-    ]
-    return _report(
-        plan,
-        results,
-        out,
-        table="5",
-        title="image data sets",
-        row_of={"coil20": "COIL (2 train)"},
-        intro=intro,
-        notes=[_TEXT["table5_note"]],
-        params_heading="Parameters (from the development draw):",
-        row_label="data set (training images per class)",
-    )
 
 
 # -- Fig. 2 --------------------------------------------------------------------------------------
@@ -550,8 +501,9 @@ def _toy_settings(n: int) -> dict[str, float]:
 
 
 def _toy_fit(
-    level: int, margin: str, gamma_D: float, n_per_class: int, n_neighbors: int
+    *, level: int, margin: str, gamma_D: float, n_per_class: int, n_neighbors: int, v: int
 ) -> tuple[DiscriminativeRLS, np.ndarray, np.ndarray]:
+    """A Fig. 2 panel's fit from its cell's parameters (``v``, the protocol version, keys it)."""
     X, y = make_drlsc_moons(
         level=level, n_samples_per_class=n_per_class, random_state=_seed("moons", level)
     )
@@ -570,20 +522,10 @@ def _toy_fit(
     return clf, X, y
 
 
-def toy_cell(
-    *,
-    dataset: str,
-    method: str,
-    split: int,
-    v: int,
-    level: int,
-    margin: str,
-    gamma_D: float,
-    n_per_class: int,
-    n_neighbors: int,
-) -> dict[str, Any]:
-    """One panel of Fig. 2: training accuracy and convexity of the objective."""
-    clf, X, y = _toy_fit(level, margin, gamma_D, n_per_class, n_neighbors)
+def toy_cell(*, dataset: str, method: str, split: int, **params: Any) -> dict[str, Any]:
+    """One panel of Fig. 2 (``params``: those of :func:`_toy_fit`): training accuracy and
+    convexity of the objective."""
+    clf, X, y = _toy_fit(**params)
     return {
         "train_acc": 100.0 * float(clf.score(X, y)),
         "convex": bool(clf.solver_info_["convex"]),
@@ -633,11 +575,7 @@ def report_fig2(
             )
             r = results[cell.key]
             shown.append(f"{r['train_acc']:.1f} %{'' if r['convex'] else ' (non-convex)'}")
-            p = cell.key.params
-            clf, X, y = _toy_fit(
-                p["level"], p["margin"], p["gamma_D"], p["n_per_class"], p["n_neighbors"]
-            )
-            fitted[(col, s)] = (clf, X, y, None, None)
+            fitted[(col, s)] = (*_toy_fit(**cell.key.params), None, None)
         table.append([name, *shown])
     lines += markdown_table(["set", *cols], table)
     lines += [
@@ -660,7 +598,7 @@ def report_fig2(
 
 
 TABLES: tuple[Table, ...] = (
-    Table(PAPER, "4", _TEXT["title_4"], plan_table4, report_table4),
-    Table(PAPER, "5", _TEXT["title_5"], plan_table5, report_table5),
+    Table(PAPER, "4", _TEXT["title_4"], plan_table4, report_table),
+    Table(PAPER, "5", _TEXT["title_5"], plan_table5, report_table),
     Table(PAPER, "fig2", _TEXT["title_fig2"], plan_fig2, report_fig2, aliases=("2", "toy")),
 )

@@ -35,7 +35,7 @@ from .protocol import (
     grid_name,
     load_lenses,
     n_draws,
-    per_class_sample,
+    per_class_split,
     runs_table,
     seed_from,
 )
@@ -54,37 +54,22 @@ PAPER = "drlsc"
 VERSION = 2
 """Protocol version: part of every cell key (bump it when a cell's result would change)."""
 
-# -- The paper's numbers (reference constants) -------------------------------------------------
+# -- The paper's numbers and the protocol's data (reference/drlsc.json) -----------------------
+_REF = reference.load(PAPER)
 TOY_METHODS = ("RN", "DRGV", "DRLSC")
 TOY_SETS = ("A", "B", "C")
-_REF = reference.load(PAPER)
-"""The paper's printed numbers (``reference/drlsc.json``)."""
 # Tables 4 / 5 (training / test accuracy %): {method: (set A, set B, set C)}.
 TABLE4_TRAIN = _REF["table4"]
 TABLE5_TEST = _REF["table5"]
-
 LINEAR_METHODS = ("SVM", "LS-SVM", "MR", "DRGV", "DRLSC")
 RBF_METHODS = ("RN", "GRBFN", "SVM", "LS-SVM", "MR", "DRGV", "DRLSC")
-
-# Table 6 (linear kernel: LINEAR_METHODS) and Table 7 (RBF kernel: RBF_METHODS):
-# {data set: {method: accuracy}}.
-TABLE6 = _REF["table6"]
-TABLE7 = _REF["table7"]
-# Tables 8-12: rows are methods in the paper; stored as {setting: {method: value}}.
-AR_SETTINGS = ("G3/P11", "G5/P9", "G7/P7")
-TABLE8 = _REF["table8"]
-COIL_SETTINGS = ("G9/P63", "G18/P54", "G36/P36")
-TABLE9 = _REF["table9"]
-USPS_PAIRS = ("1 vs. 7", "2 vs. 3", "2 vs. 7", "3 vs. 8", "4 vs. 7")
-USPS_SETTINGS = {"10": "G10/P1090", "11": "G100/P1000", "12": "G550/P550"}
-# Tables 10-12: table -> (setting, {pair "1v7": {method: accuracy}}).
-USPS_TABLES = {t: (setting, _REF[f"table{t}"]) for t, setting in USPS_SETTINGS.items()}
-
-# -- Data --------------------------------------------------------------------------------------
 _TEXT: dict[str, str] = _REF["report_text"]
 """The reports' fixed text (``str.format`` templates)."""
 UCI_SETS: dict[str, tuple[str | None, str]] = _REF["uci_sets"]
 """Table 6/7 row -> (structreg data set name or None when not available, note or reason)."""
+IMAGE_TABLES: dict[str, dict[str, Any]] = _REF["image_tables"]
+"""Tables 9-12: the data set, row label -> data set id, the rows ``--quick`` runs (USPS: the
+setting)."""
 QUICK_MAX_SIZE = 250
 """``--quick`` runs only the UCI sets with at most this many points."""
 
@@ -144,12 +129,6 @@ def _half_split(y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return train, np.setdiff1d(np.arange(len(y)), train)
 
 
-def _per_class_split(y: np.ndarray, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``m`` random points of every class for training, the rest for testing."""
-    train = np.sort(np.concatenate(per_class_sample(y, m, np.random.default_rng(seed))))
-    return train, np.setdiff1d(np.arange(len(y)), train)
-
-
 @cache
 def _images(name: str) -> tuple[np.ndarray, np.ndarray]:
     X, y = load_dataset(name, return_X_y=True)
@@ -182,24 +161,22 @@ def train_test(dataset: str, split: int) -> tuple[np.ndarray, np.ndarray, np.nda
         keep = np.isin(labels, [a, b])
         X, labels = X[keep], labels[keep]
     y = _codes(labels)
-    tr, te = _per_class_split(y, int(parts[-1][1:]), seed)
+    tr, te = per_class_split(y, int(parts[-1][1:]), np.random.default_rng(seed))
+    tr = np.sort(tr)
     return X[tr], y[tr], X[te], y[te]
 
 
 # -- Search spaces -----------------------------------------------------------------------------
 ETAS = tuple(round(0.1 * i, 1) for i in range(11))
-K_LIST = (2, 3, 5, 8, 12, 18, 27, 40, 60)
+K_LIST: tuple[int, ...] = _REF["k_list"]
 SVM_MAX_ITER = 100_000
 """libsvm's iteration cap per binary problem (reached only at large C on non-separable data,
 where an uncapped libsvm can run for minutes; such a candidate is an approximate SVM)."""
 N_FOLDS = 3
 SMALL_TRAIN = 30
-GRIDS = {
-    # coarse steps of the log2 axes, of MR's gamma_I, of eta, of k (DRLSC, MR) and whether
-    # the pattern search refines
-    "full": {"log2": 4, "gamma_I": 5, "eta": 5, "k": 2, "k_mr": 4, "refine": True},
-    "quick": {"log2": 5, "gamma_I": 5, "eta": 5, "k": 3, "k_mr": 4, "refine": False},
-}
+GRIDS: dict[str, dict[str, Any]] = _REF["grids"]
+"""Grid name -> coarse steps of the log2 axes, of MR's gamma_I, of eta, of k (DRLSC, MR) and
+whether the pattern search refines."""
 
 
 def sigma_to_gamma(sigma: float) -> float:
@@ -337,16 +314,6 @@ class FoldPath:
             self._cache[key] = make()
         return self._cache[key]
 
-    def targets(self, train: np.ndarray) -> np.ndarray:
-        """One-of-c +-1 targets of the fold's training points, as the estimators code them."""
-        return self.cached(
-            (train.tobytes(), "Y"),
-            lambda: pm_one_targets(self.y[train], np.ones(len(train), bool), self.n_classes),
-        )
-
-    def estimator(self, params: dict[str, Any]):
-        return make_estimator(self.method, self.kernel, params, self.n_classes)
-
     def grams(self, train, test, sigma) -> tuple[np.ndarray, np.ndarray]:
         """The training and test-vs-training Gram matrices of one fold and width."""
         g = None if self.kernel == "linear" else sigma_to_gamma(sigma)
@@ -381,7 +348,9 @@ class LSSVMPath(FoldPath):
     def outputs(self, fold, candidates, train, test):
         def make():
             K, Kte = self.grams(train, test, candidates[0].get("sigma"))
-            return BorderedPath(K, self.targets(train)), Kte
+            # one-of-c +-1 targets of the fold's training points, as the estimators code them
+            Y = pm_one_targets(self.y[train], np.ones(len(train), bool), self.n_classes)
+            return BorderedPath(K, Y), Kte
 
         path, Kte = self.cached((fold, "eig", candidates[0].get("sigma")), make)
         outs = []
@@ -418,11 +387,11 @@ class ModelPath(FoldPath):
     """
 
     def outputs(self, fold, candidates, train, test):
-        base = self.estimator(candidates[0])
-        names = base.get_params(deep=False)
-        points = [{k: getattr(e, k) for k in names} for e in map(self.estimator, candidates)]
+        models = [make_estimator(self.method, self.kernel, c, self.n_classes) for c in candidates]
+        names = models[0].get_params(deep=False)
+        points = [{k: getattr(e, k) for k in names} for e in models]
         fits = fit_path(
-            base,
+            models[0],
             self.X[train],
             self.y[train],
             points,
@@ -470,7 +439,37 @@ def fit_cell(
         # stopping at max_iter a hair above its tolerance does not change the centres
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return _fit_cell(dataset, method, split, kernel, grid, n_folds, fixed)
+        start, cpu = time.perf_counter(), time.process_time()
+        Xtr, ytr, Xte, yte = train_test(dataset, split)
+        n_classes = int(max(ytr.max(), yte.max()) + 1)
+        folds = cv_folds(ytr, n_folds, _seed(dataset, split, "cv"))
+        fixed = dict(fixed or {})
+        if method == "GRBFN":
+            fixed.update(n_centers=n_centers(len(ytr)), random_state=_seed(dataset, split, "fcm"))
+        axes = [
+            a
+            for a in search_axes(method, kernel, Xtr, _k_max(ytr, folds), grid)
+            if a.name not in fixed
+        ]
+        evaluate = cv_evaluator(PATHS[method](method, kernel, Xtr, ytr, n_classes), folds)
+        result = coarse_to_fine(evaluate, axes, fixed=fixed, refine=GRIDS[grid]["refine"])
+        search_s = time.perf_counter() - start
+        params = result.best_params
+        est = make_estimator(method, kernel, params, n_classes).fit(Xtr, ytr)
+        test_acc = 100.0 * float(np.mean(est.predict(Xte) == yte))
+        train_acc = 100.0 * float(np.mean(est.predict(Xtr) == ytr))
+        return {
+            "test_acc": test_acc,
+            "train_acc": train_acc,
+            "cv_acc": 100.0 * result.best_score,
+            "params": {k: (float(v_) if isinstance(v_, float) else v_) for k, v_ in params.items()},
+            "n_candidates": result.n_evaluated,
+            "n_train": int(len(ytr)),
+            "n_test": int(len(yte)),
+            "search_s": search_s,
+            "seconds": time.perf_counter() - start,
+            "cpu_s": time.process_time() - cpu,
+        }
 
 
 def make_cell(
@@ -503,38 +502,6 @@ def make_cell(
     )
 
 
-def _fit_cell(dataset, method, split, kernel, grid, n_folds, fixed) -> dict[str, Any]:
-    start, cpu = time.perf_counter(), time.process_time()
-    Xtr, ytr, Xte, yte = train_test(dataset, split)
-    n_classes = int(max(ytr.max(), yte.max()) + 1)
-    folds = cv_folds(ytr, n_folds, _seed(dataset, split, "cv"))
-    fixed = dict(fixed or {})
-    if method == "GRBFN":
-        fixed.update(n_centers=n_centers(len(ytr)), random_state=_seed(dataset, split, "fcm"))
-    axes = [
-        a for a in search_axes(method, kernel, Xtr, _k_max(ytr, folds), grid) if a.name not in fixed
-    ]
-    evaluate = cv_evaluator(PATHS[method](method, kernel, Xtr, ytr, n_classes), folds)
-    result = coarse_to_fine(evaluate, axes, fixed=fixed, refine=GRIDS[grid]["refine"])
-    search_s = time.perf_counter() - start
-    params = result.best_params
-    est = make_estimator(method, kernel, params, n_classes).fit(Xtr, ytr)
-    test_acc = 100.0 * float(np.mean(est.predict(Xte) == yte))
-    train_acc = 100.0 * float(np.mean(est.predict(Xtr) == ytr))
-    return {
-        "test_acc": test_acc,
-        "train_acc": train_acc,
-        "cv_acc": 100.0 * result.best_score,
-        "params": {k: (float(v_) if isinstance(v_, float) else v_) for k, v_ in params.items()},
-        "n_candidates": result.n_evaluated,
-        "n_train": int(len(ytr)),
-        "n_test": int(len(yte)),
-        "search_s": search_s,
-        "seconds": time.perf_counter() - start,
-        "cpu_s": time.process_time() - cpu,
-    }
-
-
 # -- Tables 6 and 7: UCI -----------------------------------------------------------------------
 def _grid(options: Options) -> str:
     return grid_name(options, GRIDS, paper="drlsc")
@@ -555,7 +522,7 @@ def _uci_plan(table: str, kernel: str, methods: Sequence[str]):
         if wanted is not None:
             wanted = [uci_row(d) for d in wanted]
         chosen = chosen_methods(options, methods)
-        cells, skipped, used = [], {}, {}
+        skipped, used = {}, {}
         for name in UCI_SETS:
             if wanted is not None and name not in wanted:
                 continue
@@ -571,11 +538,13 @@ def _uci_plan(table: str, kernel: str, methods: Sequence[str]):
                 continue
             X, y = load_uci(name)
             used[name] = (X.shape[0], X.shape[1], int(y.max() + 1))
-            for split in range(draws):
-                for method in chosen:
-                    cells.append(make_cell(table, name, method, split, kernel, grid, N_FOLDS))
         # largest sets first: the long cells start early and the two workers finish together
-        cells.sort(key=lambda c: -used[c.key.dataset][0])
+        cells = [
+            make_cell(table, name, method, split, kernel, grid)
+            for name in sorted(used, key=lambda d: -used[d][0])
+            for split in range(draws)
+            for method in chosen
+        ]
         context = {"kernel": kernel, "grid": grid, "draws": draws, "methods": chosen, "used": used}
         return Plan(cells, skipped, context=context)
 
@@ -603,8 +572,11 @@ def _cost_lines(by: dict[str, dict[str, list[dict]]]) -> list[str]:
     return [cost_line(runs)] if runs else []
 
 
-def _report(table: str, title: str, paper: dict[str, dict[str, float]], intro: str = ""):
+def _report(table: str, intro: str = ""):
     """The accuracy table of Tables 6-7 (no ``intro``: UCI rows) and 8-12 (settings)."""
+    paper = _REF[f"table{table}"]
+    if table in IMAGE_TABLES:  # USPS: the paper's rows are keyed "1v7"
+        paper = {row: paper[row.replace(" vs. ", "v")] for row in IMAGE_TABLES[table]["rows"]}
 
     def report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
         ctx = plan.context
@@ -639,7 +611,7 @@ def _report(table: str, title: str, paper: dict[str, dict[str, float]], intro: s
         paths = comparison_table(
             out,
             f"{PAPER}_{table}",
-            title=title,
+            title=_REF["tables"][table][1],
             values=values,
             methods=ctx["methods"],
             paper=paper,
@@ -761,28 +733,32 @@ def _toy_figure(path: Path, by, methods: Sequence[str]) -> None:
 
 
 # -- Tables 8-12: image recognition ------------------------------------------------------------
-def _image_plan(table: str, rows: dict[str, str], quick_rows: Sequence[str], source: str):
-    """``rows``: row label -> data set id; in ``--quick`` only ``quick_rows`` run."""
+def _image_plan(table: str):
+    """The rows of ``IMAGE_TABLES[table]``; in ``--quick`` only its quick rows run."""
+    spec = IMAGE_TABLES[table]
 
     def plan(options: Options) -> Plan:
         grid, draws = _grid(options), n_draws(options, quick=1, full=10)
         chosen = chosen_methods(options, RBF_METHODS)
         wanted = options.extra.get("rows")
-        cells, skipped = [], {}
-        available = source in set(list_datasets())
-        for label, dataset in rows.items():
+        skipped, datasets = {}, []
+        available = spec["source"] in set(list_datasets())
+        for label, dataset in spec["rows"].items():
             if wanted is not None and label not in wanted:
                 continue
             if not available:
-                skipped[label] = f"{source!r} is not among structreg's data sets"
-                continue
-            if options.quick and wanted is None and label not in quick_rows:
+                skipped[label] = f"{spec['source']!r} is not among structreg's data sets"
+            elif options.quick and wanted is None and label not in spec["quick"]:
                 skipped[label] = "not run with --quick (run the table without --quick)"
-                continue
-            for split in range(draws):
-                for m in chosen:
-                    cells.append(make_cell(table, dataset, m, split, "rbf", grid, N_FOLDS))
-        context = {"grid": grid, "draws": draws, "methods": chosen, "rows": rows}
+            else:
+                datasets.append(dataset)
+        cells = [
+            make_cell(table, d, m, split, "rbf", grid)
+            for d in datasets
+            for split in range(draws)
+            for m in chosen
+        ]
+        context = {"grid": grid, "draws": draws, "methods": chosen, "rows": spec["rows"]}
         return Plan(cells, skipped, context=context)
 
     return plan
@@ -790,83 +766,20 @@ def _image_plan(table: str, rows: dict[str, str], quick_rows: Sequence[str], sou
 
 def _ar_plan(options: Options) -> Plan:
     reason = "the AR face database is not among structreg's data sets"
-    context = {"methods": list(RBF_METHODS), "rows": {s: s for s in AR_SETTINGS}}
-    return Plan([], {s: reason for s in AR_SETTINGS}, context=context)
+    context = {"methods": list(RBF_METHODS), "rows": {s: s for s in _REF["table8"]}}
+    return Plan([], {s: reason for s in _REF["table8"]}, context=context)
 
 
-COIL_ROWS = {s: f"coil20:G{s.split('/')[0][1:]}" for s in COIL_SETTINGS}
-_USPS_ROWS = {
-    t: {p: f"usps:{p.replace(' vs. ', 'v')}:G{setting.split('/')[0][1:]}" for p in USPS_PAIRS}
-    for t, (setting, _) in USPS_TABLES.items()
-}
-_USPS_QUICK = {"10": USPS_PAIRS, "11": ("2 vs. 3",), "12": ()}
-
-
-def _usps_reference(t: str) -> dict[str, dict[str, float]]:
-    ref = USPS_TABLES[t][1]
-    return {p: ref[p.replace(" vs. ", "v")] for p in USPS_PAIRS}
-
-
+_TITLES = {t: titles[0] for t, titles in _REF["tables"].items()}
 TABLES: tuple[Table, ...] = (
-    Table(
-        PAPER,
-        "4-5",
-        "Two-moons toy: training / test accuracy and decision boundaries",
-        _toy_plan,
-        _toy_report,
-        aliases=("4", "5", "toy", "fig1"),
-    ),
-    Table(
-        PAPER,
-        "6",
-        "20 UCI sets, linear kernel",
-        _uci_plan("6", "linear", LINEAR_METHODS),
-        _report("6", "DRLSC Table 6: UCI, linear kernel (test accuracy %)", TABLE6),
-    ),
-    Table(
-        PAPER,
-        "7",
-        "20 UCI sets, RBF kernel",
-        _uci_plan("7", "rbf", RBF_METHODS),
-        _report("7", "DRLSC Table 7: UCI, RBF kernel (test accuracy %)", TABLE7),
-    ),
-    Table(
-        PAPER,
-        "8",
-        "AR faces (not available: paper values only)",
-        _ar_plan,
-        _report(
-            "8",
-            "DRLSC Table 8: AR face database (not reproduced)",
-            TABLE8,
-            _TEXT["8"],
-        ),
-    ),
-    Table(
-        PAPER,
-        "9",
-        "COIL-20, G9/P63, G18/P54, G36/P36",
-        _image_plan("9", COIL_ROWS, ("G9/P63",), "coil20"),
-        _report(
-            "9",
-            "DRLSC Table 9: COIL-20 (test accuracy %)",
-            TABLE9,
-            _TEXT["9"],
-        ),
-    ),
+    Table(PAPER, "4-5", _TITLES["4-5"], _toy_plan, _toy_report, aliases=("4", "5", "toy", "fig1")),
+    Table(PAPER, "6", _TITLES["6"], _uci_plan("6", "linear", LINEAR_METHODS), _report("6")),
+    Table(PAPER, "7", _TITLES["7"], _uci_plan("7", "rbf", RBF_METHODS), _report("7")),
+    Table(PAPER, "8", _TITLES["8"], _ar_plan, _report("8", _TEXT["8"])),
     *(
         Table(
-            PAPER,
-            t,
-            f"USPS {USPS_TABLES[t][0]}",
-            _image_plan(t, _USPS_ROWS[t], _USPS_QUICK[t], "usps"),
-            _report(
-                t,
-                f"DRLSC Table {t}: USPS {USPS_TABLES[t][0]} (test accuracy %)",
-                _usps_reference(t),
-                _TEXT["usps"].format(setting=USPS_TABLES[t][0]),
-            ),
+            PAPER, t, _TITLES[t], _image_plan(t), _report(t, _TEXT[spec["source"]].format(**spec))
         )
-        for t in ("10", "11", "12")
+        for t, spec in IMAGE_TABLES.items()
     ),
 )

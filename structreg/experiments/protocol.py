@@ -21,6 +21,7 @@ __all__ = [
     "load_lenses",
     "n_draws",
     "per_class_sample",
+    "per_class_split",
     "runs_by",
     "runs_table",
     "seed_from",
@@ -37,6 +38,14 @@ def seed_from(*parts: Any, sep: str = ":", bits: int = 32) -> int:
 def per_class_sample(y: np.ndarray, n: int, rng: np.random.Generator) -> list[np.ndarray]:
     """``n`` random indices of every class (a list of arrays, class order)."""
     return [rng.choice(np.flatnonzero(y == c), n, replace=False) for c in np.unique(y)]
+
+
+def per_class_split(
+    y: np.ndarray, n: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(train, test)``: ``n`` random indices of every class (class order), the rest sorted."""
+    train = np.concatenate(per_class_sample(y, n, rng))
+    return train, np.setdiff1d(np.arange(len(y)), train)
 
 
 def n_draws(options: Options, quick: int, full: int) -> int:

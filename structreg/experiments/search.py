@@ -36,20 +36,10 @@ Folds = Sequence[tuple[np.ndarray, np.ndarray]]
 
 @dataclass(frozen=True)
 class Axis:
-    """One searched parameter: an ordered tuple of values.
-
-    Parameters
-    ----------
-    name : str
-        Parameter name in the candidate dicts.
-    values : tuple
-        Candidate values in search order (neighbours in the tuple are neighbours in the
-        refinement).
-    coarse_step : int
-        Index stride of the coarse grid (1: every value).
-    exhaustive : bool
-        Evaluate every value with every searched point (docs/reproducing/search.md).
-    """
+    """One searched parameter ``name``: its ``values`` in search order (neighbours in the tuple
+    are neighbours in the refinement), the index stride ``coarse_step`` of the coarse grid
+    (1: every value), and whether every value is tried with every searched point
+    (``exhaustive``; docs/reproducing/search.md)."""
 
     name: str
     values: tuple
@@ -185,13 +175,9 @@ def coarse_to_fine(
 def stratified_folds(
     y: np.ndarray, n_folds: int, seed: int, *, min_train_per_class: int = 3
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Stratified ``n_folds``-fold split; small classes stay in every training fold.
-
-    A class with ``n_c`` points is spread over the test folds only if each training fold
-    keeps at least ``min_train_per_class`` of its points (``n_c - ceil(n_c / n_folds) >=
-    min_train_per_class``); otherwise all its points are in every training fold and none is
-    scored.  ``n_folds`` is lowered to the largest class size if needed.  Seeded.
-    """
+    """Seeded stratified ``n_folds``-fold split; a class whose training folds would keep fewer
+    than ``min_train_per_class`` points stays in every training fold and is never scored;
+    ``n_folds`` is lowered to the largest class size if needed (docs/reproducing/search.md)."""
     y = np.asarray(y)
     rng = np.random.default_rng(seed)
     classes, codes = np.unique(y, return_inverse=True)
