@@ -194,14 +194,8 @@ def _final(
 
 
 class _FoldEvaluator:
-    """Fold evaluator for :func:`~structreg.experiments.search.cv_evaluator`: hits per candidate.
-
-    ``s0`` and the neighbourhood sizes are those of the fold's training part, as in a real fit.
-    A batch is fitted by :func:`~structreg.models.fit_path`: LapRLS and DR build the kernel,
-    the graph and ``L_D`` once per width and solve all their weights from one assembly of the
-    normal equations (the SVMs are fitted one by one); a per-fold cache keeps that structure
-    for the later batches of a coarse-to-fine search.
-    """
+    """Fold evaluator for :func:`~structreg.experiments.search.cv_evaluator`: hits per candidate,
+    the batch fitted by :func:`~structreg.models.fit_path` (docs/reproducing/dr.md)."""
 
     def __init__(self, method: str, X: np.ndarray, y: np.ndarray) -> None:
         self.method, self.X, self.y = method, X, y

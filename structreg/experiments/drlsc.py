@@ -377,14 +377,8 @@ class SVMPath(FoldPath):
 
 
 class ModelPath(FoldPath):
-    """RN, GRBFN, MR, DRGV, DRLSC: the batch fitted by :func:`~structreg.models.fit_path`.
-
-    Each candidate becomes the estimator's own parameters (``make_estimator``); ``fit_path``
-    builds the feature map, graphs, clusters and penalty matrices once per group of structure
-    parameters (width, k) and solves every weight setting of the group (all ridges of one
-    penalty-weight setting from one eigendecomposition).  Its per-fold cache keeps that
-    structure for the later batches of the search.
-    """
+    """RN, GRBFN, MR, DRGV, DRLSC: the batch fitted by :func:`~structreg.models.fit_path`
+    (docs/reproducing/drlsc.md)."""
 
     def outputs(self, fold, candidates, train, test):
         models = [make_estimator(self.method, self.kernel, c, self.n_classes) for c in candidates]
