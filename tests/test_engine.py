@@ -150,3 +150,82 @@ def test_comparison_table_lists_paper_values_and_skipped_sets(tmp_path):
     rows = csv_path.read_text().splitlines()
     assert rows[0].startswith("data_set,method,n_splits,mean,std,paper,difference,mark")
     assert any(r.startswith("water,") and "skipped" in r for r in rows)
+
+
+def test_report_pieces(tmp_path):
+    from structreg.experiments.report import (
+        cost_line,
+        format_params,
+        markdown_table,
+        most_frequent,
+        skipped_lines,
+        write_csv,
+    )
+
+    assert markdown_table(["set", "A", "B"], [["x", 1, "2 %"]]) == [
+        "| set | A | B |",
+        "| --- | --- | --- |",
+        "| x | 1 | 2 % |",
+    ]
+    assert skipped_lines({}) == []
+    assert skipped_lines({"Water": "missing"}) == ["", "Not run:", "", "- Water: missing"]
+    params = {"sigma": 0.25, "k": 3, "random_state": 7}
+    assert format_params(params) == "sigma=0.25, k=3, random_state=7"
+    assert format_params(params, sep=";", skip=("random_state",)) == "sigma=0.25;k=3"
+    assert format_params({"C": 2}, fmt=lambda k, v: f"{k}=10^{v}") == "C=10^2"
+    assert most_frequent(["a", "b", "b", "a", "c"]) == ("a", 2)  # a tie: the first one seen
+    runs = [("SVM", {"seconds": 1.2}), ("MR", {"seconds": 3.0}), ("SVM", {"seconds": 0.5})]
+    assert cost_line(runs) == (
+        "Cost: 3 cells, 5 s of cell time in all (one core each; SVM 2 s, MR 3 s)."
+    )
+    assert cost_line(runs, label="Compute", where="here", per_group=False) == (
+        "Compute: 3 cells, 5 s of cell time in all (here)."
+    )
+    path = write_csv(tmp_path / "t.csv", ["a", "b"], [[1, "x,y"]])
+    assert path.read_text().splitlines() == ["a,b", '1,"x,y"']
+
+
+def test_protocol_grouping_splits_and_lenses():
+    from structreg.experiments import Cell, Plan
+    from structreg.experiments.protocol import (
+        load_lenses,
+        per_class_split,
+        runs_table,
+        standardised_halves,
+    )
+
+    cells = [
+        Cell.make(dict, paper="p", table="t", dataset=d, method=m, split=s)
+        for d in ("b", "a")
+        for s in (1, 0)
+        for m in ("M", "N")
+    ]
+    results = {c.key: {"v": (c.key.dataset, c.key.method, c.key.split)} for c in cells[:-1]}
+    by = runs_table(Plan(cells), results, order=["z"])
+    assert list(by) == ["z", "b", "a"] and by["z"] == {}
+    assert [r["v"][2] for r in by["b"]["M"]] == [0, 1]  # split order
+    assert [r["v"][2] for r in by["a"]["N"]] == [1]  # the missing result is left out
+    X, y = np.arange(40.0).reshape(20, 2), np.repeat([0, 1], 10)
+    Xtr, Xte, ytr, yte = standardised_halves(X, y, 0)
+    assert len(ytr) == len(yte) == 10 and np.bincount(ytr).tolist() == [5, 5]
+    np.testing.assert_allclose(Xtr.mean(0), 0, atol=1e-12)
+    y = np.repeat([2, 0, 1], [4, 5, 6])
+    train, test = per_class_split(y, 2, np.random.default_rng(0))
+    assert y[train].tolist() == [0, 0, 1, 1, 2, 2] and np.all(np.diff(test) > 0)
+    assert sorted([*train, *test]) == list(range(15))
+    X, y = load_lenses()
+    assert X.shape == (24, 4) and set(np.unique(X[:, 0])) == {1.0, 2.0, 3.0}
+    assert sorted(set(y)) == ["hard", "none", "soft"]
+
+
+def test_cell_grid_nests_data_sets_splits_methods():
+    from structreg.experiments.engine import Cell, cell_grid
+
+    cells = cell_grid(
+        dict, paper="p", table="t", datasets=["b", "a"], draws=2, methods=iter("MN"), v=3
+    )
+    keys = [(c.key.dataset, c.key.split, c.key.method) for c in cells]
+    assert keys == [(d, s, m) for d in "ba" for s in (0, 1) for m in "MN"]
+    assert cells[0] == Cell.make(dict, paper="p", table="t", dataset="b", method="M", split=0, v=3)
+    assert all(c.key.params == {"v": 3} for c in cells)
+    assert cell_grid(dict, paper="p", table="t", datasets=["a"], draws=0, methods="M") == []

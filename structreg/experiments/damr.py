@@ -1,124 +1,22 @@
 """Reproduction of the DAMR paper's UCI experiments (Wang, Chen, Xue & Fu, Neurocomputing 2014,
-Section 5, Tables 2-5) on the experiment engine: Lap_RLSC, SSDR of Wang & Zhang [24], SSDR of
-Wu et al. [16] and DA_LapRLSC with 10 and 100 labeled points.
+Section 5, Tables 2-5): Lap_RLSC, SSDR [24], SSDR [16] and DA_LapRLSC with 10 and 100 labels.
 
-Tables (``TABLES``; ``structreg reproduce damr [--table 3|4|5]``):
-
-* ``3``: test accuracy with 10 labeled points, the paper's fixed parameters;
-* ``4``: test accuracy with 100 labeled points, parameters chosen by 5-fold cross-validation
-  over the paper's ranges;
-* ``5``: fit times with 10 labeled points beside the paper's, and the search + refit times of
-  the 100-label runs (read from the cells of Tables 3 and 4: nothing is computed twice).
-
-Cells: one per (data set, repetition, number of labels), ``method="all"``: the four methods
-share the split, the scaling, the graph and the clustering of a repetition (and Table 3's
-DA_LapRLSC - Lap_RLSC disagreement needs both).  Cell-key tables ``"3"`` and ``"4"``.
-
-Protocol (Section 5 of the paper, and what it leaves open)
-----------------------------------------------------------
-* Data: the 14 sets of Table 2, as far as structreg ships them (all two-class in the
-  paper: Section 4.2 sets "the cluster number to the class number 2").  Sets that are not among
-  structreg's data sets are listed as skipped, never dropped silently.  Versions used here:
-
-  - Automobile: the UCI autos file without the rows that have a missing cell (159 rows, the
-    paper's size), nominal columns one-hot encoded (so more than the paper's 25 columns);
-    the paper does not say how it made the class binary: here "risky" symboling > 0
-    (88 rows) vs symboling <= 0 (71 rows);
-  - Vehicle: the paper's 435-point two-class set is taken to be *bus vs saab* of Statlog
-    vehicle (218 + 217 = 435 points; 18 features, the paper says 16): an inference from the
-    size only;
-  - Wdbc: scikit-learn's copy, 30 features (the paper says 14);
-  - Bupa, Ionosphere, Pima, Sonar: as shipped.
-
-* Each repetition splits the set into two halves at random, *stratified by class* (the
-  paper's Wdbc numbers, 62.81 % = 179 / 285 for a constant prediction, fit a stratified half);
-  the split depends only on the set and the repetition, so the 10- and 100-label cells of a
-  repetition share it.  Features are standardised with the mean and standard deviation of
-  the *training half* (labeled and unlabeled points; the paper does not say how it scaled).
-  ``n_labeled`` points of the training half are labeled: first one random point of every
-  class, then the rest uniformly at random; all other training points are unlabeled.  If the
-  training half has fewer points than ``n_labeled`` (Automobile: 79 with 100 labels) it is
-  labeled entirely.  Test accuracy is measured on the other half.
-* Linear kernel, no bias (the paper's eq. 3 absorbs it into the kernel, and its eq. 15 has
-  none), kNN graph with k = 10 and heat-kernel weights ``exp(-||x_i - x_j||^2 / t)`` with
-  ``t`` the mean squared kNN distance (the paper does not give its width), fuzzy c-means
-  with as many clusters as classes, seeded per repetition.
-* 10 labels: the paper's fixed parameters.  100 labels: 5-fold cross-validation on the
-  labeled points (folds stratified by class when every class has 5 labels, by
-  :class:`~structreg.model_selection.SemiSupervisedKFold`), then a refit on the whole
-  training half with the chosen parameters.  The CV is *transductive*: a fold's labels are
-  hidden (those points become unlabeled points of the training half) and scored on the
-  model's labels for them, so every fold and every candidate is fitted on the same points
-  -- which is what lets the kNN graph (Lap_RLSC, SSDR [16]) and the fuzzy c-means clustering
-  (DA_LapRLSC) be built once per repetition and reused by every fold and grid point.  Within
-  a fold, :func:`structreg.models.fit_path` fits the candidates: the design and the penalty
-  matrices are built once per fold and structure setting (``lam`` of SSDR [24],
-  ``reliability`` of DA_LapRLSC, whose signed graph depends on the visible labels), every
-  weight setting is solved from one assembly of the normal equations.  The scores of the
-  folds are pooled (accuracy over all held-out labels).
-* Ranges: the paper's gamma of DA_LapRLSC and gamma_D of SSDR [16] in {0, .2, .4, .6, .8,
-  1}; "the other parameters all selected from the range [0.01, 0.1, 1, 10, 100]".
-  ``grid="paper"`` (the default of the full protocol) evaluates every combination (25 / 25 /
-  150 / 150 candidates for Lap_RLSC / SSDR [24] / SSDR [16] / DA_LapRLSC).  ``grid="coarse"``
-  (``--quick``) is a coarse-to-fine search inside the same ranges
-  (:func:`structreg.experiments.search.coarse_to_fine`): every other value of each range
-  ({0.01, 1, 100} and {0, .4, .8, 1}), then a pattern search from the best point to the
-  paper's resolution (about a third of the fits).  Ties keep the first candidate in the
-  paper's order.
-* Accuracy: the Markdown tables show the mean ± std over the repetitions (with the paper's
-  mean, the difference and the paired t-test mark against DA_LapRLSC); a second table gives
-  the spread in the paper's convention, "mean +- variance", whose variances (0.00 on Wdbc,
-  where every run predicts the majority class; 2.07 at most) are those of the accuracy as a
-  *fraction* times 100: ``var(acc / 100) * 100 = var(acc in %) / 100``.  Times (Table 5) are
-  the seconds of one ``fit`` (graph, clustering and solve; prediction excluded) at 10
-  labels, on this machine (the paper's are from other hardware and a MATLAB implementation);
-  for 100 labels, the seconds of the search and of the refit.
-
-``options.extra``: ``datasets`` (Table-2 or dataset names), ``grid`` ("coarse" or
-"paper").  ``--quick``: 3 repetitions, the sets of at most 400 points, ``grid="coarse"``.
-
-Parameter mapping (paper symbol -> structreg parameter)
-------------------------------------------------------
-Checked against the estimators' objectives (their docstrings; numerically, the gradient of
-the paper's eqs. 1 and 15 vanishes at the fitted LapRLSC / DALapRLSC).  All four use the
-paper's loss scaling ``(1/l) sum_labeled (y_i - f(x_i))^2`` with targets +-1 and the RKHS
-term ``gamma_A ||f||_K^2``, so the weights carry over unchanged.
-
-* Lap_RLSC, eq. (1): ``gamma_A -> LapRLSC.gamma_A``, ``gamma_I -> LapRLSC.gamma_I``.  The
-  paper's ``gamma_I / (2 (l+u)^2) sum_ij W_ij (f_i - f_j)^2 = gamma_I / n^2 f^T L f`` is
-  exactly LapRLSC's penalty (``n = l + u`` training points).  10 labels: (1, 1).
-* SSDR [24] (Wang & Zhang): ``gamma_1 -> SSDRWang.gamma_A``, ``lambda -> SSDRWang.lam``;
-  ``gamma_2`` has no counterpart in the reconstructed model (see :class:`SSDRWang`: it has
-  two free weights only), so it is not searched.  10 labels: ``gamma_A = lam = 1``.
-* SSDR [16] (Wu et al.), eq. (6): ``gamma_A -> SSDRWu.gamma_A``, ``gamma_I ->
-  SSDRWu.gamma_I`` (same ``gamma_I / n^2 f^T L f``), the paper's ``gamma_D -> SSDRWu.eta``
-  (compactness / separation trade-off) with ``SSDRWu.gamma_D = 1`` (eq. 6 has no overall
-  weight; SSDRWu's ``gamma_D eta f^T L_w f`` with ``L_w`` on edge weights ``1/l`` is the
-  paper's ``gamma_D/2 sum W_w,ij (f_i - f_j)^2``).  The separation term is SSDRWu's default
-  ``separation="signed"`` (``(f_i + f_j)^2`` on pairs of different classes, convex); the
-  paper's eq. (6) prints ``(f_i - f_j)^2``, which would pull the classes together
-  (see :class:`SSDRWu`).  10 labels: ``gamma_A = gamma_I = 1, eta = 0.6``.
-* DA_LapRLSC, eq. (14): ``gamma_A -> DALapRLSC.gamma_A``, ``gamma_D -> DALapRLSC.gamma_D``
-  (``gamma_D / (2 (l+u)^2) sum_ij W_ij (f_i - S_ij f_j)^2 = gamma_D / n^2 f^T L_D f``), the
-  paper's ``gamma -> DALapRLSC.reliability``.  10 labels: (1, 1, 1).  At ``gamma = 1`` every
-  ``T_ij = 1`` and the paper's eq. (11) and structreg's reading of it coincide.
+Tables ``3`` (10 labels, fixed parameters), ``4`` (100 labels, CV) and ``5`` (times, read from
+the cells of Tables 3 and 4).  One cell per (data set, repetition, number of labels) runs all
+four methods.  Protocol, ranges and the parameter mapping: ``docs/reproducing/damr.md``.
 """
 
 from __future__ import annotations
 
-import csv
 import functools
 import time
 import warnings
-from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 
 from ..clustering import FuzzyCMeans
 from ..datasets import list_datasets, load_dataset
@@ -126,9 +24,17 @@ from ..model_selection import SemiSupervisedKFold
 from ..models import DALapRLSC, LapRLSC, SSDRWang, SSDRWu, fit_path
 from ..structure import knn_graph
 from . import reference
-from .engine import Cell, Options, Plan, Table
-from .protocol import grid_name, n_draws
-from .report import comparison_table, write_markdown
+from .engine import Options, Plan, Table, cell_grid
+from .protocol import grid_name, n_draws, runs_table, standardised_halves
+from .report import (
+    comparison_table,
+    format_params,
+    markdown_table,
+    most_frequent,
+    skipped_lines,
+    write_csv,
+    write_markdown,
+)
 from .search import Axis, coarse_to_fine, cv_evaluator
 from .store import CellKey
 
@@ -150,15 +56,9 @@ VERSION = 1
 METHODS = ("LapRLSC", "SSDR_Wang", "SSDR_Wu", "DA_LapRLSC")
 """Keys of the four methods in the returned dicts and the CSV."""
 
-METHOD_TITLES = {
-    "LapRLSC": "Lap_RLSC",
-    "SSDR_Wang": "SSDR [24] (Wang)",
-    "SSDR_Wu": "SSDR [16] (Wu)",
-    "DA_LapRLSC": "DA_LapRLSC",
-}
-
 _REF = reference.load(PAPER)
-"""The paper's printed numbers (``reference/damr.json``)."""
+"""The paper's printed numbers and the protocol's data (``reference/damr.json``)."""
+METHOD_TITLES: dict[str, str] = _REF["method_titles"]
 # Table 2 of the paper: (size, dimension), in the paper's order.
 TABLE2: dict[str, tuple[int, int]] = _REF["table2"]
 # Table 3 (10 labels) and Table 4 (100 labels): test accuracy %, mean and "variance";
@@ -167,6 +67,9 @@ TABLE3: dict[str, dict[str, tuple[float, float]]] = _REF["table3"]
 TABLE4: dict[str, dict[str, tuple[float, float]]] = _REF["table4"]
 TABLE5: dict[str, dict[str, tuple[float, float]]] = _REF["table5"]
 
+_TEXT: dict[str, str] = _REF["report_text"]
+"""The reports' fixed text (``str.format`` templates)."""
+
 FIXED_MAX_LABELS = 10
 """Label counts up to this use the paper's fixed 10-label parameters; larger ones use CV."""
 N_REPEATS, QUICK_REPEATS = 20, 3
@@ -174,16 +77,9 @@ QUICK_MAX_SIZE = 400
 """``--quick`` runs only the data sets with at most this many points."""
 LABEL_COUNTS = {"3": 10, "4": 100}
 """Cell-key table -> labeled points."""
-_SIX = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-_RANGE = (0.01, 0.1, 1.0, 10.0, 100.0)
 GRIDS = ("coarse", "paper")
-# the searched parameters of each method: (name, values), in the paper's order
-_SPACE = {
-    "LapRLSC": (("gamma_A", _RANGE), ("gamma_I", _RANGE)),
-    "SSDR_Wang": (("gamma_A", _RANGE), ("lam", _RANGE)),
-    "SSDR_Wu": (("gamma_A", _RANGE), ("gamma_I", _RANGE), ("eta", _SIX)),
-    "DA_LapRLSC": (("gamma_A", _RANGE), ("gamma_D", _RANGE), ("reliability", _SIX)),
-}
+_SPACE: dict[str, dict[str, tuple[float, ...]]] = _REF["space"]
+"""The searched parameters of each method: {name: values}, in the paper's order."""
 _GRAPH = {"kernel": "linear", "n_neighbors": 10, "weights": "heat"}
 
 
@@ -207,23 +103,10 @@ def _load_plain(name: str) -> tuple[np.ndarray, np.ndarray, str]:
     return X, codes.astype(int), f"as shipped ({', '.join(classes)})"
 
 
-# Table-2 name -> (dataset names to look for, loader or None for the plain loader)
-_SOURCES: dict[str, tuple[tuple[str, ...], Callable | None]] = {
-    "Automobile": (("automobile",), _load_automobile),
-    "Austra": (("austra", "australian", "statlog_australian"), None),
-    "Biomed": (("biomed",), None),
-    "Bupa": (("bupa",), None),
-    "Ethn": (("ethn",), None),
-    "German": (("german", "german_credit", "statlog_german"), None),
-    "Heart": (("heart", "statlog_heart", "heart_statlog"), None),
-    "Horse": (("horse", "horse_colic", "colic"), None),
-    "Ionosphere": (("ionosphere",), None),
-    "Isolet": (("isolet",), None),
-    "Pima": (("pima",), None),
-    "Sonar": (("sonar",), None),
-    "Vehicle": (("vehicle",), _load_vehicle),
-    "Wdbc": (("wdbc",), None),
-}
+SOURCES: dict[str, tuple[str, ...]] = _REF["sources"]
+"""Table-2 name -> the data set names to look for (``reference/damr.json``)."""
+_LOADERS: dict[str, Callable] = {"Automobile": _load_automobile, "Vehicle": _load_vehicle}
+"""The sets whose two-class version needs its own loader (the others: :func:`_load_plain`)."""
 
 
 @functools.cache
@@ -233,13 +116,12 @@ def load_table2_dataset(name: str) -> tuple[np.ndarray, np.ndarray, str] | str:
     ``y`` holds integer class codes 0, 1; ``how`` says which version was built.  Cached per
     process (the arrays are read-only).
     """
-    candidates, loader = _SOURCES[name]
     available = set(list_datasets())
-    found = [c for c in candidates if c in available]
+    found = [c for c in SOURCES[name] if c in available]
     if not found:
         return "skipped: not among structreg's data sets"
     try:
-        X, y, how = loader() if loader is not None else _load_plain(found[0])
+        X, y, how = _LOADERS[name]() if name in _LOADERS else _load_plain(found[0])
     except (OSError, ValueError) as exc:  # listed in the manifest but not loadable
         return f"skipped: {found[0]!r} could not be loaded ({exc})"
     n_classes = len(np.unique(y))
@@ -303,7 +185,7 @@ def make_estimator(
 
 
 def fixed_estimators(seed: int) -> dict[str, Any]:
-    """The four methods with the paper's fixed 10-label parameters (mapping: module doc)."""
+    """The four methods with the paper's fixed 10-label parameters (see docs/reproducing)."""
     return {method: make_estimator(method, seed) for method in METHODS}
 
 
@@ -316,7 +198,7 @@ def search_axes(method: str, grid: str) -> tuple[list[Axis], bool]:
     if grid not in GRIDS:
         raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
     step = 1 if grid == "paper" else 2
-    return [Axis(name, values, step) for name, values in _SPACE[method]], grid == "coarse"
+    return [Axis(name, values, step) for name, values in _SPACE[method].items()], grid == "coarse"
 
 
 # -- one cell: a (data set, repetition, number of labels) ------------------------------------
@@ -336,11 +218,7 @@ def _half_split(name: str, rep: int):
     """The standardised stratified half split of repetition ``rep`` (shared by 10 and 100)."""
     X, y, _ = load_table2_dataset(name)
     rng = np.random.default_rng([list(TABLE2).index(name), rep])
-    train, test = train_test_split(
-        np.arange(len(y)), test_size=0.5, stratify=y, random_state=int(rng.integers(2**31 - 1))
-    )
-    scaler = StandardScaler().fit(X[train])
-    return scaler.transform(X[train]), scaler.transform(X[test]), y[train], y[test]
+    return standardised_halves(X, y, int(rng.integers(2**31 - 1)))
 
 
 def _transductive_fold_eval(method, seed, X, y_semi, graph, clusters):
@@ -365,16 +243,7 @@ def _transductive_fold_eval(method, seed, X, y_semi, graph, clusters):
 def _damr_cell(
     *, dataset: str, method: str, split: int, v: int, n_labeled: int, grid: str | None = None
 ) -> dict[str, Any]:
-    """All four methods on one half split with ``n_labeled`` labels (see the module doc).
-
-    Parallel runs give each cell cores // workers threads (the engine's rule, see
-    :mod:`structreg.experiments.engine`): threaded kNN searches on these small sets only
-    oversubscribe the cores.
-    """
-    return _run_cell(dataset, split, n_labeled, grid)
-
-
-def _run_cell(dataset: str, split: int, n_labeled: int, grid: str | None) -> dict[str, Any]:
+    """All four methods on one half split with ``n_labeled`` labels (docs/reproducing/damr.md)."""
     Xtr, Xte, ytr, yte = _half_split(dataset, split)
     rng = np.random.default_rng([list(TABLE2).index(dataset), split, n_labeled])
     seed = int(rng.integers(2**31 - 1))
@@ -432,7 +301,7 @@ def _resolve(datasets: Iterable[str] | None) -> list[str] | None:
     if datasets is None:
         return None
     lookup = {k.lower(): k for k in TABLE2}
-    for k, (names, _) in _SOURCES.items():
+    for k, names in SOURCES.items():
         lookup.update({n.lower(): k for n in names})
     chosen = []
     for name in datasets:
@@ -453,6 +322,8 @@ def _settings(options: Options) -> dict[str, Any]:
 
 
 def _plan(options: Options, cell_tables: tuple[str, ...]) -> Plan:
+    """The cells of the cell tables: ``"3"`` (10 labels, fixed parameters), ``"4"`` (100
+    labels, CV) or both (Table 5's times)."""
     s = _settings(options)
     built, skipped = {}, {}
     for name in TABLE2:
@@ -474,35 +345,16 @@ def _plan(options: Options, cell_tables: tuple[str, ...]) -> Plan:
         params: dict[str, Any] = {"v": VERSION, "n_labeled": n_labeled}
         if n_labeled > FIXED_MAX_LABELS:
             params["grid"] = s["grid"]
-        for name in built:
-            for rep in range(s["draws"]):
-                cells.append(
-                    Cell.make(
-                        _damr_cell,
-                        paper=PAPER,
-                        table=table,
-                        dataset=name,
-                        method="all",
-                        split=rep,
-                        **params,
-                    )
-                )
+        cells += cell_grid(
+            _damr_cell,
+            paper=PAPER,
+            table=table,
+            datasets=built,
+            draws=s["draws"],
+            methods=["all"],
+            **params,
+        )
     return Plan(cells, skipped, context={"settings": s, "built": built})
-
-
-def plan_table3(options: Options) -> Plan:
-    """10 labels, fixed parameters."""
-    return _plan(options, ("3",))
-
-
-def plan_table4(options: Options) -> Plan:
-    """100 labels, 5-fold CV."""
-    return _plan(options, ("4",))
-
-
-def plan_table5(options: Options) -> Plan:
-    """Times: the cells of Tables 3 and 4."""
-    return _plan(options, ("3", "4"))
 
 
 # -- report ----------------------------------------------------------------------------------
@@ -513,40 +365,19 @@ def _var100(acc: np.ndarray) -> float:
 
 def _rows(plan: Plan, results: dict[CellKey, dict], table: str) -> dict[str, list[dict]]:
     """``{data set: [cell result per repetition, in order]}`` of one cell table."""
-    rows: dict[str, dict[int, dict]] = {}
-    for cell in plan.cells:
-        k = cell.key
-        if k.table == table and k in results:
-            rows.setdefault(k.dataset, {})[k.split] = results[k]
-    return {name: [by[r] for r in sorted(by)] for name, by in rows.items()}
+    by = runs_table(plan, results, col=lambda k: k.table)
+    return {name: per[table] for name, per in by.items() if table in per}
 
 
 def _intro(plan: Plan) -> list[str]:
-    s = plan.context["settings"]
-    return [
-        f"{s['draws']} random stratified half splits per set; features standardised on the "
-        "training half; linear kernel, no bias; heat-kernel 10-NN graph; fuzzy c-means with 2 "
-        "clusters. Labeled points: one per class, the rest uniformly at random in the training "
-        "half; the other training points are unlabeled; test accuracy on the other half. "
-        "Protocol details and the parameter mapping: docstring of `structreg.experiments.damr`.",
-        "",
-        "Parameters (paper -> structreg): Lap_RLSC (γ_A, γ_I) -> LapRLSC(gamma_A, gamma_I); "
-        "SSDR [24] (γ1, γ2, λ) -> SSDRWang(gamma_A=γ1, lam=λ), γ2 has no counterpart; "
-        "SSDR [16] (γ_A, γ_I, γ_D) -> SSDRWu(gamma_A, gamma_I, eta=γ_D, gamma_D=1, "
-        "separation='signed'); DA_LapRLSC (γ_A, γ_D, γ) -> DALapRLSC(gamma_A, gamma_D, "
-        "reliability=γ).",
-    ]
-
-
-def _datasets_notes(plan: Plan) -> list[str]:
-    lines = ["Data sets run (version used):", ""]
-    lines += [f"- {name}: {how}" for name, how in plan.context["built"].items()]
-    return lines
+    return [_TEXT["protocol"].format(**plan.context["settings"]), "", _TEXT["mapping"]]
 
 
 def _accuracy_report(
-    plan: Plan, results: dict[CellKey, dict], out: Path, table: str, paper_table: dict
+    plan: Plan, results: dict[CellKey, dict], out: Path, options: Options, *, table: str
 ) -> list[Path]:
+    """``damr_<table>.md`` and ``.csv``: test accuracy beside the paper's Table 3 or 4."""
+    paper_table = TABLE3 if table == "3" else TABLE4
     rows = _rows(plan, results, table)
     titles = [METHOD_TITLES[m] for m in METHODS]
     values = {
@@ -556,27 +387,14 @@ def _accuracy_report(
     paper = {name: {METHOD_TITLES[m]: paper_table[name][m][0] for m in METHODS} for name in TABLE2}
     n_labeled = LABEL_COUNTS[table]
     if n_labeled > FIXED_MAX_LABELS:
-        grid = plan.context["settings"]["grid"]
-        how = (
-            "5-fold transductive CV on the labeled points over {0.01, 0.1, 1, 10, 100} for γ_A, "
-            "γ_I, γ_D (DA), γ1 and λ and {0, .2, .4, .6, .8, 1} for γ (DA) and γ_D (SSDR [16]); "
-            + (
-                "every combination (grid 'paper')"
-                if grid == "paper"
-                else "coarse-to-fine search (grid 'coarse': every other value, then a pattern "
-                "search to the full resolution)"
-            )
-            + "; refit on the training half with the chosen parameters."
-        )
+        how = _TEXT["cv"].format(search=_TEXT[plan.context["settings"]["grid"]])
     else:
-        how = (
-            "Fixed parameters (the paper's): Lap_RLSC (1, 1); SSDR [24] (1, 1, 1); SSDR [16] "
-            "(1, 1, 0.6); DA_LapRLSC (1, 1, 1)."
-        )
+        how = _TEXT["fixed"]
     notes = _spread_table(rows, paper_table) + [""] + _summary(rows, paper_table)
     if n_labeled > FIXED_MAX_LABELS:
         notes += [""] + _chosen_params(rows)
-    notes += [""] + _datasets_notes(plan)
+    notes += ["", "Data sets run (version used):", ""]
+    notes += [f"- {name}: {version}" for name, version in plan.context["built"].items()]
     messages = sorted(
         {f"{n}: {w}" for n, reps in rows.items() for r in reps for w in r["warnings"]}
     )
@@ -584,7 +402,7 @@ def _accuracy_report(
         notes += ["", "Warnings raised during the fits:", ""] + [f"- {w}" for w in messages[:30]]
     return comparison_table(
         out,
-        f"damr_{'3' if table == '3' else '4'}",
+        f"damr_{table}",
         title=f"DAMR paper, Table {table}: test accuracy (%) with {n_labeled} labeled points",
         values=values,
         methods=titles,
@@ -596,22 +414,20 @@ def _accuracy_report(
     )
 
 
+def _per_method(rows: dict[str, list[dict]], cell: Callable) -> list[str]:
+    """A Markdown table of ``cell(name, runs, method)``: one row per data set, one column per
+    method."""
+    table = [[name, *(cell(name, reps, m) for m in METHODS)] for name, reps in rows.items()]
+    return markdown_table(["data set", *(METHOD_TITLES[m] for m in METHODS)], table)
+
+
 def _spread_table(rows: dict[str, list[dict]], paper_table: dict) -> list[str]:
-    lines = [
-        "Mean ± variance in the paper's convention (variance of the fractional accuracy × 100), "
-        "reproduced / paper:",
-        "",
-        "| data set | " + " | ".join(METHOD_TITLES[m] for m in METHODS) + " |",
-        "| --- |" + " --- |" * len(METHODS),
-    ]
-    for name, reps in rows.items():
-        cells = []
-        for m in METHODS:
-            acc = np.array([r["acc"][m] for r in reps])
-            ref = paper_table[name][m]
-            cells.append(f"{acc.mean():.2f} ± {_var100(acc):.2f} / {ref[0]:.2f} ± {ref[1]:.2f}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return lines
+    def cell(name: str, reps: list[dict], m: str) -> str:
+        acc = np.array([r["acc"][m] for r in reps])
+        ref = paper_table[name][m]
+        return f"{acc.mean():.2f} ± {_var100(acc):.2f} / {ref[0]:.2f} ± {ref[1]:.2f}"
+
+    return [_TEXT["spread"], "", *_per_method(rows, cell)]
 
 
 def _summary(rows: dict[str, list[dict]], paper_table: dict) -> list[str]:
@@ -637,40 +453,28 @@ def _summary(rows: dict[str, list[dict]], paper_table: dict) -> list[str]:
 
 
 def _chosen_params(rows: dict[str, list[dict]]) -> list[str]:
-    lines = [
-        "Chosen parameters (most frequent over the repetitions, with its count) and mean "
-        "number of candidates evaluated per search:",
-        "",
-        "| data set | " + " | ".join(METHOD_TITLES[m] for m in METHODS) + " |",
-        "| --- |" + " --- |" * len(METHODS),
-    ]
-    for name, reps in rows.items():
-        cells = []
-        for m in METHODS:
-            counts = Counter(
-                ", ".join(f"{k}={v:g}" for k, v in r["params"][m].items()) for r in reps
-            )
-            best, k = counts.most_common(1)[0]
-            n_eval = np.mean([r["n_evaluated"][m] for r in reps])
-            cells.append(f"{best} ({k}/{len(reps)}; {n_eval:.0f} cand.)")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return lines
+    def cell(name: str, reps: list[dict], m: str) -> str:
+        best, k = most_frequent(format_params(r["params"][m]) for r in reps)
+        n_eval = np.mean([r["n_evaluated"][m] for r in reps])
+        return f"{best} ({k}/{len(reps)}; {n_eval:.0f} cand.)"
+
+    return [_TEXT["chosen"], "", *_per_method(rows, cell)]
 
 
-def report_table3(plan: Plan, results: dict[CellKey, dict], out: Path, options: Options):
-    """``damr_3.md`` and ``.csv``."""
-    return _accuracy_report(plan, results, out, "3", TABLE3)
+def _fit_time(name: str, reps: list[dict], m: str) -> str:
+    t, ref = np.array([r["time"][m] for r in reps]), TABLE5[name][m]
+    return f"{t.mean():.4f} ± {t.var():.1e} ({ref[0]:.4f} ± {ref[1]:.4f})"
 
 
-def report_table4(plan: Plan, results: dict[CellKey, dict], out: Path, options: Options):
-    """``damr_4.md`` and ``.csv``."""
-    return _accuracy_report(plan, results, out, "4", TABLE4)
+def _search_time(name: str, reps: list[dict], m: str) -> str:
+    search, fit = (np.array([r[k][m] for r in reps]) for k in ("search_time", "time"))
+    return f"{search.mean():.2f} + {fit.mean():.4f}"
 
 
 def report_table5(plan: Plan, results: dict[CellKey, dict], out: Path, options: Options):
     """``damr_5.md`` and ``.csv``: fit times at 10 labels, search + refit times at 100."""
     out.mkdir(parents=True, exist_ok=True)
-    heads = " | ".join(METHOD_TITLES[m] for m in METHODS)
+    rows3, rows4 = _rows(plan, results, "3"), _rows(plan, results, "4")
     lines = [
         "# DAMR paper, Table 5: computation time (s)",
         "",
@@ -678,109 +482,54 @@ def report_table5(plan: Plan, results: dict[CellKey, dict], out: Path, options: 
         "",
         f"## {FIXED_MAX_LABELS} labeled points",
         "",
-        "Mean ± variance over the repetitions of one `fit` (graph, clustering, solve; "
-        "prediction excluded) on this machine (cells run concurrently with --n-jobs; a busy "
-        "machine inflates them); the paper's (MATLAB, other hardware) in brackets.",
+        _TEXT["fit_times"],
         "",
-        f"| data set | {heads} |",
-        "| --- |" + " --- |" * len(METHODS),
+        *_per_method(rows3, _fit_time),
     ]
-    csv_rows: list[list[Any]] = []
-    for name, reps in _rows(plan, results, "3").items():
-        cells = []
-        for m in METHODS:
-            t = np.array([r["time"][m] for r in reps])
-            ref = TABLE5[name][m]
-            cells.append(f"{t.mean():.4f} ± {t.var():.1e} ({ref[0]:.4f} ± {ref[1]:.4f})")
-            csv_rows.append([10, name, m, len(t), t.mean(), t.var(), ref[0], ref[1], "", ""])
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    rows4 = _rows(plan, results, "4")
     if rows4:
-        lines += [
-            "",
-            "## 100 labeled points (not in the paper)",
-            "",
-            "Mean seconds of the parameter search (all folds and candidates, graph and "
-            "clustering shared) + the refit with the chosen parameters; graph + clustering "
-            "built once per repetition: "
-            + ", ".join(
-                f"{n} {np.mean([r['shared_time'] for r in reps]):.3f} s"
-                for n, reps in rows4.items()
-            )
-            + ".",
-            "",
-            f"| data set | {heads} |",
-            "| --- |" + " --- |" * len(METHODS),
-        ]
-        for name, reps in rows4.items():
-            cells = []
-            for m in METHODS:
-                search = np.array([r["search_time"][m] for r in reps])
-                fit = np.array([r["time"][m] for r in reps])
-                cells.append(f"{search.mean():.2f} + {fit.mean():.4f}")
-                csv_rows.append(
-                    [
-                        100,
-                        name,
-                        m,
-                        len(fit),
-                        fit.mean(),
-                        fit.var(),
-                        "",
-                        "",
-                        search.mean(),
-                        search.var(),
-                    ]
-                )
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    if plan.skipped:
-        lines += ["", "Not run:", ""] + [f"- {n}: {why}" for n, why in plan.skipped.items()]
-        csv_rows += [
-            ["", n, "", 0, "", "", "", "", "", f"skipped: {why}"] for n, why in plan.skipped.items()
-        ]
-    md = write_markdown(out / "damr_5.md", lines)
-    path_csv = out / "damr_5.csv"
-    with open(path_csv, "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(
-            [
-                "n_labeled",
-                "data_set",
-                "method",
-                "n_splits",
-                "fit_s_mean",
-                "fit_s_var",
-                "paper_fit_s_mean",
-                "paper_fit_s_var",
-                "search_s_mean",
-                "search_s_var",
-            ]
+        shared = ", ".join(
+            f"{n} {np.mean([r['shared_time'] for r in reps]):.3f} s" for n, reps in rows4.items()
         )
-        writer.writerows(csv_rows)
-    return [md, path_csv]
+        lines += ["", "## 100 labeled points (not in the paper)", ""]
+        lines += [
+            _TEXT["search_times"].format(shared=shared),
+            "",
+            *_per_method(rows4, _search_time),
+        ]
+    lines += skipped_lines(plan.skipped)
+    csv_rows: list[list[Any]] = []
+    for n_labeled, rows in ((10, rows3), (100, rows4)):
+        for name, reps in rows.items():
+            for m in METHODS:
+                fit = np.array([r["time"][m] for r in reps])
+                if n_labeled == 10:
+                    extra = [*TABLE5[name][m], "", ""]
+                else:
+                    search = np.array([r["search_time"][m] for r in reps])
+                    extra = ["", "", search.mean(), search.var()]
+                csv_rows.append([n_labeled, name, m, len(fit), fit.mean(), fit.var(), *extra])
+    csv_rows += [
+        ["", n, "", 0, "", "", "", "", "", f"skipped: {why}"] for n, why in plan.skipped.items()
+    ]
+    header = "n_labeled data_set method n_splits fit_s_mean fit_s_var paper_fit_s_mean"
+    header += " paper_fit_s_var search_s_mean search_s_var"
+    return [
+        write_markdown(out / "damr_5.md", lines),
+        write_csv(out / "damr_5.csv", header.split(), csv_rows),
+    ]
 
 
-TABLES = (
+TABLES = tuple(
     Table(
         PAPER,
-        "3",
-        "Table 3: Lap_RLSC, SSDR [24], SSDR [16], DA_LapRLSC on UCI sets, 10 labels, fixed "
-        "parameters",
-        plan_table3,
-        report_table3,
-    ),
-    Table(
-        PAPER,
-        "4",
-        "Table 4: the same with 100 labels, parameters by 5-fold CV over the paper's ranges",
-        plan_table4,
-        report_table4,
-    ),
-    Table(
-        PAPER,
-        "5",
-        "Table 5: fit times with 10 labels (and the 100-label search + refit times)",
-        plan_table5,
-        report_table5,
-    ),
+        table,
+        _REF["tables"][table],
+        functools.partial(_plan, cell_tables=cell_tables),
+        report,
+    )
+    for table, cell_tables, report in (
+        ("3", ("3",), functools.partial(_accuracy_report, table="3")),
+        ("4", ("4",), functools.partial(_accuracy_report, table="4")),
+        ("5", ("3", "4"), report_table5),
+    )
 )

@@ -1,92 +1,7 @@
 """Reproduction of Zhang, Wang, Li, Yin & Dong, "Classification by discriminative
 regularization" (AAAI 2008): Table 4 (UCI), Table 5 (COIL) and Fig. 2 (toy).
 
-Tables (``structreg reproduce dr --table T``), in run order:
-
-* ``4`` -- nine UCI sets, eight methods: LSVM, KSVM, LLapRLS, KLapRLS, LGDR, LLDR, GDR, LDR;
-* ``5`` -- image sets: COIL-20 with 2 labeled images per object (CMU PIE is not among
-  structreg's data sets and is listed as skipped);
-* ``fig2`` (alias ``2``) -- GDR vs LDR decision boundaries on three overlapping two-moons sets.
-
-What the paper gives
---------------------
-* Methods and ranges (its "Comparisons and Experimental Settings"): LSVM cost
-  ``C in {10^-4, ..., 10^4}``; KSVM the same ``C`` and a Gaussian width in
-  ``{4^-4 s0, ..., 4^4 s0}``, ``s0`` the mean distance between two training examples;
-  LLapRLS / KLapRLS: the extrinsic and intrinsic weights (``gamma_A``, ``gamma_I``) in
-  ``{10^-4, ..., 10^4}``, KLapRLS the same width grid.  GDR / LDR (kernel) and LGDR / LLDR
-  (linear): the closed forms of its eqs. (21) and (24); it gives no range for their ``lambda``
-  and ``gamma``, nor for the neighbourhood sizes ``xi``, ``zeta`` of the local margin.
-* Table 4: the data sets of its Table 3 (Balance, BUPA, Glass, Iris, Ionosphere, Lenses, Pima,
-  Soybean, Wine); no split, number of runs or selection procedure is stated.
-* Table 5: PIE with 20 and COIL with 2 labeled images per person / object, "averaged over
-  50 independent runs", images resized to 32x32.
-
-What is done here
------------------
-* Every method searches the paper's ranges: exponents ``-4..4`` of ``10`` for ``C``,
-  ``gamma_A``, ``gamma_I`` and, for DR, ``lambda -> gamma_A`` and ``gamma -> gamma_D`` (the
-  paper's ranges of the baselines; it gives none for DR), exponents ``-4..4`` of ``4`` for the
-  width multiplier (``sigma = 4^k s0``, ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))``,
-  ``s0`` recomputed on every training set the model is fit on).  Widths whose Gram matrix on the
-  training set is numerically the identity or all ones are pruned
-  (:func:`~structreg.experiments.search.trivial_gaussian_widths`).
-* Search (:func:`structreg.experiments.search.coarse_to_fine`): full protocol -- coarse grid
-  of the exponents -4, 0, 4 of every axis (27 candidates for the three-parameter methods),
-  then a pattern search around the best coarse point with exponent steps 2 and 1 (typically
-  35-40 candidates in all instead of the 729 of the full product); ``--quick`` -- a sub-grid
-  inside the paper's ranges (``C`` in ``10^{-2, 0, 2}``, ``gamma_A`` in ``10^{-4, -2, 0}``,
-  ``gamma_I`` and ``gamma_D`` in ``10^{-4, -2}``, the width in ``4^{-1, 0, 1} s0``), all
-  combinations, no refinement.  The score is the pooled cross-validated accuracy.  On each
-  fold the candidates are fitted by :func:`structreg.models.fit_path` (LapRLS and DR: kernel,
-  graph and ``L_D`` built once per width, all weights solved from one assembly of the normal
-  equations; the SVMs one by one), which gives the plain fits' predictions.
-* DR's objective averages the loss over the ``n`` training points but sums the
-  discriminality term over them (``(1/n) sum L + lambda ||f||^2 + gamma f^T L_D f``), so the
-  weight of ``L_D`` relative to the loss grows with ``n``; as ``L_D`` is indefinite, a
-  ``gamma`` chosen on CV folds of ``n'`` points can make the objective non-convex on the
-  whole training set (e.g. Ionosphere, LDR: convex on every fold, 93 % CV accuracy, saddle
-  point with 60 % test accuracy on the training half).  The final fit therefore keeps
-  ``n gamma`` (the weight of ``L_D`` in the closed form (21)) at its CV value:
-  ``gamma = 10^k n' / n``, ``n'`` the mean size of the CV training folds.  ``lambda``, whose
-  term is not summed over the points, is used as chosen.
-* Table 4: 10 random stratified half/half splits per set (the paper states none; ``--draws``
-  changes it), features standardised with the training half's mean and deviation, 5-fold
-  stratified CV on the training half (3 folds with ``--quick``; classes too small to lose a
-  point in every training fold stay in all of them), test accuracy on the other half.
-* Table 5: for each of the 50 runs, 2 random images per object are the training set and the
-  other 1400 the test set; pixels scaled to [0, 1].  Cross-validation on 2 images per object
-  would leave one per object in every training fold, where the local margin's homogeneous
-  neighbourhood is empty (LDR / LLDR cannot be fit) and every held-out score rests on 20
-  points; instead each method's parameters are chosen once, on a separate *development
-  draw* of 4 images per object (seeded apart from the runs), by 2 x 2-fold CV (1 x 2 with
-  ``--quick``) whose training folds hold 2 images per object -- the size of a run's training
-  set.  The chosen exponents
-  (width as a multiple of ``s0``) are then used in every run.
-* LSVM is scikit-learn's :class:`~sklearn.svm.LinearSVC` (liblinear: squared hinge,
-  one-vs-rest) rather than libSVM's linear C-SVC, which needs minutes per fit at
-  ``C = 10^4`` on the non-separable sets (52 s on half of Pima); KSVM is
-  :class:`~sklearn.svm.SVC` (libSVM, one-vs-one) as in the paper.
-* LapRLS is :class:`~structreg.models.LapRLSC` on the training points (all labeled: the
-  supervised use of manifold regularization the paper describes), symmetrised kNN graph with
-  ``k = 6`` (Belkin et al.'s default) and heat weights of width the mean squared edge length
-  (the paper's code sets the width by Zelnik-Manor & Perona's local scaling); a bias in the
-  linear version, none in the kernel version, as for DR.
-* DR is :class:`~structreg.models.DiscriminativeRLS`: GDR / LDR ``kernel="rbf"`` (no bias),
-  LGDR / LLDR ``kernel="linear"`` (unpenalised bias), the paper's loss scaling ``1/n``.  Local
-  margin: ``xi = min(5, n_min - 1)`` homogeneous and ``zeta = min(5, n - n_max)``
-  heterogeneous neighbours (``n_min`` / ``n_max`` the smallest / largest class of the
-  training set; 1 and 5 on COIL).  The discriminality term ``L_D`` is indefinite, so large
-  ``gamma_D`` make the objective non-convex; the closed form's stationary point is used as
-  the paper does, and cross-validation decides.
-* Fig. 2: the paper's Gaussian width 0.1 (``gamma = 50``) and weights 0.1, ``xi = zeta = 5``;
-  the sets are :func:`~structreg.datasets.make_drlsc_moons` levels 1-3 (100 points per class).
-  The paper's weight ``gamma = 0.1`` is far beyond the convexity limit of the global margin
-  (about ``1/n``), where the closed form's saddle point reverses the labels; the figure shows
-  it next to the convex setting ``gamma = 0.1 / n``.
-
-Accuracies are test accuracies in %, mean and standard deviation over the runs; the mark
-``*`` is the paired t-test at 5 % against LDR (the paper's best method).
+The paper's settings, what is done here and why: ``docs/reproducing/dr.md``.
 """
 
 from __future__ import annotations
@@ -101,18 +16,33 @@ from typing import Any
 import numpy as np
 from scipy.spatial.distance import pdist
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
 
 from ..datasets import load_dataset, make_drlsc_moons
 from ..models import DiscriminativeRLS, LapRLSC, fit_path
 from ..solvers import NonConvexObjectiveWarning
 from . import reference
-from .engine import Cell, Options, Plan, Table
+from .engine import Cell, Options, Plan, Table, cell_grid
 from .plots import boundary_figure
-from .protocol import chosen_methods, grid_name, n_draws, per_class_sample, runs_by, seed_from
-from .report import comparison_table, write_markdown
+from .protocol import (
+    chosen_methods,
+    grid_name,
+    load_lenses,
+    n_draws,
+    per_class_sample,
+    per_class_split,
+    runs_table,
+    seed_from,
+    standardised_halves,
+)
+from .report import (
+    comparison_table,
+    cost_line,
+    format_params,
+    markdown_table,
+    most_frequent,
+    write_markdown,
+)
 from .search import (
     Axis,
     coarse_to_fine,
@@ -137,81 +67,19 @@ TABLE4: dict[str, dict[str, float]] = _REF["table4"]
 # Table 5 of the paper (%), by column.
 TABLE5: dict[str, dict[str, float]] = _REF["table5"]
 
-# The shipped data set used for each row of the paper's Table 3, and that table's (n, d, classes).
-_SOURCES = {
-    "Balance": "balance_scale",
-    "BUPA": "bupa",
-    "Glass": "glass",
-    "Iris": "iris",
-    "Ionosphere": "ionosphere",
-    "Lenses": "lenses",
-    "Pima": "pima",
-    "Soybean": None,
-    "Wine": "wine",
-}
-UCI_SETS: dict[str, tuple[str | None, tuple[int, int, int]]] = {
-    row: (_SOURCES[row], size) for row, size in _REF["table3"].items()
-}
-QUICK_UCI = ("Iris", "Wine", "Lenses", "Glass", "BUPA", "Ionosphere")
+TABLE3: dict[str, tuple[int, int, int]] = _REF["table3"]
+"""The paper's Table 3: (n, d, classes) of each UCI row."""
+UCI_SETS: dict[str, tuple[str | None, str]] = _REF["uci_sets"]
+"""Table-3 row -> (the shipped data set or None, the version note or the reason it is missing)."""
+QUICK_UCI: tuple[str, ...] = _REF["quick_uci"]
 """The smaller sets that ``--quick`` runs."""
 
-_MISSING_REASON = {
-    "Soybean": "the paper's Soybean (307 x 35, 19 classes) is UCI soybean-large, which is not "
-    "among structreg's data sets (its soybean_small, 47 x 35 with 4 classes, is a different set)",
-}
-_VERSION_NOTES = {
-    "Balance": "classes L, B, R (the full UCI set)",
-    "Glass": "UCI types 1-3, 5-7; type 4 has no rows",
-    "Lenses": "the Weka file's words recoded to the UCI integer codes",
-    "Wine": "the UCI set",
-    "Pima": "zeros that stand for missing measurements kept as 0",
-    "BUPA": "label = the UCI 'selector' field, as in the literature",
-}
-# UCI integer codes of the lenses attributes (the shipped file holds the Weka words).
-_LENSES_CODES = {
-    "age": {"young": 1, "pre-presbyopic": 2, "presbyopic": 3},
-    "spectacle-prescrip": {"myope": 1, "hypermetrope": 2},
-    "astigmatism": {"no": 1, "yes": 2},
-    "tear-prod-rate": {"reduced": 1, "normal": 2},
-}
-
-# searched parameters of each method: ("log10", name) is 10^e, ("log4", "sigma") is 4^e s0
-_AXES: dict[str, tuple[str, ...]] = {
-    "LSVM": ("C",),
-    "KSVM": ("sigma", "C"),
-    "LLapRLS": ("gamma_A", "gamma_I"),
-    "KLapRLS": ("sigma", "gamma_A", "gamma_I"),
-    "LGDR": ("gamma_A", "gamma_D"),
-    "LLDR": ("gamma_A", "gamma_D"),
-    "GDR": ("sigma", "gamma_A", "gamma_D"),
-    "LDR": ("sigma", "gamma_A", "gamma_D"),
-}
-_FULL = tuple(range(-4, 5))
-_GRIDS: dict[str, tuple[dict[str, tuple[int, ...]], int, bool]] = {
-    # name: ({parameter: exponents}, coarse step, refine)
-    "full": (
-        {"C": _FULL, "gamma_A": _FULL, "gamma_I": _FULL, "gamma_D": _FULL, "sigma": _FULL},
-        4,
-        True,
-    ),
-    "quick": (
-        {
-            "C": (-2, 0, 2),
-            "gamma_A": (-4, -2, 0),
-            "gamma_I": (-4, -2),
-            "gamma_D": (-4, -2),
-            "sigma": (-1, 0, 1),
-        },
-        1,
-        False,
-    ),
-    # one candidate per method: smoke tests of the pipeline only
-    "tiny": (
-        {"C": (0,), "gamma_A": (-2,), "gamma_I": (-2,), "gamma_D": (-4,), "sigma": (0,)},
-        1,
-        False,
-    ),
-}
+_AXES: dict[str, tuple[str, ...]] = _REF["axes"]
+"""The searched parameters of each method: sigma is 4^e s0, the others 10^e."""
+_GRIDS: dict[str, dict[str, Any]] = _REF["grids"]
+"""Grid name -> searched ``exponents`` per parameter, ``coarse_step`` and ``refine``."""
+_TEXT: dict[str, str] = _REF["report_text"]
+"""The reports' fixed text (``str.format`` templates)."""
 _FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
 
 
@@ -222,15 +90,10 @@ _seed = partial(seed_from, sep=":")  # a seed derived from the cell's identity (
 @cache
 def _load(name: str) -> tuple[np.ndarray, np.ndarray]:
     """A structreg data set as (X float, y str); lenses recoded to its UCI integer codes."""
-    if name != "lenses":
-        X, y = load_dataset(name, return_X_y=True)
-        return np.asarray(X, dtype=float), np.asarray(y).astype(str)
-    bunch = load_dataset(name)
-    X = np.zeros((bunch.data.shape[0], len(_LENSES_CODES)))
-    for j, (column, codes) in enumerate(_LENSES_CODES.items()):
-        for word, code in codes.items():
-            X[:, j] += code * bunch.data[:, bunch.feature_names.index(f"{column}={word}")]
-    return X, np.asarray(bunch.target).astype(str)
+    if name == "lenses":
+        return load_lenses()
+    X, y = load_dataset(name, return_X_y=True)
+    return np.asarray(X, dtype=float), np.asarray(y).astype(str)
 
 
 @cache
@@ -247,7 +110,7 @@ def _load_coil(n_objects: int | None) -> tuple[np.ndarray, np.ndarray]:
 class _TrainingSet:
     """What the parameters of a fit depend on: ``s0``, the neighbourhood sizes and, for the
     final fit after a search, the size of the CV training folds (``reference_size``): DR's
-    ``gamma_D`` is scaled by ``reference_size / n`` (module docstring)."""
+    ``gamma_D`` is scaled by ``reference_size / n`` (docs/reproducing/dr.md)."""
 
     def __init__(self, X: np.ndarray, y: np.ndarray, reference_size: float | None = None) -> None:
         self.d_scale = reference_size / len(y) if reference_size else 1.0
@@ -331,14 +194,8 @@ def _final(
 
 
 class _FoldEvaluator:
-    """Fold evaluator for :func:`~structreg.experiments.search.cv_evaluator`: hits per candidate.
-
-    ``s0`` and the neighbourhood sizes are those of the fold's training part, as in a real fit.
-    A batch is fitted by :func:`~structreg.models.fit_path`: LapRLS and DR build the kernel,
-    the graph and ``L_D`` once per width and solve all their weights from one assembly of the
-    normal equations (the SVMs are fitted one by one); a per-fold cache keeps that structure
-    for the later batches of a coarse-to-fine search.
-    """
+    """Fold evaluator for :func:`~structreg.experiments.search.cv_evaluator`: hits per candidate,
+    the batch fitted by :func:`~structreg.models.fit_path` (docs/reproducing/dr.md)."""
 
     def __init__(self, method: str, X: np.ndarray, y: np.ndarray) -> None:
         self.method, self.X, self.y = method, X, y
@@ -374,15 +231,15 @@ class _FoldEvaluator:
 
 def _axes(method: str, grid: str, X: np.ndarray) -> list[Axis]:
     """The searched exponents of ``method``; trivial Gaussian widths on X pruned."""
-    exponents, step, _ = _GRIDS[grid]
+    g = _GRIDS[grid]
     axes = []
     for name in _AXES[method]:
-        values: Sequence[int] = exponents[name]
+        values: Sequence[int] = g["exponents"][name]
         if name == "sigma":
             s0 = _TrainingSet(X, np.zeros(len(X))).sigma0
             trivial = trivial_gaussian_widths(X, [4.0**k * s0 for k in values])
             values = [k for k in values if 4.0**k * s0 not in trivial] or list(values)
-        axes.append(value_axis(name, values, coarse_step=step))
+        axes.append(value_axis(name, values, coarse_step=g["coarse_step"]))
     return axes
 
 
@@ -391,7 +248,7 @@ def _search(
 ) -> tuple[dict[str, Any], float, int]:
     """Coarse-to-fine CV search: (best exponents, CV accuracy %, candidates evaluated)."""
     evaluate = cv_evaluator(_FoldEvaluator(method, X, y), folds)
-    result = coarse_to_fine(evaluate, _axes(method, grid, X), refine=_GRIDS[grid][2])
+    result = coarse_to_fine(evaluate, _axes(method, grid, X), refine=_GRIDS[grid]["refine"])
     return result.best_params, 100.0 * result.best_score, result.n_evaluated
 
 
@@ -404,13 +261,15 @@ def _methods(options: Options) -> tuple[str, ...]:
     return tuple(m for m in METHODS if m in wanted)
 
 
-def _selected(options: Options, aliases: Mapping[str, Sequence[str]]) -> list[str]:
-    """Rows chosen by ``extra["datasets"]``: a row's name or one of its aliases (any case)."""
-    wanted = options.extra.get("datasets")
-    if not wanted:
-        return list(aliases)
-    wanted = {str(w).lower() for w in wanted}
-    return [row for row, names in aliases.items() if {row.lower(), *names} & wanted]
+def _selected(
+    options: Options, aliases: Mapping[str, Sequence[str]]
+) -> tuple[list[str], list[str]]:
+    """Rows chosen by ``extra["datasets"]`` (a row's name or one of its aliases, any case), and
+    the plan's note on the rows left out."""
+    wanted = {str(w).lower() for w in options.extra.get("datasets") or ()}
+    rows = [r for r, names in aliases.items() if not wanted or {r.lower(), *names} & wanted]
+    left_out = [r for r in aliases if r not in rows]
+    return rows, [f"Not selected (--datasets): {', '.join(left_out)}."] if left_out else []
 
 
 # -- Table 4 -------------------------------------------------------------------------------------
@@ -418,38 +277,24 @@ def uci_cell(
     *, dataset: str, method: str, split: int, v: int, grid: str, n_folds: int
 ) -> dict[str, Any]:
     """One (UCI set, split, method): CV search on the training half, test accuracy."""
-    return _uci_cell(dataset, split, method, grid, n_folds)
-
-
-def _uci_cell(dataset: str, split: int, method: str, grid: str, n_folds: int) -> dict[str, Any]:
     start = time.perf_counter()
     X, y = _load(dataset)
     seed = _seed(dataset, split)
-    train, test = train_test_split(
-        np.arange(len(y)), test_size=0.5, stratify=y, random_state=seed % 2**31
-    )
-    scaler = StandardScaler().fit(X[train])
-    Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
-    folds = stratified_folds(y[train], n_folds, seed, min_train_per_class=2)
-    search = _search(method, grid, Xtr, y[train], folds)
-    return _final(method, search, folds, (Xtr, y[train]), (Xte, y[test]), start)
-
-
-def _uci_protocol(options: Options) -> tuple[int, int]:
-    """(number of splits, CV folds)."""
-    draws = n_draws(options, quick=3, full=10)
-    return draws, 3 if options.quick else 5
+    Xtr, Xte, ytr, yte = standardised_halves(X, y, seed % 2**31)
+    folds = stratified_folds(ytr, n_folds, seed, min_train_per_class=2)
+    search = _search(method, grid, Xtr, ytr, folds)
+    return _final(method, search, folds, (Xtr, ytr), (Xte, yte), start)
 
 
 def plan_table4(options: Options) -> Plan:
     grid, methods = _grid(options), _methods(options)
-    draws, n_folds = _uci_protocol(options)
-    rows = _selected(options, {row: (name or "",) for row, (name, _) in UCI_SETS.items()})
-    cells, skipped, sets = [], {}, {}
+    draws, n_folds = n_draws(options, quick=3, full=10), 3 if options.quick else 5
+    rows, notes = _selected(options, {row: (name or "",) for row, (name, _) in UCI_SETS.items()})
+    skipped, sets = {}, {}
     for row in rows:
         name = UCI_SETS[row][0]
         if name is None:
-            skipped[row] = _MISSING_REASON[row]
+            skipped[row] = UCI_SETS[row][1]
             continue
         if options.quick and row not in QUICK_UCI and not options.extra.get("datasets"):
             skipped[row] = "left out of --quick (larger set; run without --quick)"
@@ -460,122 +305,103 @@ def plan_table4(options: Options) -> Plan:
             skipped[row] = f"could not be loaded ({exc.__class__.__name__}: {exc})"
             continue
         sets[row] = name
-        for split in range(draws):
-            for method in methods:
-                cells.append(
-                    Cell.make(
-                        uci_cell,
-                        paper=PAPER,
-                        table="4",
-                        dataset=name,
-                        method=method,
-                        split=split,
-                        v=VERSION,
-                        grid=grid,
-                        n_folds=n_folds,
-                    )
-                )
-    not_selected = [r for r in UCI_SETS if r not in rows]
-    notes = [f"Not selected (--datasets): {', '.join(not_selected)}."] if not_selected else []
+    cells = cell_grid(
+        uci_cell,
+        paper=PAPER,
+        table="4",
+        datasets=sets.values(),
+        draws=draws,
+        methods=methods,
+        v=VERSION,
+        grid=grid,
+        n_folds=n_folds,
+    )
     context = {"sets": sets, "methods": methods, "draws": draws, "n_folds": n_folds, "grid": grid}
+    context["table"] = "4"
     return Plan(cells, skipped, notes, context)
 
 
-def _collect(
-    plan: Plan, results: Mapping[CellKey, dict[str, Any]], row_of: Mapping[str, str]
-) -> tuple[dict[str, dict[str, list[float]]], dict[tuple[str, str], list[dict[str, Any]]]]:
-    """``values[row][method]`` (split order) and every cell's result per (row, method)."""
-    info = runs_by(plan, results, lambda k: (row_of[k.dataset], k.method))
-    values: dict[str, dict[str, list[float]]] = {}
-    for (row, method), runs in info.items():
-        values.setdefault(row, {})[method] = [r["test_acc"] for r in runs]
-    return values, info
-
-
-def _params_summary(info: Mapping[tuple[str, str], list[dict[str, Any]]]) -> list[str]:
+def _params_summary(by: Mapping[str, Mapping[str, list[dict[str, Any]]]]) -> list[str]:
     """One line per (row, method): the most frequent chosen exponents."""
     lines = []
-    for (row, method), runs in info.items():
-        combos: dict[str, int] = {}
-        for r in runs:
-            shown = ", ".join(
-                f"{k}=4^{v:g} s0" if k == "sigma" else f"{k}=10^{v:g}"
-                for k, v in sorted(r["params"].items())
+    for row, per in by.items():
+        for method, runs in per.items():
+            best, count = most_frequent(
+                format_params(dict(sorted(r["params"].items())), fmt=_exponent) for r in runs
             )
-            combos[shown] = combos.get(shown, 0) + 1
-        best = max(combos, key=lambda c: combos[c])
-        cv = np.mean([r["cv_acc"] for r in runs])
-        non_convex = sum(r.get("convex") is False for r in runs)
-        lines.append(
-            f"- {row}, {method}: {best} ({combos[best]}/{len(runs)} runs); mean CV accuracy "
-            f"{cv:.1f} %" + (f"; non-convex final fit in {non_convex} runs" if non_convex else "")
-        )
+            cv = np.mean([r["cv_acc"] for r in runs])
+            non_convex = sum(r.get("convex") is False for r in runs)
+            lines.append(
+                f"- {row}, {method}: {best} ({count}/{len(runs)} runs); mean CV accuracy "
+                f"{cv:.1f} %"
+                + (f"; non-convex final fit in {non_convex} runs" if non_convex else "")
+            )
     return lines
 
 
+def _exponent(name: str, value: float) -> str:
+    return f"{name}=4^{value:g} s0" if name == "sigma" else f"{name}=10^{value:g}"
+
+
 def _search_lines(grid: str) -> list[str]:
-    exponents, step, refine = _GRIDS[grid]
+    g = _GRIDS[grid]
     shown = "; ".join(
         f"{name} {'4^k s0' if name == 'sigma' else '10^k'}, k in {list(values)}"
-        for name, values in exponents.items()
+        for name, values in g["exponents"].items()
     )
+    step = g["coarse_step"]
     how = (
         f"coarse grid of every {step}th exponent, then pattern-search refinement (steps "
         f"{step // 2}, ..., 1) around the best coarse point (structreg.experiments.search."
         "coarse_to_fine)"
-        if refine
+        if g["refine"]
         else "all combinations, no refinement"
     )
     return [f"Search ({grid} grid; s0 = mean distance between training points): {shown}; {how}."]
 
 
-def _seconds_line(info: Mapping[tuple[str, str], list[dict[str, Any]]]) -> str:
-    total = sum(r.get("seconds", 0.0) for runs in info.values() for r in runs)
-    n = sum(len(runs) for runs in info.values())
-    return f"Compute: {n} cells, {total:.0f} s of cell time in all (on this machine)."
-
-
-def report_table4(
+def report_table(
     plan: Plan, results: Mapping[CellKey, dict[str, Any]], out: Path, options: Options
 ) -> list[Path]:
+    """The accuracy table of Table 4 or 5 (``plan.context["table"]``): the protocol, the
+    table, the notes, the chosen parameters and the cost."""
     ctx = plan.context
-    row_of = {name: row for row, name in ctx["sets"].items()}
-    values, info = _collect(plan, results, row_of)
-    values = {row: values[row] for row in ctx["sets"] if row in values}
-    intro = [
-        "Zhang, Wang, Li, Yin & Dong, AAAI 2008, Table 4: test accuracy (%) on UCI sets.",
-        "",
-        f"Protocol (the paper states none for this table): {ctx['draws']} random stratified "
-        "half/half splits per set; features standardised on the training half; parameters "
-        f"chosen by {ctx['n_folds']}-fold stratified CV on the training half; test accuracy on "
-        "the other half.",
-        *_search_lines(ctx["grid"]),
-        "LSVM: liblinear LinearSVC (paper: libSVM); KSVM: libSVM SVC; LapRLS: LapRLSC, all "
-        "training points labeled, kNN graph (k = 6, heat weights); DR: DiscriminativeRLS "
-        "(xi = min(5, n_min - 1), zeta = min(5, n - n_max)); its final fit on the training "
-        "half keeps n gamma_D at the CV value (gamma_D scaled by the CV training-fold size / n; "
-        "see structreg.experiments.dr). The paper's column 'SVM' is KSVM.",
-    ]
-    notes = ["Data-set versions (the paper's Table 3 vs structreg's):", ""]
-    for row, name in ctx["sets"].items():
-        n, d, c = UCI_SETS[row][1]
-        X, y = _load(name)
-        line = f"- {row}: paper {n} x {d}, {c} classes; here {X.shape[0]} x {X.shape[1]}, "
-        line += f"{len(np.unique(y))} classes"
-        notes.append(line + (f" ({_VERSION_NOTES[row]})" if row in _VERSION_NOTES else ""))
-    notes += ["", *plan.notes, "Most frequent chosen parameters:", "", *_params_summary(info)]
-    notes += ["", _seconds_line(info)]
+    table, methods = ctx["table"], ctx["methods"]
+    spec = _REF["reports"][table]
+    if table == "4":
+        protocol = _TEXT["table4_protocol"].format(draws=ctx["draws"], n_folds=ctx["n_folds"])
+        after = [_TEXT["table4_methods"]]
+        notes = ["Data-set versions (the paper's Table 3 vs structreg's):", ""]
+        for row, name in ctx["sets"].items():
+            (n, d, c), note = TABLE3[row], UCI_SETS[row][1]
+            X, y = _load(name)
+            line = f"- {row}: paper {n} x {d}, {c} classes; here {X.shape[0]} x {X.shape[1]}, "
+            notes.append(line + f"{len(np.unique(y))} classes" + (f" ({note})" if note else ""))
+        row_of = {name: row for row, name in ctx["sets"].items()}
+    else:
+        protocol = _TEXT["table5_protocol"].format(
+            draws=ctx["draws"], objects=ctx["n_objects"] or 20, dev_repeats=ctx["dev_repeats"]
+        )
+        after = [_TEXT["table5_data"], _TEXT["table5_laprls"]]
+        notes, row_of = [_TEXT["table5_note"]], {"coil20": "COIL (2 train)"}
+    by = runs_table(plan, results, row=lambda k: row_of[k.dataset])
+    runs = [(m, r) for per in by.values() for m, rs in per.items() for r in rs]
+    notes = [*notes, "", *plan.notes, spec["params_heading"], "", *_params_summary(by), ""]
+    notes.append(cost_line(runs, label="Compute", where="on this machine", per_group=False))
     return comparison_table(
         out,
-        f"{PAPER}_4",
-        title="Discriminative regularization (Zhang et al. 2008), Table 4: UCI data sets",
-        values=values,
-        methods=ctx["methods"],
-        paper=TABLE4,
-        reference=REFERENCE if REFERENCE in ctx["methods"] else None,
+        f"{PAPER}_{table}",
+        title=f"Discriminative regularization (Zhang et al. 2008), Table {table}: {spec['title']}",
+        values={
+            r: {m: [x["test_acc"] for x in rs] for m, rs in per.items()} for r, per in by.items()
+        },
+        methods=methods,
+        paper=TABLE4 if table == "4" else TABLE5,
+        reference=REFERENCE if REFERENCE in methods else None,
         skipped=plan.skipped,
-        intro=intro,
+        intro=[spec["lead"], "", protocol, *_search_lines(ctx["grid"]), *after],
         notes=notes,
+        row_label=spec["row_label"],
     )
 
 
@@ -584,7 +410,7 @@ def report_table4(
 def coil_parameters(
     method: str, grid: str, n_labeled: int, n_objects: int | None, repeats: int
 ) -> tuple[tuple[dict[str, Any], float, int], list]:
-    """Parameters of ``method`` for COIL, chosen on the development draw (module docstring).
+    """Parameters of ``method`` for COIL, chosen on the development draw (docs/reproducing/dr.md).
 
     ``2 n_labeled`` images per object; ``repeats`` repetitions of a 2-fold split inside every
     object, so each training fold holds ``n_labeled`` images per object.  Cached per process: every
@@ -620,9 +446,7 @@ def coil_cell(
     start = time.perf_counter()
     search, folds = coil_parameters(method, grid, n_labeled, n_objects, dev_repeats)
     X, y = _load_coil(n_objects)
-    rng = np.random.default_rng(_seed(dataset, split))
-    train = np.concatenate(per_class_sample(y, n_labeled, rng))
-    test = np.setdiff1d(np.arange(len(y)), train)
+    train, test = per_class_split(y, n_labeled, np.random.default_rng(_seed(dataset, split)))
     return _final(method, search, folds, (X[train], y[train]), (X[test], y[test]), start)
 
 
@@ -630,95 +454,34 @@ def plan_table5(options: Options) -> Plan:
     grid, methods = _grid(options), _methods(options)
     draws = n_draws(options, quick=5, full=50)
     n_objects = options.extra.get("coil_objects")
-    rows = _selected(
+    rows, notes = _selected(
         options, {"PIE (20 train)": ("pie",), "COIL (2 train)": ("coil", "coil20", "coil-20")}
     )
-    cells, skipped = [], {}
+    skipped, datasets, dev_repeats = {}, [], 1 if options.quick else 2
     if "PIE (20 train)" in rows:
-        skipped["PIE (20 train)"] = (
-            "the CMU PIE face database (68 people, 170 near-frontal images each) is not among "
-            "structreg's data sets"
-        )
+        skipped["PIE (20 train)"] = _TEXT["pie_missing"]
     if "COIL (2 train)" in rows:
         try:
             _load_coil(n_objects)
+            datasets.append("coil20")
         except (FileNotFoundError, OSError) as exc:
             skipped["COIL (2 train)"] = f"could not be loaded ({exc.__class__.__name__}: {exc})"
-        else:
-            for split in range(draws):
-                for method in methods:
-                    cells.append(
-                        Cell.make(
-                            coil_cell,
-                            paper=PAPER,
-                            table="5",
-                            dataset="coil20",
-                            method=method,
-                            split=split,
-                            v=VERSION,
-                            grid=grid,
-                            n_labeled=2,
-                            dev_repeats=1 if options.quick else 2,
-                            n_objects=n_objects,
-                        )
-                    )
-    not_selected = [r for r in TABLE5 if r not in rows]
-    notes = [f"Not selected (--datasets): {', '.join(not_selected)}."] if not_selected else []
-    context = {
-        "methods": methods,
-        "draws": draws,
-        "grid": grid,
-        "n_objects": n_objects,
-        "dev_repeats": 1 if options.quick else 2,
-    }
-    return Plan(cells, skipped, notes, context)
-
-
-def report_table5(
-    plan: Plan, results: Mapping[CellKey, dict[str, Any]], out: Path, options: Options
-) -> list[Path]:
-    ctx = plan.context
-    values, info = _collect(plan, results, {"coil20": "COIL (2 train)"})
-    objects = ctx["n_objects"] or 20
-    intro = [
-        "Zhang, Wang, Li, Yin & Dong, AAAI 2008, Table 5: test accuracy (%) on image sets.",
-        "",
-        f"Protocol: {ctx['draws']} runs (the paper: 50); in each, 2 random images of every "
-        f"object ({objects} objects) are the training set and all other images the test set. "
-        "Parameters of each method chosen once on a development draw of 4 images per object "
-        f"({ctx['dev_repeats']} x 2-fold CV, training folds of 2 images per object; drawn apart "
-        "from the runs) and "
-        "used in every run.",
-        *_search_lines(ctx["grid"]),
-        "Data: structreg's COIL-20 is 1440 images downsampled to 16 x 16 (256 grey levels, "
-        "scaled to [0, 1]); the paper resized them to 32 x 32 (1024 features).",
-        "All methods are supervised here (LapRLS too: kNN graph on the 40 training images); the "
-        "paper does not say whether its LapRLS also used the unlabeled images.",
-    ]
-    notes = [
-        "The paper's COIL accuracies (94-99 % from 2 of the 72 poses per object) are far above "
-        "what supervised classifiers reach here; its text leaves the protocol behind them open.",
-        "",
-        *plan.notes,
-        "Parameters (from the development draw):",
-        "",
-        *_params_summary(info),
-        "",
-        _seconds_line(info),
-    ]
-    return comparison_table(
-        out,
-        f"{PAPER}_5",
-        title="Discriminative regularization (Zhang et al. 2008), Table 5: image data sets",
-        values=values,
-        methods=ctx["methods"],
-        paper=TABLE5,
-        reference=REFERENCE if REFERENCE in ctx["methods"] else None,
-        skipped=plan.skipped,
-        intro=intro,
-        notes=notes,
-        row_label="data set (training images per class)",
+    cells = cell_grid(
+        coil_cell,
+        paper=PAPER,
+        table="5",
+        datasets=datasets,
+        draws=draws,
+        methods=methods,
+        v=VERSION,
+        grid=grid,
+        n_labeled=2,
+        dev_repeats=dev_repeats,
+        n_objects=n_objects,
     )
+    context = {"table": "5", "methods": methods, "draws": draws, "grid": grid}
+    context["n_objects"] = n_objects
+    return Plan(cells, skipped, notes, {**context, "dev_repeats": dev_repeats})
 
 
 # -- Fig. 2 --------------------------------------------------------------------------------------
@@ -732,8 +495,9 @@ def _toy_settings(n: int) -> dict[str, float]:
 
 
 def _toy_fit(
-    level: int, margin: str, gamma_D: float, n_per_class: int, n_neighbors: int
+    *, level: int, margin: str, gamma_D: float, n_per_class: int, n_neighbors: int, v: int
 ) -> tuple[DiscriminativeRLS, np.ndarray, np.ndarray]:
+    """A Fig. 2 panel's fit from its cell's parameters (``v``, the protocol version, keys it)."""
     X, y = make_drlsc_moons(
         level=level, n_samples_per_class=n_per_class, random_state=_seed("moons", level)
     )
@@ -752,20 +516,10 @@ def _toy_fit(
     return clf, X, y
 
 
-def toy_cell(
-    *,
-    dataset: str,
-    method: str,
-    split: int,
-    v: int,
-    level: int,
-    margin: str,
-    gamma_D: float,
-    n_per_class: int,
-    n_neighbors: int,
-) -> dict[str, Any]:
-    """One panel of Fig. 2: training accuracy and convexity of the objective."""
-    clf, X, y = _toy_fit(level, margin, gamma_D, n_per_class, n_neighbors)
+def toy_cell(*, dataset: str, method: str, split: int, **params: Any) -> dict[str, Any]:
+    """One panel of Fig. 2 (``params``: those of :func:`_toy_fit`): training accuracy and
+    convexity of the objective."""
+    clf, X, y = _toy_fit(**params)
     return {
         "train_acc": 100.0 * float(clf.score(X, y)),
         "convex": bool(clf.solver_info_["convex"]),
@@ -774,26 +528,22 @@ def toy_cell(
 
 def plan_fig2(options: Options) -> Plan:
     n_per_class = int(options.extra.get("toy_per_class", 100))
-    cells = []
-    for level, name in enumerate(_TOY_SETS, start=1):
-        for label, gamma_D in _toy_settings(2 * n_per_class).items():
-            for method, margin in _TOY_MARGINS.items():
-                cells.append(
-                    Cell.make(
-                        toy_cell,
-                        paper=PAPER,
-                        table="fig2",
-                        dataset=f"moons {name}",
-                        method=f"{method} ({label})",
-                        split=0,
-                        v=VERSION,
-                        level=level,
-                        margin=margin,
-                        gamma_D=gamma_D,
-                        n_per_class=n_per_class,
-                        n_neighbors=5,
-                    )
-                )
+    cell = partial(
+        Cell.make, toy_cell, paper=PAPER, table="fig2", split=0, v=VERSION, n_neighbors=5
+    )
+    cells = [
+        cell(
+            dataset=f"moons {name}",
+            method=f"{method} ({label})",
+            level=level,
+            margin=margin,
+            gamma_D=gamma_D,
+            n_per_class=n_per_class,
+        )
+        for level, name in enumerate(_TOY_SETS, start=1)
+        for label, gamma_D in _toy_settings(2 * n_per_class).items()
+        for method, margin in _TOY_MARGINS.items()
+    ]
     return Plan(cells, context={"n_per_class": n_per_class})
 
 
@@ -807,16 +557,10 @@ def report_fig2(
     lines = [
         "# Discriminative regularization (Zhang et al. 2008), Fig. 2: GDR vs LDR on two moons",
         "",
-        f"Three two-moons sets of increasing overlap (make_drlsc_moons levels 1-3, {n_per_class} "
-        "points per class), Gaussian kernel of width 0.1 (gamma = 50), lambda = 0.1, "
-        "xi = zeta = 5 (not given by the paper). Discriminality weight gamma: the paper's 0.1, "
-        f"and 0.1 / n = {0.1 / (2 * n_per_class):.2g}. The paper has no numbers for this figure "
-        "(its claim: both find the 'optimal' boundary, GDR's smoother than LDR's).",
+        _TEXT["fig2_intro"].format(n_per_class=n_per_class, weight=0.1 / (2 * n_per_class)),
         "",
-        "| set | " + " | ".join(cols) + " |",
-        "| --- | " + " | ".join("---" for _ in cols) + " |",
     ]
-    fitted = {}
+    fitted, table = {}, []
     for s, name in enumerate(_TOY_SETS):
         shown = []
         for col in cols:
@@ -825,20 +569,12 @@ def report_fig2(
             )
             r = results[cell.key]
             shown.append(f"{r['train_acc']:.1f} %{'' if r['convex'] else ' (non-convex)'}")
-            p = cell.key.params
-            clf, X, y = _toy_fit(
-                p["level"], p["margin"], p["gamma_D"], p["n_per_class"], p["n_neighbors"]
-            )
-            fitted[(col, s)] = (clf, X, y, None, None)
-        lines.append(f"| {name} | " + " | ".join(shown) + " |")
+            fitted[(col, s)] = (*_toy_fit(**cell.key.params), None, None)
+        table.append([name, *shown])
+    lines += markdown_table(["set", *cols], table)
     lines += [
         "",
-        "Cells: training accuracy; '(non-convex)': the objective has a negative-curvature "
-        "direction and the closed form returns its saddle point. At the paper's weight the "
-        "global margin's L_D (eigenvalue -1 along the centred labels) outweighs the loss "
-        "(scaled by 1/n), so the stationary point reverses the labels; 0.1 / n makes the "
-        "global margin convex, while the local margin (whose heterogeneous Laplacian has "
-        "eigenvalues up to about twice the neighbourhood degree) can stay non-convex.",
+        _TEXT["fig2_cells"],
         "",
         f"Figure: {PAPER}_fig2.png (rows: sets I-III; columns as in the table).",
     ]
@@ -856,22 +592,7 @@ def report_fig2(
 
 
 TABLES: tuple[Table, ...] = (
-    Table(
-        PAPER,
-        "4",
-        "UCI data sets: LSVM, KSVM, LapRLS, GDR/LDR (Table 4)",
-        plan_table4,
-        report_table4,
-    ),
-    Table(
-        PAPER, "5", "COIL-20 with 2 labeled images per object (Table 5)", plan_table5, report_table5
-    ),
-    Table(
-        PAPER,
-        "fig2",
-        "GDR vs LDR decision boundaries on two moons (Fig. 2)",
-        plan_fig2,
-        report_fig2,
-        aliases=("2", "toy"),
-    ),
+    Table(PAPER, "4", _TEXT["title_4"], plan_table4, report_table),
+    Table(PAPER, "5", _TEXT["title_5"], plan_table5, report_table),
+    Table(PAPER, "fig2", _TEXT["title_fig2"], plan_fig2, report_fig2, aliases=("2", "toy")),
 )

@@ -1,102 +1,9 @@
 """Reproduction of the DRLSC paper (Xue, Chen & Yang, Pattern Recognition 2009, Sec. 6).
 
-``structreg reproduce drlsc [--table T]`` runs these tables (``TABLES``, in this order):
-
-* ``4-5`` (aliases ``4``, ``5``, ``toy``, ``fig1``): the two-moons toy (Sec. 6.1): training
-  (Table 4) and test (Table 5) accuracy of RN, DRGV and DRLSC on the sets A, B, C, and the
-  decision boundaries (Fig. 1, PNG);
-* ``6``: the 20 UCI sets with the linear kernel: SVM, LS-SVM, MR, DRGV, DRLSC;
-* ``7``: the same sets with the Gaussian (RBF) kernel: RN, GRBFN, SVM, LS-SVM, MR, DRGV, DRLSC;
-* ``8``: AR faces -- not among structreg's data sets, every row listed as skipped;
-* ``9``: COIL-20, G9/P63, G18/P54, G36/P36 (m random images per object for training);
-* ``10``, ``11``, ``12``: USPS odd-vs-even pairs 1v7, 2v3, 2v7, 3v8, 4v7 at G10/P1090,
-  G100/P1000, G550/P550 (1100 images per digit).
-
-Protocol (Sec. 6.2 / 6.3, and what the paper leaves open)
---------------------------------------------------------
-* UCI: each run splits the set at random into two halves, stratified by class (the paper:
-  "each set contains almost half of samples in each class"); 10 runs.  Features are
-  standardised with the mean and standard deviation of the training half.  Images: ``m``
-  random images per class for training, the rest for testing; grey levels divided by 255
-  (no per-pixel standardisation, which is ill-defined on 20 training images); 10 runs.
-* Parameters by cross-validation on the training half (the paper: "Parameter selection is done
-  by the cross-validation", ranges below): 3-fold, stratified (below 30 training points as
-  many folds as the largest class has points), one fold assignment per (data set, run)
-  shared by every method; a class is held out only if every training fold keeps at least
-  2 of its points (see :func:`~structreg.experiments.search.stratified_folds`).
-  The selected parameters are refitted on the whole training half with the estimator itself
-  and scored on the test half.
-* Ranges (the paper's): Gaussian width ``sigma`` and the regularisation weights (RN and GRBFN
-  ``gamma_A``, SVM and LS-SVM ``C``, MR ``gamma_A`` and ``gamma_I``) in ``{2^-10, ..., 2^10}``;
-  ``eta`` of DRGV and DRLSC in [0, 1] (here 0, 0.1, ..., 1); ``k`` of DRLSC and MR in
-  ``[2, min_c n_c - 1]``, here the thinned list 2, 3, 5, 8, 12, 18, 27, 40, 60 (and
-  ``min_c n_c - 1`` itself when below 60) cut at ``min_c n_c - 1`` of the smallest class in
-  the training half *and in every CV training fold*; when that bound is 1 (a class with only
-  two training points, e.g. Lenses, Yeast's ERL), k = 1.  Kernel:
-  ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))`` (``gamma = 1 / (2 sigma^2)``).
-
-Search (cost; :mod:`structreg.experiments.search`)
--------------------------------------------------
-* Gaussian widths whose Gram matrix on the training half is numerically the identity (every
-  nearest neighbour has ``k < 1e-8``) or all ones (``k > 1 - 1e-8`` for the farthest pair)
-  are pruned: they give trivial classifiers (see
-  :func:`~structreg.experiments.search.trivial_gaussian_widths`).  With standardised features
-  this removes the smallest widths (2^-10 .. 2^-6 on most sets, up to 2^-1 on small
-  high-dimensional ones); no width is all ones.
-* Coarse-to-fine: every 4th exponent of the width and of SVM's ``C``, every 5th of MR's
-  ``gamma_I``, ``eta`` in {0, 0.5, 1}, every 2nd listed ``k`` of DRLSC and every 4th of MR;
-  then a pattern search refines around the best point down to every exponent / every eta /
-  every listed k.
-* The square-loss methods (RN, GRBFN, MR, DRGV, DRLSC) share work through
-  :func:`structreg.models.fit_path`: on each fold it builds the feature map, the kNN graphs,
-  GRBFN's fuzzy c-means centres and the penalty matrices once per structure setting (width,
-  k), and solves every weight setting of a batch -- all ridges ``gamma_A`` of one
-  penalty-weight setting from one symmetric eigendecomposition (one per (fold, width) for RN
-  and GRBFN, per (fold, width, k, gamma_I) for MR), one solve per eta of DRGV / DRLSC.  Its
-  per-fold cache keeps that structure across the batches of the search.  LS-SVM: one
-  eigendecomposition of the Gram matrix per (fold, width) gives every ``C`` (spectral
-  filters); SVM: the Gram matrices once per (fold, width), libsvm per ``C``.  So all 21
-  values of RN's, GRBFN's and MR's ``gamma_A`` and of LS-SVM's ``C`` are always tried.  The
-  fold evaluators reproduce the estimators' own fits (the tests compare their predictions
-  with ``fit``/``predict``).
-* Ties (frequent on small sets) keep the first point in the search order, and the axes are
-  ordered so that ties prefer the simpler model: wider Gaussians, larger ridges, smaller C,
-  larger eta (the convex end), smaller k.
-* ``--quick``: fewer runs (3 for UCI, 2 for the toy, 1 for the images; ``--draws``
-  overrides), coarse grids only (every 5th exponent, eta in {0, 0.5, 1}, every 3rd k, no
-  refinement), the UCI sets with at most 250 points, COIL-20 G9/P63, all USPS pairs at
-  G10/P1090 and 2 vs. 3 at G100/P1000 (the other rows are listed as not run).
-
-A property of the methods worth knowing when reading the tables: DRLSC and DRGV have no
-RKHS-norm term, so with a Gaussian Gram matrix of full rank and eta = 1 both interpolate the
-training labels (the one-of-c targets are constant inside every class, so both compactness
-terms vanish at F = Y) and return the same minimum-norm solution; their rows then coincide.
-
-Methods (paper name -> structreg)
----------------------------------
-RN: :class:`~structreg.models.RLSC` (kernel ridge, no bias).  GRBFN:
-:class:`~structreg.models.GRBFN`, fuzzy c-means centres (``ceil(sqrt(n))`` of them: the paper
-gives no number), ridge ``gamma_A``.  SVM: libsvm through
-:class:`~structreg.solvers.PrecomputedSVM`, one-vs-rest for more than two classes (the
-paper's one-against-all); the final fit is scikit-learn's ``SVC`` (``OneVsRestClassifier``).
-libsvm stops after ``SVM_MAX_ITER`` = 10^5 iterations per binary problem: uncapped, the
-largest C on non-separable sets (e.g. linear Cmc) runs for minutes per fit.
-LS-SVM: :class:`~structreg.models.LSSVM` (one-of-c +-1 targets, i.e. one-vs-rest with a bias).
-MR: supervised manifold regularisation, :class:`~structreg.models.LapRLSC` with every training
-point labeled, one kNN graph (heat weights, width the mean squared edge length) and a bias.
-DRGV, DRLSC: :class:`~structreg.models.DRGV`, :class:`~structreg.models.DRLSC` (0/1 kNN graph,
-primal solver; for eta < 1 the objective may be non-convex and the closed form's stationary
-point is used, as in the paper).
-
-Data (differences from the paper)
----------------------------------
-Pid is ``pima``; the paper's second Pima version "Diabetes" and "Water" are not among
-structreg's data sets (skipped).  Ecoli: the two 2-point classes imL and imS are dropped
-(336 -> 332 rows, 6 classes, as the literature did; 7 features, the paper says 6).
-Dermatology: the Age column (the only one with missing cells) is dropped, which gives the
-paper's 33 attributes.  Lenses: the UCI integer codes of the 4 attributes (the shipped file has
-the words).  COIL-20 here is 16x16 (the paper resized to 32x32).  AR faces are not among
-structreg's data sets.
+``structreg reproduce drlsc [--table T]`` runs the two-moons toy (Tables 4-5, Fig. 1), the UCI
+sets with the linear and the Gaussian kernel (Tables 6, 7), AR faces (Table 8, paper values
+only), COIL-20 (Table 9) and USPS (Tables 10-12).  The protocol, the search, the methods and the
+data versions: ``docs/reproducing/drlsc.md``.
 """
 
 from __future__ import annotations
@@ -123,8 +30,16 @@ from ..models._base import pm_one_targets
 from ..solvers import BorderedPath, NonConvexObjectiveWarning, PrecomputedSVM
 from . import reference
 from .engine import Cell, Options, Plan, Table
-from .protocol import chosen_methods, grid_name, n_draws, per_class_sample, runs_by, seed_from
-from .report import comparison_table, write_markdown
+from .protocol import (
+    chosen_methods,
+    grid_name,
+    load_lenses,
+    n_draws,
+    per_class_split,
+    runs_table,
+    seed_from,
+)
+from .report import comparison_table, cost_line, format_params, write_csv, write_markdown
 from .search import (
     Axis,
     coarse_to_fine,
@@ -134,90 +49,29 @@ from .search import (
     trivial_gaussian_widths,
     value_axis,
 )
-from .store import CellKey
 
 PAPER = "drlsc"
 VERSION = 2
 """Protocol version: part of every cell key (bump it when a cell's result would change)."""
 
-# ---------------------------------------------------------------------------------------------
-# The paper's numbers (reference constants)
-# ---------------------------------------------------------------------------------------------
+# -- The paper's numbers and the protocol's data (reference/drlsc.json) -----------------------
+_REF = reference.load(PAPER)
 TOY_METHODS = ("RN", "DRGV", "DRLSC")
 TOY_SETS = ("A", "B", "C")
-_REF = reference.load(PAPER)
-"""The paper's printed numbers (``reference/drlsc.json``)."""
 # Tables 4 / 5 (training / test accuracy %): {method: (set A, set B, set C)}.
 TABLE4_TRAIN = _REF["table4"]
 TABLE5_TEST = _REF["table5"]
-
 LINEAR_METHODS = ("SVM", "LS-SVM", "MR", "DRGV", "DRLSC")
 RBF_METHODS = ("RN", "GRBFN", "SVM", "LS-SVM", "MR", "DRGV", "DRLSC")
-
-# Table 6 (linear kernel: LINEAR_METHODS) and Table 7 (RBF kernel: RBF_METHODS):
-# {data set: {method: accuracy}}.
-TABLE6 = _REF["table6"]
-TABLE7 = _REF["table7"]
-# Tables 8-12: rows are methods in the paper; stored as {setting: {method: value}}.
-AR_SETTINGS = ("G3/P11", "G5/P9", "G7/P7")
-TABLE8 = _REF["table8"]
-COIL_SETTINGS = ("G9/P63", "G18/P54", "G36/P36")
-TABLE9 = _REF["table9"]
-USPS_PAIRS = ("1 vs. 7", "2 vs. 3", "2 vs. 7", "3 vs. 8", "4 vs. 7")
-USPS_SETTINGS = {"10": "G10/P1090", "11": "G100/P1000", "12": "G550/P550"}
-# Tables 10-12: table -> (setting, {pair "1v7": {method: accuracy}}).
-USPS_TABLES = {t: (setting, _REF[f"table{t}"]) for t, setting in USPS_SETTINGS.items()}
-
-# ---------------------------------------------------------------------------------------------
-# Data
-# ---------------------------------------------------------------------------------------------
-# Table 6/7 row -> structreg data set name (None: not available, with the reason)
-UCI_SETS: dict[str, tuple[str | None, str]] = {
-    "Ionosphere": ("ionosphere", ""),
-    "Sonar": ("sonar", ""),
-    "Water": (
-        None,
-        "not among structreg's data sets (UCI water treatment plant, the paper's 2-class "
-        "38-attribute version)",
-    ),
-    "Wdbc": ("wdbc", ""),
-    "Bupa": ("bupa", "label: the `selector` field, as the literature"),
-    "Pid": ("pima", "Pima Indians diabetes (zeros of impossible values kept)"),
-    "Diabetes": (
-        None,
-        "the paper's second Pima Indians diabetes version is not among structreg's "
-        "data sets (only one Pima file: used as Pid)",
-    ),
-    "Wine": ("wine", ""),
-    "Lenses": ("lenses", "UCI integer codes of the 4 attributes"),
-    "Tae": ("tae", ""),
-    "New_thyroid": ("new_thyroid", ""),
-    "Iris": ("iris", ""),
-    "Cmc": ("cmc", ""),
-    "Balance_scale": ("balance_scale", ""),
-    "Soybean_small": ("soybean_small", ""),
-    "Vehicle": ("vehicle", ""),
-    "Dermatology": (
-        "dermatology",
-        "Age column (8 missing cells) dropped: 33 attributes as the paper",
-    ),
-    "Ecoli": (
-        "ecoli",
-        "classes imL, imS (2 rows each) dropped: 332 rows, 6 classes as the "
-        "paper; 7 attributes (the paper says 6)",
-    ),
-    "Glass": ("glass", ""),
-    "Yeast": ("yeast", ""),
-}
+_TEXT: dict[str, str] = _REF["report_text"]
+"""The reports' fixed text (``str.format`` templates)."""
+UCI_SETS: dict[str, tuple[str | None, str]] = _REF["uci_sets"]
+"""Table 6/7 row -> (structreg data set name or None when not available, note or reason)."""
+IMAGE_TABLES: dict[str, dict[str, Any]] = _REF["image_tables"]
+"""Tables 9-12: the data set, row label -> data set id, the rows ``--quick`` runs (USPS: the
+setting)."""
 QUICK_MAX_SIZE = 250
 """``--quick`` runs only the UCI sets with at most this many points."""
-
-_LENSES_CODES = {
-    "age": ("young", "pre-presbyopic", "presbyopic"),
-    "spectacle-prescrip": ("myope", "hypermetrope"),
-    "astigmatism": ("no", "yes"),
-    "tear-prod-rate": ("reduced", "normal"),
-}
 
 
 def _codes(y: np.ndarray) -> np.ndarray:
@@ -226,23 +80,13 @@ def _codes(y: np.ndarray) -> np.ndarray:
 
 @cache
 def load_uci(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(X, y)`` of a Table-6/7 row in the version described in the module docstring."""
+    """``(X, y)`` of a Table-6/7 row in the version described in docs/reproducing/drlsc.md."""
     source = UCI_SETS[name][0]
     if source is None:
         raise FileNotFoundError(UCI_SETS[name][1])
     if name == "Lenses":
-        bunch = load_dataset(source)
-        cols = list(bunch.feature_names)
-        X = np.column_stack(
-            [
-                sum(
-                    (i + 1) * bunch.data[:, cols.index(f"{att}={word}")]
-                    for i, word in enumerate(words)
-                )
-                for att, words in _LENSES_CODES.items()
-            ]
-        )
-        return X, _codes(bunch.target)
+        X, y = load_lenses()
+        return X, _codes(y)
     if name == "Dermatology":
         bunch = load_dataset(source, missing="impute")
         keep = [i for i, c in enumerate(bunch.feature_names) if c != "Age"]
@@ -285,12 +129,6 @@ def _half_split(y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return train, np.setdiff1d(np.arange(len(y)), train)
 
 
-def _per_class_split(y: np.ndarray, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``m`` random points of every class for training, the rest for testing."""
-    train = np.sort(np.concatenate(per_class_sample(y, m, np.random.default_rng(seed))))
-    return train, np.setdiff1d(np.arange(len(y)), train)
-
-
 @cache
 def _images(name: str) -> tuple[np.ndarray, np.ndarray]:
     X, y = load_dataset(name, return_X_y=True)
@@ -323,26 +161,22 @@ def train_test(dataset: str, split: int) -> tuple[np.ndarray, np.ndarray, np.nda
         keep = np.isin(labels, [a, b])
         X, labels = X[keep], labels[keep]
     y = _codes(labels)
-    tr, te = _per_class_split(y, int(parts[-1][1:]), seed)
+    tr, te = per_class_split(y, int(parts[-1][1:]), np.random.default_rng(seed))
+    tr = np.sort(tr)
     return X[tr], y[tr], X[te], y[te]
 
 
-# ---------------------------------------------------------------------------------------------
-# Search spaces
-# ---------------------------------------------------------------------------------------------
+# -- Search spaces -----------------------------------------------------------------------------
 ETAS = tuple(round(0.1 * i, 1) for i in range(11))
-K_LIST = (2, 3, 5, 8, 12, 18, 27, 40, 60)
+K_LIST: tuple[int, ...] = _REF["k_list"]
 SVM_MAX_ITER = 100_000
 """libsvm's iteration cap per binary problem (reached only at large C on non-separable data,
 where an uncapped libsvm can run for minutes; such a candidate is an approximate SVM)."""
 N_FOLDS = 3
 SMALL_TRAIN = 30
-GRIDS = {
-    # coarse steps of the log2 axes, of MR's gamma_I, of eta, of k (DRLSC, MR) and whether
-    # the pattern search refines
-    "full": {"log2": 4, "gamma_I": 5, "eta": 5, "k": 2, "k_mr": 4, "refine": True},
-    "quick": {"log2": 5, "gamma_I": 5, "eta": 5, "k": 3, "k_mr": 4, "refine": False},
-}
+GRIDS: dict[str, dict[str, Any]] = _REF["grids"]
+"""Grid name -> coarse steps of the log2 axes, of MR's gamma_I, of eta, of k (DRLSC, MR) and
+whether the pattern search refines."""
 
 
 def sigma_to_gamma(sigma: float) -> float:
@@ -369,7 +203,7 @@ def _k_max(y: np.ndarray, folds) -> int:
 
 
 def search_axes(method: str, kernel: str, X: np.ndarray, k_max: int, grid: str) -> list[Axis]:
-    """The searched axes of ``method`` (module docstring), widths pruned on ``X``.
+    """The searched axes of ``method`` (docs/reproducing/drlsc.md), widths pruned on ``X``.
 
     Axis orders make ties prefer the simpler model: wider Gaussians, larger ridges
     (``gamma_A``, ``gamma_I``), smaller ``C``, larger ``eta`` (the convex end), smaller ``k``.
@@ -415,9 +249,7 @@ def n_centers(n: int) -> int:
     return max(2, math.ceil(math.sqrt(n)))
 
 
-# ---------------------------------------------------------------------------------------------
-# The estimators, and fold evaluators that share work across the candidates
-# ---------------------------------------------------------------------------------------------
+# -- The estimators, and fold evaluators that share work across the candidates -----------------
 def make_estimator(method: str, kernel: str, params: dict[str, Any], n_classes: int):
     """The estimator of ``method`` with the searched ``params`` (sigma -> gamma)."""
     kw: dict[str, Any] = {"kernel": kernel}
@@ -482,15 +314,13 @@ class FoldPath:
             self._cache[key] = make()
         return self._cache[key]
 
-    def targets(self, train: np.ndarray) -> np.ndarray:
-        """One-of-c +-1 targets of the fold's training points, as the estimators code them."""
-        return self.cached(
-            (train.tobytes(), "Y"),
-            lambda: pm_one_targets(self.y[train], np.ones(len(train), bool), self.n_classes),
+    def grams(self, train, test, sigma) -> tuple[np.ndarray, np.ndarray]:
+        """The training and test-vs-training Gram matrices of one fold and width."""
+        g = None if self.kernel == "linear" else sigma_to_gamma(sigma)
+        return (
+            kernel_matrix(self.X[train], kernel=self.kernel, gamma=g),
+            kernel_matrix(self.X[test], self.X[train], kernel=self.kernel, gamma=g),
         )
-
-    def estimator(self, params: dict[str, Any]):
-        return make_estimator(self.method, self.kernel, params, self.n_classes)
 
     def __call__(self, candidates, train, test):
         groups: dict[tuple, list[int]] = defaultdict(list)
@@ -517,11 +347,10 @@ class LSSVMPath(FoldPath):
 
     def outputs(self, fold, candidates, train, test):
         def make():
-            est = self.estimator({**candidates[0], "C": 1.0})
-            g = None if self.kernel == "linear" else est.gamma
-            K = kernel_matrix(self.X[train], kernel=self.kernel, gamma=g)
-            Kte = kernel_matrix(self.X[test], self.X[train], kernel=self.kernel, gamma=g)
-            return BorderedPath(K, self.targets(train)), Kte
+            K, Kte = self.grams(train, test, candidates[0].get("sigma"))
+            # one-of-c +-1 targets of the fold's training points, as the estimators code them
+            Y = pm_one_targets(self.y[train], np.ones(len(train), bool), self.n_classes)
+            return BorderedPath(K, Y), Kte
 
         path, Kte = self.cached((fold, "eig", candidates[0].get("sigma")), make)
         outs = []
@@ -537,14 +366,8 @@ class SVMPath(FoldPath):
     group_keys = ("sigma",)
 
     def outputs(self, fold, candidates, train, test):
-        def make():
-            g = None if self.kernel == "linear" else sigma_to_gamma(candidates[0]["sigma"])
-            return (
-                kernel_matrix(self.X[train], kernel=self.kernel, gamma=g),
-                kernel_matrix(self.X[test], self.X[train], kernel=self.kernel, gamma=g),
-            )
-
-        K, Kte = self.cached((fold, "gram", candidates[0].get("sigma")), make)
+        sigma = candidates[0].get("sigma")
+        K, Kte = self.cached((fold, "gram", sigma), lambda: self.grams(train, test, sigma))
         return [
             PrecomputedSVM(C=c["C"], multi_class="ovr", max_iter=c.get("max_iter", -1))
             .fit(K, self.y[train], self.n_classes)
@@ -554,21 +377,15 @@ class SVMPath(FoldPath):
 
 
 class ModelPath(FoldPath):
-    """RN, GRBFN, MR, DRGV, DRLSC: the batch fitted by :func:`~structreg.models.fit_path`.
-
-    Each candidate becomes the estimator's own parameters (``make_estimator``); ``fit_path``
-    builds the feature map, graphs, clusters and penalty matrices once per group of structure
-    parameters (width, k) and solves every weight setting of the group (all ridges of one
-    penalty-weight setting from one eigendecomposition).  Its per-fold cache keeps that
-    structure for the later batches of the search.
-    """
+    """RN, GRBFN, MR, DRGV, DRLSC: the batch fitted by :func:`~structreg.models.fit_path`
+    (docs/reproducing/drlsc.md)."""
 
     def outputs(self, fold, candidates, train, test):
-        base = self.estimator(candidates[0])
-        names = base.get_params(deep=False)
-        points = [{k: getattr(e, k) for k in names} for e in map(self.estimator, candidates)]
+        models = [make_estimator(self.method, self.kernel, c, self.n_classes) for c in candidates]
+        names = models[0].get_params(deep=False)
+        points = [{k: getattr(e, k) for k in names} for e in models]
         fits = fit_path(
-            base,
+            models[0],
             self.X[train],
             self.y[train],
             points,
@@ -589,9 +406,7 @@ PATHS = {
 }
 
 
-# ---------------------------------------------------------------------------------------------
-# The cell: one (data set, run, method)
-# ---------------------------------------------------------------------------------------------
+# -- The cell: one (data set, run, method) -----------------------------------------------------
 def fit_cell(
     *,
     dataset: str,
@@ -618,7 +433,37 @@ def fit_cell(
         # stopping at max_iter a hair above its tolerance does not change the centres
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return _fit_cell(dataset, method, split, kernel, grid, n_folds, fixed)
+        start, cpu = time.perf_counter(), time.process_time()
+        Xtr, ytr, Xte, yte = train_test(dataset, split)
+        n_classes = int(max(ytr.max(), yte.max()) + 1)
+        folds = cv_folds(ytr, n_folds, _seed(dataset, split, "cv"))
+        fixed = dict(fixed or {})
+        if method == "GRBFN":
+            fixed.update(n_centers=n_centers(len(ytr)), random_state=_seed(dataset, split, "fcm"))
+        axes = [
+            a
+            for a in search_axes(method, kernel, Xtr, _k_max(ytr, folds), grid)
+            if a.name not in fixed
+        ]
+        evaluate = cv_evaluator(PATHS[method](method, kernel, Xtr, ytr, n_classes), folds)
+        result = coarse_to_fine(evaluate, axes, fixed=fixed, refine=GRIDS[grid]["refine"])
+        search_s = time.perf_counter() - start
+        params = result.best_params
+        est = make_estimator(method, kernel, params, n_classes).fit(Xtr, ytr)
+        test_acc = 100.0 * float(np.mean(est.predict(Xte) == yte))
+        train_acc = 100.0 * float(np.mean(est.predict(Xtr) == ytr))
+        return {
+            "test_acc": test_acc,
+            "train_acc": train_acc,
+            "cv_acc": 100.0 * result.best_score,
+            "params": {k: (float(v_) if isinstance(v_, float) else v_) for k, v_ in params.items()},
+            "n_candidates": result.n_evaluated,
+            "n_train": int(len(ytr)),
+            "n_test": int(len(yte)),
+            "search_s": search_s,
+            "seconds": time.perf_counter() - start,
+            "cpu_s": time.process_time() - cpu,
+        }
 
 
 def make_cell(
@@ -651,41 +496,7 @@ def make_cell(
     )
 
 
-def _fit_cell(dataset, method, split, kernel, grid, n_folds, fixed) -> dict[str, Any]:
-    start, cpu = time.perf_counter(), time.process_time()
-    Xtr, ytr, Xte, yte = train_test(dataset, split)
-    n_classes = int(max(ytr.max(), yte.max()) + 1)
-    folds = cv_folds(ytr, n_folds, _seed(dataset, split, "cv"))
-    fixed = dict(fixed or {})
-    if method == "GRBFN":
-        fixed.update(n_centers=n_centers(len(ytr)), random_state=_seed(dataset, split, "fcm"))
-    axes = [
-        a for a in search_axes(method, kernel, Xtr, _k_max(ytr, folds), grid) if a.name not in fixed
-    ]
-    evaluate = cv_evaluator(PATHS[method](method, kernel, Xtr, ytr, n_classes), folds)
-    result = coarse_to_fine(evaluate, axes, fixed=fixed, refine=GRIDS[grid]["refine"])
-    search_s = time.perf_counter() - start
-    params = result.best_params
-    est = make_estimator(method, kernel, params, n_classes).fit(Xtr, ytr)
-    test_acc = 100.0 * float(np.mean(est.predict(Xte) == yte))
-    train_acc = 100.0 * float(np.mean(est.predict(Xtr) == ytr))
-    return {
-        "test_acc": test_acc,
-        "train_acc": train_acc,
-        "cv_acc": 100.0 * result.best_score,
-        "params": {k: (float(v_) if isinstance(v_, float) else v_) for k, v_ in params.items()},
-        "n_candidates": result.n_evaluated,
-        "n_train": int(len(ytr)),
-        "n_test": int(len(yte)),
-        "search_s": search_s,
-        "seconds": time.perf_counter() - start,
-        "cpu_s": time.process_time() - cpu,
-    }
-
-
-# ---------------------------------------------------------------------------------------------
-# Tables 6 and 7: UCI
-# ---------------------------------------------------------------------------------------------
+# -- Tables 6 and 7: UCI -----------------------------------------------------------------------
 def _grid(options: Options) -> str:
     return grid_name(options, GRIDS, paper="drlsc")
 
@@ -705,7 +516,7 @@ def _uci_plan(table: str, kernel: str, methods: Sequence[str]):
         if wanted is not None:
             wanted = [uci_row(d) for d in wanted]
         chosen = chosen_methods(options, methods)
-        cells, skipped, used = [], {}, {}
+        skipped, used = {}, {}
         for name in UCI_SETS:
             if wanted is not None and name not in wanted:
                 continue
@@ -721,160 +532,116 @@ def _uci_plan(table: str, kernel: str, methods: Sequence[str]):
                 continue
             X, y = load_uci(name)
             used[name] = (X.shape[0], X.shape[1], int(y.max() + 1))
-            for split in range(draws):
-                for method in chosen:
-                    cells.append(make_cell(table, name, method, split, kernel, grid, N_FOLDS))
         # largest sets first: the long cells start early and the two workers finish together
-        cells.sort(key=lambda c: -used[c.key.dataset][0])
+        cells = [
+            make_cell(table, name, method, split, kernel, grid)
+            for name in sorted(used, key=lambda d: -used[d][0])
+            for split in range(draws)
+            for method in chosen
+        ]
         context = {"kernel": kernel, "grid": grid, "draws": draws, "methods": chosen, "used": used}
         return Plan(cells, skipped, context=context)
 
     return plan
 
 
-def _collect(
-    plan: Plan, results: dict[CellKey, dict], order: Sequence[str] = ()
-) -> dict[str, dict[str, list[dict]]]:
-    """``{dataset: {method: [result of run 0, 1, ...]}}``, data sets in ``order`` first."""
-    out: dict[str, dict[str, list]] = {d: {} for d in order}
-    for (d, m), runs in runs_by(plan, results, lambda k: (k.dataset, k.method)).items():
-        out.setdefault(d, {})[m] = runs
-    return out
-
-
 def _search_lines(grid: str, kernel: str, n_folds: int = N_FOLDS) -> list[str]:
     g = GRIDS[grid]
-    refine = (
-        "then a pattern search refines around the best point down to every exponent, "
-        "every eta and every listed k"
-        if g["refine"]
-        else "no refinement (quick)"
-    )
-    width = (
-        "Gaussian width sigma (k(x,z) = exp(-||x-z||^2 / (2 sigma^2))) in 2^-10..2^10 "
-        "without the widths whose Gram matrix on the training set is numerically the "
-        "identity or all ones (trivial classifiers), "
-        if kernel == "rbf"
-        else ""
-    )
     return [
-        f"Search ({grid} grid): {n_folds}-fold stratified CV on the training set (below "
-        f"{SMALL_TRAIN} training points: as many folds as the largest class has points), one "
-        "fold assignment per (data set, run) shared by all methods; a class that would keep "
-        f"fewer than 2 points in a training fold is never held out. {width}regularisation "
-        f"weights in 2^-10..2^10, eta in {{0, 0.1, ..., 1}}, k from "
-        f"{{{', '.join(map(str, K_LIST))}}} cut at min_c n_c - 1 (training set and every CV "
-        "training fold; k = 1 when that is 1). Coarse grid (steps in list positions): "
-        f"sigma and SVM's C every {g['log2']}, MR's gamma_I every {g['gamma_I']}, eta every "
-        f"{g['eta']}, k every {g['k']} (DRLSC) / {g['k_mr']} (MR); {refine}. All 21 values of "
-        "RN's and GRBFN's gamma_A, LS-SVM's C and MR's gamma_A are always tried (one "
-        "eigendecomposition per fold and width gives them all). Ties prefer wider Gaussians, "
-        "larger ridges, smaller C, larger eta, smaller k. Best parameters refitted on the "
-        f"training set. libsvm (SVM) stops after {SVM_MAX_ITER:,} iterations per binary "
-        "problem (reached only at large C on non-separable sets).",
+        _TEXT["search"].format(
+            **g,
+            grid=grid,
+            n_folds=n_folds,
+            small_train=SMALL_TRAIN,
+            width=_TEXT["search_width"] if kernel == "rbf" else "",
+            k_list=", ".join(map(str, K_LIST)),
+            refinement=_TEXT["refine" if g["refine"] else "no_refine"],
+            max_iter=SVM_MAX_ITER,
+        )
     ]
 
 
 def _cost_lines(by: dict[str, dict[str, list[dict]]]) -> list[str]:
-    secs = [r["seconds"] for per in by.values() for rs in per.values() for r in rs]
-    if not secs:
-        return []
-    per_method: dict[str, float] = defaultdict(float)
-    for per in by.values():
-        for m, rs in per.items():
-            per_method[m] += sum(r["seconds"] for r in rs)
-    shown = ", ".join(f"{m} {s:.0f} s" for m, s in per_method.items())
-    return [
-        f"Cost: {len(secs)} cells, {sum(secs):.0f} s of cell time in all (one core each; {shown})."
-    ]
+    runs = [(m, r) for per in by.values() for m, rs in per.items() for r in rs]
+    return [cost_line(runs)] if runs else []
 
 
-def _uci_report(table: str, title: str, reference: dict[str, dict[str, float]]):
+def _report(table: str, intro: str = ""):
+    """The accuracy table of Tables 6-7 (no ``intro``: UCI rows) and 8-12 (settings)."""
+    paper = _REF[f"table{table}"]
+    if table in IMAGE_TABLES:  # USPS: the paper's rows are keyed "1v7"
+        paper = {row: paper[row.replace(" vs. ", "v")] for row in IMAGE_TABLES[table]["rows"]}
+
     def report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
         ctx = plan.context
-        by = _collect(plan, results, order=list(ctx["used"]))
+        by = runs_table(plan, results, order=list(ctx.get("used", ())))
+        label = {d: row for row, d in ctx.get("rows", {}).items()}
         values = {
-            d: {m: [r["test_acc"] for r in rs] for m, rs in per.items()} for d, per in by.items()
+            label.get(d, d): {m: [r["test_acc"] for r in rs] for m, rs in per.items()}
+            for d, per in by.items()
         }
-        intro = [
-            f"Reproduction of Table {table} of Xue, Chen & Yang (2009): test accuracy (%) over "
-            f"{ctx['draws']} random stratified half/half splits (features standardised on the "
-            "training half).",
-            "",
-            *_search_lines(ctx["grid"], ctx["kernel"]),
-        ]
-        notes = ["Data sets (n, d, classes as used here):", ""]
-        for name, (n, d, c) in ctx["used"].items():
-            extra = UCI_SETS[name][1]
-            notes.append(f"- {name}: {n} x {d}, {c} classes" + (f"; {extra}" if extra else ""))
-        notes += [
-            "",
-            *_cost_lines(by),
-            "Chosen parameters per run: the `_params.csv` file beside this table.",
-        ]
+        if not intro:
+            lines = [
+                _TEXT["uci"].format(table=table, draws=ctx["draws"]),
+                "",
+                *_search_lines(ctx["grid"], ctx["kernel"]),
+            ]
+            notes = ["Data sets (n, d, classes as used here):", ""]
+            for name, (n, d, c) in ctx["used"].items():
+                extra = UCI_SETS[name][1]
+                notes.append(f"- {name}: {n} x {d}, {c} classes" + (f"; {extra}" if extra else ""))
+            notes += [
+                "",
+                *_cost_lines(by),
+                "Chosen parameters per run: the `_params.csv` file beside this table.",
+            ]
+        else:
+            for row in ctx["rows"]:  # rows not run still show the paper's numbers
+                values.setdefault(row, {})
+            lines, notes = [intro], _cost_lines(by)
+            if "grid" in ctx:  # Table 8 (AR) has the paper's numbers only
+                lines += ["", f"{ctx['draws']} random draws of the training images per row."]
+                lines += ["", *_search_lines(ctx["grid"], "rbf")]
         paths = comparison_table(
             out,
             f"{PAPER}_{table}",
-            title=title,
+            title=_REF["tables"][table][1],
             values=values,
             methods=ctx["methods"],
-            paper=reference,
-            reference="DRLSC" if "DRLSC" in ctx["methods"] else None,
+            paper=paper,
+            reference="DRLSC" if intro or "DRLSC" in ctx["methods"] else None,
             skipped=plan.skipped,
-            intro=intro,
+            intro=lines,
             notes=notes,
+            row_label="setting" if intro else "data set",
         )
-        paths.append(_write_params(out / f"{PAPER}_{table}_params.csv", by))
+        if by or not intro:
+            paths.append(_write_params(out / f"{PAPER}_{table}_params.csv", by))
         return paths
 
     return report
 
 
 def _write_params(path: Path, by: dict[str, dict[str, list[dict]]]) -> Path:
-    import csv
-
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(
-            [
-                "dataset",
-                "method",
-                "run",
-                "test_acc",
-                "train_acc",
-                "cv_acc",
-                "params",
-                "n_candidates",
-                "seconds",
-            ]
-        )
-        for d, per in by.items():
-            for m, rs in per.items():
-                for i, r in enumerate(rs):
-                    shown = ";".join(
-                        f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                        for k, v in r["params"].items()
-                        if k != "random_state"
-                    )
-                    w.writerow(
-                        [
-                            d,
-                            m,
-                            i,
-                            f"{r['test_acc']:.2f}",
-                            f"{r['train_acc']:.2f}",
-                            f"{r['cv_acc']:.2f}",
-                            shown,
-                            r["n_candidates"],
-                            f"{r['seconds']:.2f}",
-                        ]
-                    )
-    return path
+    rows = [
+        [
+            d,
+            m,
+            i,
+            *(f"{r[k]:.2f}" for k in ("test_acc", "train_acc", "cv_acc")),
+            format_params(r["params"], sep=";", skip=("random_state",)),
+            r["n_candidates"],
+            f"{r['seconds']:.2f}",
+        ]
+        for d, per in by.items()
+        for m, rs in per.items()
+        for i, r in enumerate(rs)
+    ]
+    header = "dataset method run test_acc train_acc cv_acc params n_candidates seconds"
+    return write_csv(path, header.split(), rows)
 
 
-# ---------------------------------------------------------------------------------------------
-# Tables 4-5 and Fig. 1: the two-moons toy
-# ---------------------------------------------------------------------------------------------
+# -- Tables 4-5 and Fig. 1: the two-moons toy --------------------------------------------------
 TOY_K = 10
 """The paper's k of DRLSC on the toy ("fixed to 10")."""
 
@@ -895,7 +662,7 @@ def _toy_plan(options: Options) -> Plan:
 
 def _toy_report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
     ctx = plan.context
-    by = _collect(plan, results)
+    by = runs_table(plan, results)
     paths = []
     for part, key, ref, number in (
         ("train", "train_acc", TABLE4_TRAIN, "4"),
@@ -919,12 +686,7 @@ def _toy_report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
     lines = [
         "# DRLSC toy problem (Xue, Chen & Yang 2009, Sec. 6.1, Tables 4-5, Fig. 1)",
         "",
-        "Two-moons sets A, B, C (`structreg.datasets.make_drlsc_moons` levels 1-3: the paper "
-        "gives no generating parameters), 100 points per class, a random stratified half of "
-        f"each class for training and the other half for testing, {ctx['draws']} random draws "
-        "(the paper shows one draw: its whole-number accuracies fit 100 test points). DRLSC's "
-        f"k = {TOY_K} as in the paper; the other parameters by 5-fold CV on the training half "
-        "with the search of Tables 6-7 (no standardisation of the two coordinates).",
+        _TEXT["toy"].format(draws=ctx["draws"], k=TOY_K),
         "",
         *_search_lines(ctx["grid"], "rbf", n_folds=5),
         "",
@@ -933,15 +695,11 @@ def _toy_report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
     for p, heading in zip(paths[::2], headings, strict=True):
         lines += [f"## {heading} (%)", *p.read_text().splitlines()[1:], ""]
     lines += ["## Parameters chosen on draw 0", ""]
-    for s in TOY_SETS:
-        for m in ctx["methods"]:
-            prm = by[f"moons:{s}"][m][0]["params"]
-            lines.append(
-                f"- set {s}, {m}: "
-                + ", ".join(
-                    f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in prm.items()
-                )
-            )
+    lines += [
+        f"- set {s}, {m}: " + format_params(by[f"moons:{s}"][m][0]["params"])
+        for s in TOY_SETS
+        for m in ctx["methods"]
+    ]
     md = write_markdown(out / f"{PAPER}_4-5.md", lines)
     png = out / f"{PAPER}_fig1.png"
     _toy_figure(png, by, ctx["methods"])
@@ -968,164 +726,54 @@ def _toy_figure(path: Path, by, methods: Sequence[str]) -> None:
     )
 
 
-# ---------------------------------------------------------------------------------------------
-# Tables 8-12: image recognition
-# ---------------------------------------------------------------------------------------------
-def _image_plan(table: str, rows: dict[str, str], quick_rows: Sequence[str], source: str):
-    """``rows``: row label -> data set id; in ``--quick`` only ``quick_rows`` run."""
+# -- Tables 8-12: image recognition ------------------------------------------------------------
+def _image_plan(table: str):
+    """The rows of ``IMAGE_TABLES[table]``; in ``--quick`` only its quick rows run."""
+    spec = IMAGE_TABLES[table]
 
     def plan(options: Options) -> Plan:
         grid, draws = _grid(options), n_draws(options, quick=1, full=10)
         chosen = chosen_methods(options, RBF_METHODS)
         wanted = options.extra.get("rows")
-        cells, skipped = [], {}
-        available = source in set(list_datasets())
-        for label, dataset in rows.items():
+        skipped, datasets = {}, []
+        available = spec["source"] in set(list_datasets())
+        for label, dataset in spec["rows"].items():
             if wanted is not None and label not in wanted:
                 continue
             if not available:
-                skipped[label] = f"{source!r} is not among structreg's data sets"
-                continue
-            if options.quick and wanted is None and label not in quick_rows:
+                skipped[label] = f"{spec['source']!r} is not among structreg's data sets"
+            elif options.quick and wanted is None and label not in spec["quick"]:
                 skipped[label] = "not run with --quick (run the table without --quick)"
-                continue
-            for split in range(draws):
-                for m in chosen:
-                    cells.append(make_cell(table, dataset, m, split, "rbf", grid, N_FOLDS))
-        return Plan(
-            cells, skipped, context={"grid": grid, "draws": draws, "methods": chosen, "rows": rows}
-        )
+            else:
+                datasets.append(dataset)
+        cells = [
+            make_cell(table, d, m, split, "rbf", grid)
+            for d in datasets
+            for split in range(draws)
+            for m in chosen
+        ]
+        context = {"grid": grid, "draws": draws, "methods": chosen, "rows": spec["rows"]}
+        return Plan(cells, skipped, context=context)
 
     return plan
 
 
-def _image_report(table: str, title: str, reference: dict[str, dict[str, float]], intro: str):
-    def report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
-        ctx = plan.context
-        by = _collect(plan, results)
-        label_of = {d: label for label, d in ctx["rows"].items()}
-        values = {
-            label_of[d]: {m: [r["test_acc"] for r in rs] for m, rs in per.items()}
-            for d, per in by.items()
-        }
-        for label in ctx["rows"]:  # rows not run still show the paper's numbers
-            values.setdefault(label, {})
-        lines = [
-            intro,
-            "",
-            f"{ctx['draws']} random draws of the training images per row.",
-            "",
-            *_search_lines(ctx["grid"], "rbf"),
-        ]
-        paths = comparison_table(
-            out,
-            f"{PAPER}_{table}",
-            title=title,
-            values=values,
-            methods=ctx["methods"],
-            paper=reference,
-            reference="DRLSC",
-            skipped=plan.skipped,
-            intro=lines,
-            notes=_cost_lines(by),
-            row_label="setting",
-        )
-        if by:
-            paths.append(_write_params(out / f"{PAPER}_{table}_params.csv", by))
-        return paths
-
-    return report
-
-
 def _ar_plan(options: Options) -> Plan:
     reason = "the AR face database is not among structreg's data sets"
-    return Plan([], {s: reason for s in AR_SETTINGS}, context={"methods": list(RBF_METHODS)})
+    context = {"methods": list(RBF_METHODS), "rows": {s: s for s in _REF["table8"]}}
+    return Plan([], {s: reason for s in _REF["table8"]}, context=context)
 
 
-def _ar_report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
-    return comparison_table(
-        out,
-        f"{PAPER}_8",
-        title="DRLSC Table 8: AR face database (not reproduced)",
-        values={s: {} for s in AR_SETTINGS},
-        methods=RBF_METHODS,
-        paper=TABLE8,
-        reference="DRLSC",
-        skipped=plan.skipped,
-        row_label="setting",
-        intro=[
-            "The paper's numbers only: 100 subjects x 14 images (66 x 48 pixels), Gm/Pn = "
-            "the first m images of every subject for training, the rest for testing."
-        ],
-    )
-
-
-COIL_ROWS = {s: f"coil20:G{s.split('/')[0][1:]}" for s in COIL_SETTINGS}
-_USPS_ROWS = {
-    t: {p: f"usps:{p.replace(' vs. ', 'v')}:G{setting.split('/')[0][1:]}" for p in USPS_PAIRS}
-    for t, (setting, _) in USPS_TABLES.items()
-}
-_USPS_QUICK = {"10": USPS_PAIRS, "11": ("2 vs. 3",), "12": ()}
-
-
-def _usps_reference(t: str) -> dict[str, dict[str, float]]:
-    ref = USPS_TABLES[t][1]
-    return {p: ref[p.replace(" vs. ", "v")] for p in USPS_PAIRS}
-
-
+_TITLES = {t: titles[0] for t, titles in _REF["tables"].items()}
 TABLES: tuple[Table, ...] = (
-    Table(
-        PAPER,
-        "4-5",
-        "Two-moons toy: training / test accuracy and decision boundaries",
-        _toy_plan,
-        _toy_report,
-        aliases=("4", "5", "toy", "fig1"),
-    ),
-    Table(
-        PAPER,
-        "6",
-        "20 UCI sets, linear kernel",
-        _uci_plan("6", "linear", LINEAR_METHODS),
-        _uci_report("6", "DRLSC Table 6: UCI, linear kernel (test accuracy %)", TABLE6),
-    ),
-    Table(
-        PAPER,
-        "7",
-        "20 UCI sets, RBF kernel",
-        _uci_plan("7", "rbf", RBF_METHODS),
-        _uci_report("7", "DRLSC Table 7: UCI, RBF kernel (test accuracy %)", TABLE7),
-    ),
-    Table(PAPER, "8", "AR faces (not available: paper values only)", _ar_plan, _ar_report),
-    Table(
-        PAPER,
-        "9",
-        "COIL-20, G9/P63, G18/P54, G36/P36",
-        _image_plan("9", COIL_ROWS, ("G9/P63",), "coil20"),
-        _image_report(
-            "9",
-            "DRLSC Table 9: COIL-20 (test accuracy %)",
-            TABLE9,
-            "COIL-20 (here 16x16 pixels; the paper resized to 32x32), 20 objects "
-            "x 72 poses; Gm/Pn: m random images per object for training, the "
-            "rest for testing; grey levels / 255.",
-        ),
-    ),
+    Table(PAPER, "4-5", _TITLES["4-5"], _toy_plan, _toy_report, aliases=("4", "5", "toy", "fig1")),
+    Table(PAPER, "6", _TITLES["6"], _uci_plan("6", "linear", LINEAR_METHODS), _report("6")),
+    Table(PAPER, "7", _TITLES["7"], _uci_plan("7", "rbf", RBF_METHODS), _report("7")),
+    Table(PAPER, "8", _TITLES["8"], _ar_plan, _report("8", _TEXT["8"])),
     *(
         Table(
-            PAPER,
-            t,
-            f"USPS {USPS_TABLES[t][0]}",
-            _image_plan(t, _USPS_ROWS[t], _USPS_QUICK[t], "usps"),
-            _image_report(
-                t,
-                f"DRLSC Table {t}: USPS {USPS_TABLES[t][0]} (test accuracy %)",
-                _usps_reference(t),
-                f"USPS (1100 images per digit, 16x16), odd vs. even digit pairs; "
-                f"{USPS_TABLES[t][0]}: m random images per digit for training, "
-                "the rest for testing; grey levels / 255.",
-            ),
+            PAPER, t, _TITLES[t], _image_plan(t), _report(t, _TEXT[spec["source"]].format(**spec))
         )
-        for t in ("10", "11", "12")
+        for t, spec in IMAGE_TABLES.items()
     ),
 )

@@ -1,20 +1,8 @@
 """The experiment engine: cells, tables, and a resumable, parallel runner.
 
-A paper's reproduction is a set of :class:`Table` objects.  A table *plans* its work as a list
-of :class:`Cell` s (one data set x method x split x setting each; a cell loads its own data and
-returns a small JSON-able dict), runs them through :func:`run_cells`, and *reports* the results
-as Markdown/CSV tables and PNG figures.  :func:`run_cells`
-
-* looks every cell up in the :class:`~structreg.experiments.store.ResultsStore` first and runs
-  only the missing ones (so an interrupted run resumes);
-* runs them with joblib on local cores (``n_jobs``), or on a ``dask.distributed`` cluster when a
-  scheduler address is given (joblib's dask backend; the same cells, the same results);
-* stores each result in the calling process as soon as it arrives;
-* gives each cell ``cores // workers`` BLAS/OpenMP threads when cells run side by side;
-* shows a progress bar (counts, rate, ETA) on a terminal and stays quiet otherwise.
-
-Cells must be deterministic: everything a cell's result depends on is in its key (the seed
-is derived from the split number), so a resumed run gives the same table as an uninterrupted one.
+A table *plans* its :class:`Cell` s, :func:`run_cells` runs the ones not yet in the results
+store (joblib or dask; deterministic cells, so a resumed run gives the same table) and the table
+*reports* them.  How and why: ``docs/reproducing/engine.md``.
 """
 
 from __future__ import annotations
@@ -28,7 +16,7 @@ from typing import Any
 
 from .store import CellKey, ResultsStore
 
-__all__ = ["Cell", "Options", "Plan", "Table", "TableRun", "run_cells", "run_table"]
+__all__ = ["Cell", "Options", "Plan", "Table", "TableRun", "cell_grid", "run_cells", "run_table"]
 
 STORE_NAME = "results.sqlite"
 
@@ -62,6 +50,27 @@ class Cell:
     def run(self) -> dict[str, Any]:
         k = self.key
         return self.func(dataset=k.dataset, method=k.method, split=k.split, **dict(k.params))
+
+
+def cell_grid(
+    func: Callable[..., dict[str, Any]],
+    *,
+    paper: str,
+    table: str,
+    datasets: Iterable[str],
+    draws: int,
+    methods: Iterable[str],
+    **params: Any,
+) -> list[Cell]:
+    """One :class:`Cell` per (data set, split ``0 .. draws - 1``, method), in that nesting
+    order, all with the same ``params``."""
+    methods = list(methods)
+    return [
+        Cell.make(func, paper=paper, table=table, dataset=d, method=m, split=s, **params)
+        for d in datasets
+        for s in range(draws)
+        for m in methods
+    ]
 
 
 @dataclass(frozen=True)
@@ -124,12 +133,8 @@ def _execute(index: int, cell: Cell, threads: int | None) -> tuple[int, dict[str
 
 
 def _threads_per_cell(n_jobs: int | None, scheduler: Any) -> int | None:
-    """Cells running side by side share the cores: ``cores // workers`` threads each.
-
-    The cells are small problems whose parallelism comes from running many of them; threaded
-    BLAS / OpenMP (e.g. scikit-learn's neighbour search) inside every one of them only
-    oversubscribes the cores.  A single in-process worker keeps the default threading.
-    """
+    """Cells running side by side share the cores: ``cores // workers`` threads each (one
+    in-process worker keeps the default threading; docs/reproducing/engine.md)."""
     if scheduler is not None:
         return 1
     if n_jobs is None or n_jobs == 1:
@@ -197,23 +202,10 @@ def run_cells(
     progress: bool | None = None,
     desc: str = "",
 ) -> tuple[dict[CellKey, dict[str, Any]], int]:
-    """Run the cells not yet in ``store``; return ``({key: result}, n_cached)``.
-
-    Parameters
-    ----------
-    cells : iterable of Cell
-        Duplicated keys run once.
-    store : ResultsStore
-        Finished cells are read from it and new ones written to it one by one.
-    n_jobs : int or None, default=None
-        joblib workers on this machine (None or 1: in this process).
-    scheduler : str, distributed.Client or None, default=None
-        A ``dask.distributed`` scheduler address (e.g. ``"tcp://127.0.0.1:8786"``) or client;
-        when given, the cells run on that cluster and ``n_jobs`` is ignored.
-    progress : bool or None, default=None
-        Progress bar on stderr; None shows it only when stderr is a terminal.
-    desc : str
-        Label of the progress bar.
+    """Run the cells not yet in ``store`` (duplicated keys once) and store each result as it
+    arrives; return ``({key: result}, n_cached)``.  ``n_jobs``: joblib workers here (None or 1:
+    this process); ``scheduler``: a ``dask.distributed`` address or client (then ``n_jobs`` is
+    ignored); ``progress``: a bar on stderr (None: only on a terminal) labelled ``desc``.
     """
     unique = list({cell.key: cell for cell in cells}.values())
     results = store.get_many(cell.key for cell in unique)

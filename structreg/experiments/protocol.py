@@ -1,4 +1,4 @@
-"""Protocol helpers shared by the paper modules: seeds, splits, option reading, result grouping.
+"""Protocol helpers shared by the paper modules: seeds, splits, data, options, result grouping.
 
 Each paper keeps its own conventions (separator of the seed parts, default numbers of draws,
 grid names); they are parameters here, so every paper's seeds, cells and tables stay the same.
@@ -15,7 +15,18 @@ import numpy as np
 from .engine import Options, Plan
 from .store import CellKey
 
-__all__ = ["chosen_methods", "grid_name", "n_draws", "per_class_sample", "runs_by", "seed_from"]
+__all__ = [
+    "chosen_methods",
+    "grid_name",
+    "load_lenses",
+    "n_draws",
+    "per_class_sample",
+    "per_class_split",
+    "runs_by",
+    "runs_table",
+    "seed_from",
+    "standardised_halves",
+]
 
 
 def seed_from(*parts: Any, sep: str = ":", bits: int = 32) -> int:
@@ -27,6 +38,14 @@ def seed_from(*parts: Any, sep: str = ":", bits: int = 32) -> int:
 def per_class_sample(y: np.ndarray, n: int, rng: np.random.Generator) -> list[np.ndarray]:
     """``n`` random indices of every class (a list of arrays, class order)."""
     return [rng.choice(np.flatnonzero(y == c), n, replace=False) for c in np.unique(y)]
+
+
+def per_class_split(
+    y: np.ndarray, n: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(train, test)``: ``n`` random indices of every class (class order), the rest sorted."""
+    train = np.concatenate(per_class_sample(y, n, rng))
+    return train, np.setdiff1d(np.arange(len(y)), train)
 
 
 def n_draws(options: Options, quick: int, full: int) -> int:
@@ -59,6 +78,58 @@ def chosen_methods(options: Options, default: Sequence[str]) -> list[str]:
     if unknown:
         raise ValueError(f"unknown methods {unknown}; choose from {list(default)}")
     return chosen
+
+
+LENSES_CODES = {
+    "age": ("young", "pre-presbyopic", "presbyopic"),
+    "spectacle-prescrip": ("myope", "hypermetrope"),
+    "astigmatism": ("no", "yes"),
+    "tear-prod-rate": ("reduced", "normal"),
+}
+"""The UCI integer codes (1, 2, ...) of the lenses attributes' words."""
+
+
+def load_lenses() -> tuple[np.ndarray, np.ndarray]:
+    """Lenses with the UCI integer codes of its 4 attributes (the shipped file has the words):
+    ``(X float, y str)``."""
+    from ..datasets import load_dataset
+
+    bunch = load_dataset("lenses")
+    X = np.zeros((bunch.data.shape[0], len(LENSES_CODES)))
+    for j, (column, words) in enumerate(LENSES_CODES.items()):
+        for code, word in enumerate(words, start=1):
+            X[:, j] += code * bunch.data[:, list(bunch.feature_names).index(f"{column}={word}")]
+    return X, np.asarray(bunch.target).astype(str)
+
+
+def standardised_halves(
+    X: np.ndarray, y: np.ndarray, random_state: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A stratified half/half split (scikit-learn's ``train_test_split``), features
+    standardised with the training half's mean and deviation: ``(Xtr, Xte, ytr, yte)``."""
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    train, test = train_test_split(
+        np.arange(len(y)), test_size=0.5, stratify=y, random_state=random_state
+    )
+    scaler = StandardScaler().fit(X[train])
+    return scaler.transform(X[train]), scaler.transform(X[test]), y[train], y[test]
+
+
+def runs_table(
+    plan: Plan,
+    results: Mapping[CellKey, Any],
+    row: Callable[[CellKey], Hashable] = lambda k: k.dataset,
+    col: Callable[[CellKey], Hashable] = lambda k: k.method,
+    order: Sequence[Hashable] = (),
+) -> dict[Hashable, dict[Hashable, list[Any]]]:
+    """``{row(key): {col(key): [results in split order]}}``: rows in ``order`` first (empty if
+    they have no result), then in plan order; see :func:`runs_by`."""
+    out: dict[Hashable, dict[Hashable, list[Any]]] = {r: {} for r in order}
+    for (r, c), runs in runs_by(plan, results, lambda k: (row(k), col(k))).items():
+        out.setdefault(r, {})[c] = runs
+    return out
 
 
 def runs_by(

@@ -1,27 +1,30 @@
-"""Tables of reproduced results beside the papers' numbers (Markdown and CSV).
-
-:func:`comparison_table` writes one accuracy table: rows are data sets (or settings), columns
-methods; each cell is the reproduced mean and standard deviation over the splits, the paper's
-number, the difference, and the significance mark.  The mark follows the papers: ``*`` when a
-method's accuracies differ from the proposed (reference) method's at the 5 % level.  The
-papers compare the 10 runs with a t-test (000's threshold 1.7341 is the one-sided 5 % point
-with 18 degrees of freedom); here the runs of the two methods share their splits, so the test
-is the paired t-test (``scipy.stats.ttest_rel``), two-sided at 5 %.  No mark is printed when
-fewer than two splits exist or the two methods give identical accuracies on every split.
-Data sets that could not be run are listed with the reason, never dropped.
+"""Tables of reproduced results beside the papers' numbers (Markdown and CSV); what a
+cell shows and how the significance mark is computed: ``docs/reproducing/engine.md``.
 """
 
 from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy import stats
 
-__all__ = ["comparison_table", "significance_mark", "write_markdown"]
+__all__ = [
+    "comparison_table",
+    "cost_line",
+    "format_params",
+    "markdown_table",
+    "most_frequent",
+    "significance_mark",
+    "skipped_lines",
+    "write_csv",
+    "write_markdown",
+]
 
 
 def significance_mark(
@@ -82,10 +85,8 @@ def comparison_table(
         "Cells: reproduced mean ± std over the splits, then (paper's value, difference);"
         + (f" `*`: differs from {reference} at 5 % (paired t-test)." if reference else ""),
         "",
-        f"| {row_label} | " + " | ".join(methods) + " |",
-        "| --- | " + " | ".join("---" for _ in methods) + " |",
     ]
-    rows = []
+    table, rows = [], []
     for row, by_method in values.items():
         cells = []
         for method in methods:
@@ -104,34 +105,81 @@ def comparison_table(
                 shown += f" ({ref:.2f}, {diff:+.2f})"
             cells.append(shown + mark)
             rows.append([row, method, v.size, _fmt(mean), _fmt(std), _fmt(ref), _fmt(diff), mark])
-        lines.append(f"| {row} | " + " | ".join(cells) + " |")
-    if skipped:
-        lines += ["", "Not run:", ""]
-        lines += [f"- {row}: {reason}" for row, reason in skipped.items()]
-        rows += [
-            [row, "", 0, "", "", "", "", f"skipped: {reason}"] for row, reason in skipped.items()
-        ]
+        table.append([row, *cells])
+    lines += markdown_table([row_label, *methods], table)
+    lines += skipped_lines(skipped or {})
+    rows += [
+        [row, "", 0, "", "", "", "", f"skipped: {why}"] for row, why in (skipped or {}).items()
+    ]
     if notes:
         lines += ["", *notes]
-    md = out / f"{stem}.md"
-    write_markdown(md, lines)
-    path_csv = out / f"{stem}.csv"
-    with open(path_csv, "w", newline="") as fh:
+    header = [row_label.replace(" ", "_"), "method", "n_splits", "mean", "std", "paper"]
+    return [
+        write_markdown(out / f"{stem}.md", lines),
+        write_csv(out / f"{stem}.csv", [*header, "difference", "mark"], rows),
+    ]
+
+
+def markdown_table(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> list[str]:
+    """The lines of a Markdown table: the header, the rule, one line per row (``str`` cells)."""
+    return [
+        "| " + " | ".join(map(str, header)) + " |",
+        "| " + " | ".join("---" for _ in header) + " |",
+        *("| " + " | ".join(map(str, row)) + " |" for row in rows),
+    ]
+
+
+def skipped_lines(skipped: Mapping[str, str]) -> list[str]:
+    """``Not run:`` and one ``- row: reason`` line per skipped row (nothing when none)."""
+    if not skipped:
+        return []
+    return ["", "Not run:", "", *(f"- {row}: {why}" for row, why in skipped.items())]
+
+
+def format_params(
+    params: Mapping[str, Any],
+    *,
+    sep: str = ", ",
+    skip: Sequence[str] = (),
+    fmt: Callable[[str, Any], str] | None = None,
+) -> str:
+    """``k=v`` pairs (floats as ``:g``) joined by ``sep``; ``fmt(k, v)`` overrides the form."""
+    fmt = fmt or (lambda k, v: f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}")
+    return sep.join(fmt(k, v) for k, v in params.items() if k not in skip)
+
+
+def most_frequent(items: Iterable[Hashable]) -> tuple[Any, int]:
+    """The most frequent item and its count (ties: the one seen first)."""
+    return Counter(items).most_common(1)[0]
+
+
+def cost_line(
+    runs: Iterable[tuple[str, Mapping[str, Any]]],
+    *,
+    label: str = "Cost",
+    where: str = "one core each",
+    per_group: bool = True,
+) -> str:
+    """``<label>: N cells, S s of cell time in all (<where>[; group s, ...]).`` from
+    ``(group, result)`` pairs whose results hold ``"seconds"``."""
+    seconds: dict[str, float] = {}
+    n = 0
+    for group, result in runs:
+        seconds[group] = seconds.get(group, 0.0) + result.get("seconds", 0.0)
+        n += 1
+    shown = ", ".join(f"{g} {s:.0f} s" for g, s in seconds.items())
+    detail = f"{where}; {shown}" if per_group and shown else where
+    return f"{label}: {n} cells, {sum(seconds.values()):.0f} s of cell time in all ({detail})."
+
+
+def write_csv(path: str | Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
+    """Write a CSV file: the header, then the rows."""
+    path = Path(path)
+    with open(path, "w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(
-            [
-                row_label.replace(" ", "_"),
-                "method",
-                "n_splits",
-                "mean",
-                "std",
-                "paper",
-                "difference",
-                "mark",
-            ]
-        )
+        writer.writerow(header)
         writer.writerows(rows)
-    return [md, path_csv]
+    return path
 
 
 def write_markdown(path: str | Path, lines: Sequence[str]) -> Path:

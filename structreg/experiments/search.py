@@ -1,51 +1,10 @@
 """Coarse-to-fine cross-validated parameter search for the reproductions.
 
-The papers choose their parameters by cross-validation over wide grids, e.g. a Gaussian width
-and regularisation weights in ``{2^-10, 2^-9, ..., 2^10}``, a trade-off ``eta`` in [0, 1] and a
-neighbourhood size ``k`` in ``[2, min_c n_c - 1]``.  Their full products (21 x 21 x 11 x k
-candidates, times the folds, times the splits) are far beyond a laptop budget; this module
-searches the same ranges in a fraction of the fits.
-
-Search space
-------------
-A search space is a list of :class:`Axis` objects, each an *ordered* list of candidate values:
-
-* :func:`log2_axis` -- the exponents ``low..high`` of ``2^e`` (optionally only the ones a
-  pruning rule keeps, see :func:`trivial_gaussian_widths`);
-* :func:`value_axis` -- a plain list (``eta`` values, ``k`` values, ...).
-
-An axis marked ``exhaustive=True`` is always evaluated at *all* its values: use it for a
-parameter whose whole path an evaluator gets almost for free from one factorisation (e.g. the
-ridge of a kernel least-squares model from one eigendecomposition of the Gram matrix).
-
-Strategy (:func:`coarse_to_fine`)
---------------------------------
-1. *Coarse grid*: every ``coarse_step``-th value of each searched axis (the last value is
-   always included), all combinations, each with the full grid of the exhaustive axes.
-2. *Refinement* (a pattern search on the index grid): from the best point, evaluate its
-   neighbours at the current step along each searched axis, one axis at a time; move to a
-   strictly better neighbour and repeat, otherwise halve the step; stop after step 1.  So the
-   final point is a local optimum at the finest resolution of every axis, reached through the
-   best coarse cell.
-3. The score of a point is the cross-validated accuracy (all held-out points of all folds
-   pooled).  Ties keep the point evaluated first (coarse grid order, then refinement order;
-   inside an exhaustive axis the first value in its order), so results are deterministic;
-   list an axis in the order you prefer on ties.
-
-Evaluators
-----------
-The search calls ``evaluate(candidates) -> scores`` on batches of parameter dicts.
-:func:`cv_evaluator` builds it from an *fold evaluator*
-``fold_eval(candidates, train, test) -> n_correct per candidate`` and a list of folds; the
-generic :class:`FitEvaluator` clones and fits a scikit-learn estimator per candidate, while a
-model-specific fold evaluator can share work across the batch (kernels, factorisations,
-graphs, clusterings) -- each batch holds the whole exhaustive grid of every point.
-:func:`search_cv` is the one-call API: estimator + axes + X, y + cv -> best parameters and
-score.
-
-Folds: :func:`stratified_folds` is a stratified K-fold split that keeps classes too small to
-lose points in every training fold (so that e.g. a kNN graph inside every class stays
-possible in every fold).
+A search space is a list of :class:`Axis` objects (:func:`log2_axis`, :func:`value_axis`);
+:func:`coarse_to_fine` evaluates a coarse grid, then refines around the best point by a
+pattern search; :func:`cv_evaluator` scores candidates by pooled CV accuracy from a fold
+evaluator; :func:`search_cv` is the one-call API.  The strategy in full:
+``docs/reproducing/search.md``.
 """
 
 from __future__ import annotations
@@ -77,20 +36,10 @@ Folds = Sequence[tuple[np.ndarray, np.ndarray]]
 
 @dataclass(frozen=True)
 class Axis:
-    """One searched parameter: an ordered tuple of values.
-
-    Parameters
-    ----------
-    name : str
-        Parameter name in the candidate dicts.
-    values : tuple
-        Candidate values in search order (neighbours in the tuple are neighbours in the
-        refinement).
-    coarse_step : int
-        Index stride of the coarse grid (1: every value).
-    exhaustive : bool
-        Evaluate every value with every searched point (see the module docstring).
-    """
+    """One searched parameter ``name``: its ``values`` in search order (neighbours in the tuple
+    are neighbours in the refinement), the index stride ``coarse_step`` of the coarse grid
+    (1: every value), and whether every value is tried with every searched point
+    (``exhaustive``; docs/reproducing/search.md)."""
 
     name: str
     values: tuple
@@ -155,7 +104,8 @@ def coarse_to_fine(
     fixed: Mapping[str, Any] | None = None,
     refine: bool = True,
 ) -> SearchResult:
-    """Coarse grid, then pattern-search refinement (module docstring); higher score is better.
+    """Coarse grid, then pattern-search refinement (docs/reproducing/search.md); the higher
+    score is better.
 
     ``evaluate`` gets a list of candidate dicts (``fixed`` merged in) and returns one score
     per candidate (NaN: the candidate failed; it never wins).
@@ -225,13 +175,9 @@ def coarse_to_fine(
 def stratified_folds(
     y: np.ndarray, n_folds: int, seed: int, *, min_train_per_class: int = 3
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Stratified ``n_folds``-fold split; small classes stay in every training fold.
-
-    A class with ``n_c`` points is spread over the test folds only if each training fold
-    keeps at least ``min_train_per_class`` of its points (``n_c - ceil(n_c / n_folds) >=
-    min_train_per_class``); otherwise all its points are in every training fold and none is
-    scored.  ``n_folds`` is lowered to the largest class size if needed.  Seeded.
-    """
+    """Seeded stratified ``n_folds``-fold split; a class whose training folds would keep fewer
+    than ``min_train_per_class`` points stays in every training fold and is never scored;
+    ``n_folds`` is lowered to the largest class size if needed (docs/reproducing/search.md)."""
     y = np.asarray(y)
     rng = np.random.default_rng(seed)
     classes, codes = np.unique(y, return_inverse=True)
@@ -337,15 +283,8 @@ def search_cv(
 def trivial_gaussian_widths(
     X: np.ndarray, sigmas: Iterable[float], *, tol: float = 1e-8
 ) -> dict[float, str]:
-    """Gaussian widths whose Gram matrix on ``X`` is numerically the identity or all ones.
-
-    ``k(x, z) = exp(-||x - z||^2 / (2 sigma^2))``.  Identity: every point's nearest other
-    point has ``k < tol`` (a kernel machine then sees no neighbour of any point: its
-    predictions away from the training points are the bias alone).  All ones: the farthest
-    pair has ``k > 1 - tol`` (every kernel column equals the constant up to ``tol``: the
-    classifier is the constant to that precision).  Duplicated points are ignored for the
-    identity test.  Returns ``{sigma: reason}`` for the pruned widths.
-    """
+    """``{sigma: reason}`` of the Gaussian widths whose Gram matrix on ``X`` is numerically
+    the identity or all ones (the tests and why: docs/reproducing/search.md)."""
     X = np.asarray(X, dtype=float)
     sq = np.sum(X**2, axis=1)
     D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0)

@@ -1,26 +1,6 @@
-"""The results store of the reproductions: one embedded SQLite file per output folder.
-
-Every finished *cell* (one dataset x method x split x parameter setting of a paper's table) is
-one row, keyed by ``(paper, table, dataset, method, split, params)`` where ``params`` is the
-canonical JSON of the settings that determine the result (protocol version, quick flag, grid,
-...).  A cell is written in its own transaction as soon as it finishes, by the one process that
-owns the store (workers never write), so
-
-* re-running a reproduction skips the cells already in the store (it *resumes*);
-* a run killed at any moment (even with SIGKILL) loses only the cells in flight: SQLite's
-  write-ahead log makes each commit atomic, and a half-written transaction is rolled back the
-  next time the file is opened.
-
-Examples
---------
->>> import tempfile, pathlib
->>> from structreg.experiments.store import CellKey, ResultsStore
->>> path = pathlib.Path(tempfile.mkdtemp()) / "results.sqlite"
->>> key = CellKey("drlsc", "7", "iris", "DRLSC", 0, {"quick": True})
->>> with ResultsStore(path) as store:
-...     store.put(key, {"test_acc": 96.0}, seconds=0.5)
-...     store.get(key)
-{'test_acc': 96.0}
+"""The results store of the reproductions: one embedded SQLite file per output folder, one
+row per finished cell, written atomically as it finishes (how a run resumes and why a killed
+run loses only the cells in flight: ``docs/reproducing/engine.md``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """The papers' printed numbers: one JSON file per reproduced paper (``<paper>.json``).
 
 The experiment modules (:mod:`structreg.experiments.drlsc`, ``dr``, ``srsvm``, ``srlsc``,
-``damr``) print these values beside their own results; the protocol (grids, splits, method
-lists) stays in their code.  Each file maps a table name (``"table6"``, ...) to the paper's
-values as the module uses them, plus a ``"source"`` string naming the paper.
+``damr``) print these values beside their own results.  Each file maps a table name
+(``"table6"``, ...) to the paper's values as the module uses them, plus a ``"source"`` string
+naming the paper; the drlsc, dr and damr files also hold protocol data that reads better as
+data (data-set mappings with their notes, search grids) and their reports' fixed text
+(``"report_text"``: ``str.format`` templates).
 
 >>> load("srlsc")["table4"]["S-RLSC"]
 (72.63, 86.58, 95.0, 98.16, 98.68)
