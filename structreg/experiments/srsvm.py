@@ -32,7 +32,7 @@ from ..solvers.hinge import PrecomputedSVM
 from ..structure import LaplacianPenalty
 from . import reference
 from .engine import Cell, Options, Plan, Table
-from .protocol import seed_from
+from .protocol import n_draws, runs_by, seed_from
 from .report import comparison_table, significance_mark, write_markdown
 from .store import CellKey
 
@@ -117,7 +117,7 @@ def _take_per_group(groups: np.ndarray, count: Callable[[int], int], seed: int) 
 
 @cache
 def _two_class(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Features and 0/1 classes of a two-class UCI set (automobile: see the module docstring)."""
+    """Features and 0/1 classes of a two-class UCI set (automobile: docs/reproducing/srsvm.md)."""
     if name == "automobile":
         X, y = load_dataset("automobile", return_X_y=True, missing="drop")
         return X, (np.asarray(y).astype(int) > 0).astype(int)
@@ -526,12 +526,6 @@ def _grid(options: Options, default: str | None = None) -> tuple[str, dict]:
     return grid, GRIDS[grid]
 
 
-def _n_draws(options: Options, kind: str) -> int:
-    if options.draws is not None:
-        return int(options.draws)
-    return (QUICK_SPLITS if options.quick else N_SPLITS)[kind]
-
-
 def _wanted(options: Options, key: str, default: Sequence) -> list:
     chosen = options.extra.get(key)
     if chosen is None:
@@ -541,16 +535,8 @@ def _wanted(options: Options, key: str, default: Sequence) -> list:
 
 
 def _cell(table: str, dataset: str, method: str, split: int, **params) -> Cell:
-    return Cell.make(
-        run_cell,
-        paper=PAPER,
-        table=table,
-        dataset=dataset,
-        method=method,
-        split=split,
-        v=VERSION,
-        **params,
-    )
+    key = {"table": table, "dataset": dataset, "method": method, "split": split}
+    return Cell.make(run_cell, paper=PAPER, v=VERSION, **key, **params)
 
 
 # -- Table II (XOR) ---------------------------------------------------------------------------
@@ -569,7 +555,7 @@ def _slmm_text(plan: Plan) -> str:
 
 def _plan_xor(options: Options) -> Plan:
     grid_name, grid = _grid(options)
-    draws = _n_draws(options, "xor")
+    draws = n_draws(options, QUICK_SPLITS["xor"], N_SPLITS["xor"])
     fractions = [int(f) for f in options.extra.get("fractions", FRACTIONS)]
     methods = _wanted(options, "methods", XOR_METHODS)
     cells, notes = [], []
@@ -577,21 +563,10 @@ def _plan_xor(options: Options) -> Plan:
         for method in methods:
             if method == "SLMM" and options.quick and pct not in QUICK_SLMM_FRACTIONS:
                 continue
-            params = _method_params(method, grid_name)
+            params = {"kind": "xor", "grid": grid, **_method_params(method, grid_name)}
             for split in range(draws):
                 figure = split == 0 and pct in (10, 50)
-                cells.append(
-                    _cell(
-                        "II",
-                        f"XOR {pct}%",
-                        method,
-                        split,
-                        kind="xor",
-                        grid=grid,
-                        figure=figure,
-                        **params,
-                    )
-                )
+                cells.append(_cell("II", f"XOR {pct}%", method, split, figure=figure, **params))
     if options.quick and "SLMM" in methods:
         notes.append(
             f"--quick: SLMM only at {', '.join(f'{p} %' for p in QUICK_SLMM_FRACTIONS)} "
@@ -603,13 +578,9 @@ def _plan_xor(options: Options) -> Plan:
 def _values(plan: Plan, results: dict[CellKey, dict], field: str, row=None):
     """``{row: {method: [value per split]}}`` of the plan's cells (splits in order)."""
     out: dict[str, dict[str, list]] = {}
-    for cell in sorted(plan.cells, key=lambda c: c.key.split):
-        k = cell.key
-        res = results.get(k)
-        if res is None:
-            continue
-        r = row(k) if row else k.dataset
-        out.setdefault(r, {}).setdefault(k.method, []).append(res[field])
+    groups = runs_by(plan, results, lambda k: (row(k) if row else k.dataset, k.method))
+    for (r, method), runs in groups.items():
+        out.setdefault(r, {})[method] = [res[field] for res in runs]
     return out
 
 
@@ -730,7 +701,7 @@ def _xor_figure(plan: Plan, results: dict, path: Path) -> Path | None:
 # -- Tables V, VI, VII and Fig. 10 (shared cells) --------------------------------------------
 def _plan_uci(options: Options) -> Plan:
     grid_name, grid = _grid(options)
-    draws = _n_draws(options, "uci")
+    draws = n_draws(options, QUICK_SPLITS["uci"], N_SPLITS["uci"])
     methods = _wanted(options, "methods", METHODS)
     skipped, cells, notes = {}, [], []
     for name in _wanted(options, "datasets", TWO_CLASS_SETS):
@@ -1063,7 +1034,7 @@ def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> li
 # -- Fig. 9 (COIL-20, USPS) -------------------------------------------------------------------
 def _plan_images(options: Options) -> Plan:
     _, grid = _grid(options, "coarse")
-    draws = _n_draws(options, "image")
+    draws = n_draws(options, QUICK_SPLITS["image"], N_SPLITS["image"])
     sources = _wanted(options, "datasets", sorted({src for src, _ in IMAGE_SETTINGS.values()}))
     chosen = _wanted(options, "settings", list(IMAGE_SETTINGS))
     methods_wanted = _wanted(options, "methods", METHODS)
