@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -139,3 +140,24 @@ def write_markdown(path: str | Path, lines: Sequence[str]) -> Path:
     path = Path(path)
     path.write_text("\n".join(lines).rstrip("\n") + "\n")
     return path
+
+
+# -- generic output helpers (appended for issue 18: srsvm / srlsc use them) -------------------
+def write_csv(path: str | Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
+    """Write ``path`` as CSV: the ``header`` row, then ``rows``."""
+    path = Path(path)
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the non-interactive Agg backend (figures go to files)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt

@@ -30,7 +30,7 @@ from ..structure.l1graph import l1_graph
 from . import reference
 from .engine import Cell, Options, Plan, Table
 from .protocol import runs_by
-from .report import comparison_table
+from .report import comparison_table, pyplot
 from .store import CellKey
 
 __all__ = [
@@ -299,7 +299,8 @@ def _plan(options: Options, m_filter: Sequence[int] | None) -> Plan:
     context.update(n_x1=len(y1), n_out=len(X_out))
     m_values = [m for m in s["m_values"] if m_filter is None or m in m_filter]
     func = functools.partial(_usps_cell, graph_cache=s["cache_dir"])
-    common = {"v": VERSION, "per_class": s["per_class"]}
+    common = {"paper": PAPER, "table": CELL_TABLE, "dataset": "USPS", "v": VERSION}
+    common["per_class"] = s["per_class"]
     cells = []
     # SRC cells first, the largest m first: the longest cells start early (load balance)
     for method in ("SRC", "S-RLSC", "LapRLSC", "GFHF", "1-NN"):
@@ -310,19 +311,7 @@ def _plan(options: Options, m_filter: Sequence[int] | None) -> Plan:
             if method == "SRC":
                 extra["src_max_points"] = s["src_max_points"]
             for draw in range(s["draws"]):
-                cells.append(
-                    Cell.make(
-                        func,
-                        paper=PAPER,
-                        table=CELL_TABLE,
-                        dataset="USPS",
-                        method=method,
-                        split=draw,
-                        m=m,
-                        **common,
-                        **extra,
-                    )
-                )
+                cells.append(Cell.make(func, method=method, split=draw, m=m, **common, **extra))
     context["m_values"] = m_values
     return Plan(cells, skipped, context=context)
 
@@ -351,12 +340,8 @@ def _intro(plan: Plan, results: dict[CellKey, dict]) -> list[str]:
     if g is None:
         return ["Nothing run: USPS is not available (see below)."]
     src = s["src_max_points"]
-    seconds: dict[str, float] = {}
-    for cell in plan.cells:
-        if cell.key in results:
-            seconds[cell.key.method] = seconds.get(cell.key.method, 0.0) + float(
-                results[cell.key]["seconds"]
-            )
+    runs = runs_by(plan, results, lambda k: k.method)
+    seconds = {method: sum(float(r["seconds"]) for r in rs) for method, rs in runs.items()}
     return [
         f"USPS: {s['per_class']} random points per digit, unit l2 norm; 15 % per class held out "
         f"({plan.context['n_out']} points), X1 = {plan.context['n_x1']} points; m labeled "
@@ -381,11 +366,7 @@ def _intro(plan: Plan, results: dict[CellKey, dict]) -> list[str]:
 
 
 def _curve_figure(path: Path, values: dict[str, dict[str, list]]) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     ms = [int(row.split("=")[1]) for row in values]
     fig, ax = plt.subplots(figsize=(6, 4.5))
     for method in METHODS:

@@ -8,7 +8,6 @@ differences from the paper are described in ``docs/reproducing/srsvm.md``.
 
 from __future__ import annotations
 
-import csv
 import itertools
 import json
 import time
@@ -33,7 +32,7 @@ from ..structure import LaplacianPenalty
 from . import reference
 from .engine import Cell, Options, Plan, Table
 from .protocol import n_draws, runs_by, seed_from
-from .report import comparison_table, significance_mark, write_markdown
+from .report import comparison_table, pyplot, significance_mark, write_csv, write_markdown
 from .store import CellKey
 
 __all__ = [
@@ -646,12 +645,8 @@ def _report_xor(plan: Plan, results: dict, out: Path, options: Options) -> list[
         ],
         row_label="% train",
     )
-    train_csv = out / f"{PAPER}_II_train.csv"
-    with open(train_csv, "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow("pct_train method n_draws train_mean train_std paper_train".split())
-        writer.writerows(rows_csv)
-    paths.append(train_csv)
+    header = "pct_train method n_draws train_mean train_std paper_train".split()
+    paths.append(write_csv(out / f"{PAPER}_II_train.csv", header, rows_csv))
     png = _xor_figure(plan, results, out / f"{PAPER}_II_fig5_fig6.png")
     return paths + ([png] if png else [])
 
@@ -665,7 +660,7 @@ def _xor_figure(plan: Plan, results: dict, path: Path) -> Path | None:
             shown.setdefault(_xor_pct(k.dataset), {})[k.method] = res["grid"]
     if not shown:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     colors = {"SVM": "tab:green", "SLMM": "tab:purple", "SRSVM": "k"}
     styles = {"SVM": "--", "SLMM": "-.", "SRSVM": "-"}
     fig, axes = plt.subplots(len(shown), 2, figsize=(9, 4.2 * len(shown)), squeeze=False)
@@ -781,21 +776,7 @@ def _row(first: str, cells: Sequence[str]) -> str:
 def _write(out: Path, stem: str, lines: list[str], header: str, rows: list) -> list[Path]:
     """``srsvm_<stem>.md`` from ``lines`` and ``.csv`` from the header names and ``rows``."""
     md = write_markdown(out / f"{PAPER}_{stem}.md", lines)
-    path_csv = out / f"{PAPER}_{stem}.csv"
-    with open(path_csv, "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(header.split())
-        writer.writerows(rows)
-    return [md, path_csv]
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return [md, write_csv(out / f"{PAPER}_{stem}.csv", header.split(), rows)]
 
 
 def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
@@ -1020,7 +1001,7 @@ def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> li
     header = "data_set method n_splits bound_mean bound_std"
     paths = _write(out, "fig10", lines, header, rows_csv + _skipped_rows(plan, 1))
     if any(means.values()):
-        plt = _pyplot()
+        plt = pyplot()
         ax = plot_bounds({n: v for n, v in means.items() if v})
         ax.set_title("Fig. 10 (reproduced): bound of Theorem 1, mean over splits", fontsize=9)
         ax.figure.tight_layout()
@@ -1119,7 +1100,7 @@ def _report_images(plan: Plan, results: dict, out: Path, options: Options) -> li
         row_label="setting",
     )
     if values:
-        plt = _pyplot()
+        plt = pyplot()
         settings = list(values)
         shown = [m for m in methods if any(m in values[st] for st in settings)]
         fig, ax = plt.subplots(figsize=(2.8 + 1.7 * len(settings), 3.6))
