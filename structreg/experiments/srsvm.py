@@ -611,13 +611,11 @@ def _report_xor(plan: Plan, results: dict, out: Path, options: Options) -> list[
         for m in methods:
             v = by_method.get(m)
             ref = TABLE2.get(int(pct), {}).get(m, (None, None))[0]
-            if v:
-                cells.append(
-                    f"{np.mean(v):.2f} ({ref:.2f})" if ref is not None else f"{np.mean(v):.2f}"
-                )
-                rows_csv.append([pct, m, len(v), f"{np.mean(v):.2f}", f"{np.std(v):.2f}", ref])
-            else:
+            if not v:
                 cells.append("-")
+                continue
+            cells.append(f"{np.mean(v):.2f}" + (f" ({ref:.2f})" if ref is not None else ""))
+            rows_csv.append([pct, m, len(v), f"{np.mean(v):.2f}", f"{np.std(v):.2f}", ref])
         lines.append(_row(pct, cells))
     grid_note = _search_text(plan)
     intro = [
@@ -764,6 +762,13 @@ def _fmt(v: float | None, digits: int = 2) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
+def _mark(by_method: dict[str, list], method: str) -> str:
+    """The paired t-test mark of ``method`` against SRSVM (none for SRSVM or without it)."""
+    if method == "SRSVM" or "SRSVM" not in by_method:
+        return ""
+    return significance_mark(by_method["SRSVM"], by_method[method])
+
+
 def _head(first: str, columns: Sequence[str]) -> list[str]:
     """Heading and rule lines of a Markdown table."""
     return [_row(first, columns), "| --- |" + " --- |" * len(columns)]
@@ -811,26 +816,9 @@ def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> li
             avg[m].append((tr, te))
             cells.append(f"{tr:.3f} / {te:.3f}{ref_txt}")
             a = acc[name][m]
-            mark = (
-                significance_mark(acc[name]["SRSVM"], a)
-                if "SRSVM" in acc[name] and m != "SRSVM"
-                else ""
-            )
-            rows_csv.append(
-                [
-                    name,
-                    m,
-                    len(by_method[m]),
-                    f"{tr:.4f}",
-                    f"{te:.4f}",
-                    _fmt(ref[0] if ref else None),
-                    _fmt(ref[1] if ref else None),
-                    f"{np.mean(search[name][m]):.2f}",
-                    f"{np.mean(a):.2f}",
-                    f"{np.std(a):.2f}",
-                    mark,
-                ]
-            )
+            row = [name, m, len(by_method[m]), f"{tr:.4f}", f"{te:.4f}"]
+            row += [*map(_fmt, ref or (None, None)), f"{np.mean(search[name][m]):.2f}"]
+            rows_csv.append([*row, f"{np.mean(a):.2f}", f"{np.std(a):.2f}", _mark(acc[name], m)])
         lines.append(_row(name, cells))
     paper_avg = TABLE5_AVERAGE
     cells = []
@@ -867,10 +855,7 @@ def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> li
                 cells.append("-")
                 continue
             v = np.asarray(by_method[m])
-            mark = ""
-            if m != "SRSVM" and "SRSVM" in by_method:
-                mark = significance_mark(by_method["SRSVM"], v)
-            cells.append(f"{v.mean():.2f} ± {v.std():.2f}{mark}")
+            cells.append(f"{v.mean():.2f} ± {v.std():.2f}{_mark(by_method, m)}")
         lines.append(_row(name, cells))
     lines += _warning_lines(plan, results)
     lines += _tail(plan)
@@ -928,24 +913,13 @@ def _report_clusters(plan: Plan, results: dict, out: Path, options: Options) -> 
             if not v:
                 cells += ["-", "-"]
                 continue
-            arr = np.asarray(v, dtype=float)
-            first = v[0]
-            mean = arr.mean(axis=0)
+            first, mean = v[0], np.asarray(v, dtype=float).mean(axis=0)
             cells += [
                 f"{sum(first)} ({', '.join(map(str, first))})",
                 f"{mean.sum():.1f} ({', '.join(f'{c:.1f}' for c in mean)})",
             ]
-            rows_csv.append(
-                [
-                    name,
-                    m,
-                    len(v),
-                    sum(first),
-                    *first,
-                    f"{mean.sum():.2f}",
-                    *(f"{c:.2f}" for c in mean),
-                ]
-            )
+            totals = [f"{c:.2f}" for c in (mean.sum(), *mean)]
+            rows_csv.append([name, m, len(v), sum(first), *first, *totals])
         ref = TABLE7.get(name)
         cells.append(f"{sum(ref)} ({ref[0]}, {ref[1]})" if ref else "-")
         lines.append(_row(name, cells))
@@ -987,14 +961,10 @@ def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> li
             if not bounds:
                 cells.append("-" if m not in by_method else f"- [{missing}]")
                 continue
-            means[name][m] = float(np.mean(bounds))
-            cells.append(
-                f"{np.mean(bounds):.3f} ± {np.std(bounds):.3f}"
-                + (f" [{missing}]" if missing else "")
-            )
-            rows_csv.append(
-                [name, m, len(bounds), f"{np.mean(bounds):.4f}", f"{np.std(bounds):.4f}"]
-            )
+            mean, std = np.mean(bounds), np.std(bounds)
+            means[name][m] = float(mean)
+            cells.append(f"{mean:.3f} ± {std:.3f}" + (f" [{missing}]" if missing else ""))
+            rows_csv.append([name, m, len(bounds), f"{mean:.4f}", f"{std:.4f}"])
         best = min(means[name], key=means[name].get) if means[name] else "-"
         lines.append(_row(name, [*cells, best]))
     lines += _tail(plan)
