@@ -989,7 +989,7 @@ def _plan_images(options: Options) -> Plan:
     sources = _wanted(options, "datasets", sorted({src for src, _ in IMAGE_SETTINGS.values()}))
     chosen = _wanted(options, "settings", list(IMAGE_SETTINGS))
     methods_wanted = _wanted(options, "methods", METHODS)
-    skipped, cells, notes = {}, [], []
+    skipped, cells = {}, []
     available = set(list_datasets())
     for setting in chosen:
         source = IMAGE_SETTINGS[setting][0]
@@ -1010,19 +1010,15 @@ def _plan_images(options: Options) -> Plan:
                 continue
             for split in range(draws):
                 cells.append(_cell("fig9", setting, method, split, kind="image", grid=grid))
-    notes.append(
+    notes = [
         "SLMM on COIL-20 only: on USPS its 10 one-vs-rest cone programs of 1100-3300 points "
-        "(with as many kernel features) are out of reach; it takes the SVM's gamma and C."
-    )
-    notes.append(
+        "(with as many kernel features) are out of reach; it takes the SVM's gamma and C.",
         "EKM on USPS 10 % only: the minimum-volume ellipsoid of 3300 images in the kernel "
         "feature space had not finished after 6 minutes here (at 10 % a fit takes about a "
-        "minute, and so does the remapping of the 9900 test images)."
-    )
-    notes.append(
+        "minute, and so does the remapping of the 9900 test images).",
         f"Model selection on a stratified subsample of at most {IMAGE_CV_MAX} training points "
-        "(USPS), the final fit on the whole training part."
-    )
+        "(USPS), the final fit on the whole training part.",
+    ]
     if options.quick:
         notes.append(
             "--quick: 1 split of COIL-20 G9/P63 with SVM, EKM, LapSVM and SRSVM; USPS (a "
