@@ -20,6 +20,7 @@ __all__ = [
     "format_params",
     "markdown_table",
     "most_frequent",
+    "pyplot",
     "significance_mark",
     "skipped_lines",
     "write_csv",
@@ -187,3 +188,13 @@ def write_markdown(path: str | Path, lines: Sequence[str]) -> Path:
     path = Path(path)
     path.write_text("\n".join(lines).rstrip("\n") + "\n")
     return path
+
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the non-interactive Agg backend (figures go to files)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt

@@ -1,76 +1,9 @@
 """Reproduction of the S-RLSC paper's USPS experiment (Fan, Gu, Qiao & Zhang 2011, Fig. 7
 and Table 4) on the experiment engine.
 
-Tables (``TABLES``; ``structreg reproduce srlsc [--table fig7|4]``):
-
-* ``fig7`` (aliases ``7``, ``curve``): accuracy on the unlabeled points of ``X1`` against the
-  number ``m`` of labeled points per class, a Markdown/CSV table and the PNG curve;
-* ``4``: accuracy on the held-out (out-of-sample) points for m = 5, 10, 40, 100, 160, beside
-  the paper's Table 4.
-
-Both read the same cells (one per ``(m, draw, method)``, cell-key table ``"usps"``): a cell
-fits one method on one draw of labeled points and measures both accuracies, so running one
-table after the other computes nothing twice.
-
-Protocol (the paper's Sec. 4.2, with what it leaves open fixed here and printed)
---------------------------------------------------------------------------------
-* USPS (the 1,100-per-digit collection): 250 random points per digit (``per_class``), 2,500
-  in all, every sample scaled to unit l2 norm;
-* one random rearrangement (seed 0): 15 % of every class (38 points) is held out for the
-  out-of-sample test, the remaining 212 per class form ``X1``;
-* ``m`` labeled points per class drawn at random from ``X1``; draw ``d`` fixes one random
-  order of every class (seeded by ``d`` only) and labels its first ``m`` points, so the
-  labeled sets of one draw are nested across ``m`` and shared by all methods (the paired
-  t-test compares methods draw by draw);
-* S-RLSC, LapRLSC and GFHF train on all of ``X1`` (labeled + unlabeled), SRC and 1-NN on the
-  labeled points only; accuracy on the unlabeled points of ``X1`` (Fig. 7) and on the
-  held-out points (Table 4);
-* the paper's fixed parameters: ``C_A = 0.005``, ``C_I = 0.01``, Gaussian kernel
-  ``exp(-||x - z||^2 / 0.5^2)`` for S-RLSC and LapRLSC (LapRLSC's ``gamma_A = C_A / l``,
-  ``gamma_I = C_I n^2 / l``: the same weights as S-RLSC's); k = 7 heat-kernel graph for
-  LapRLSC and GFHF (heat width: the mean squared edge length, the paper gives none); SRC
-  error tolerance 0.05;
-* SRC solves one l1 problem per test point (CPU seconds per point on this machine: 0.03
-  with 50 atoms, 0.9 with 400, 1.7 with 1,000, 3 with 1,900), so its two accuracies are
-  measured on random subsets of at most ``src_max_points`` unlabeled and ``src_max_points``
-  held-out points per cell (200 by default; seeded by the draw and m; 0 or None: all
-  points); the report says so.  SRC is most of the cost of the full protocol: about 12 s
-  per point summed over the nine m, i.e. ~7 CPU hours for 5 draws x 400 points (the other
-  methods together need minutes; the exact l1-graph 3-7 min on 2 cores);
-* the paper reports one run (Table 4); here ``draws`` random draws per m (5 by default) give
-  mean ± std and the paired t-test against S-RLSC.
-
-``--quick``: m in {5, 10, 40}, 2 draws, the lasso l1-graph, SRC on at most 20 + 20 points.
-``options.extra``: ``l1_mode`` ("exact" default, "lasso"), ``per_class``, ``m_values``,
-``src_max_points``, ``datasets`` (only "usps" runs), ``cache_dir`` (see below).
-
-Reuse of the data-only work
----------------------------
-* The l1-graph over ``X1`` does not depend on the labels: it is computed once per data
-  subset and mode -- by the tables' ``plan``, in the calling process, with
-  ``options.n_jobs`` workers -- and stored as
-  ``l1graph_usps_<per_class>pc_<mode>_<hash of X1>.npz`` in the cache folder:
-  ``options.extra["cache_dir"]`` if given, else ``$XDG_CACHE_HOME/structreg/l1graph``
-  (``~/.cache/structreg/l1graph``, beside the user data cache; never inside the package).
-  The folder is bound to the cell function with :func:`functools.partial`, *not* put
-  in the cell keys: it does not change any result, so cached results stay valid wherever
-  the graph file lives.  A worker that does not find the file (e.g. a dask worker on another
-  machine) computes the graph itself (same result) and tries to store it.
-* Inside a worker process (joblib and dask keep their workers between cells) S-RLSC and
-  LapRLSC are plain :class:`~structreg.SparseRLSC` / :class:`~structreg.LapRLSC` estimators
-  fitted through :func:`structreg.models.fit_path` with a ``cache`` dict kept per process and
-  data subset (:class:`_Shared`): the kernel feature map of ``X1`` (a pivoted Cholesky of the
-  2,120 x 2,120 Gram matrix, the same for both methods) and LapRLSC's 7-NN heat-graph
-  Laplacian are built once and reused by all the cells of that worker (every m and draw).
-  Only the work that reads no labels is kept between cells (``drop_label_work``): what
-  ``fit_path`` assembles from the labels (the normal equations) is built per cell.  S-RLSC
-  gets the cached l1-graph as its ``graph`` (its penalty ``(I - A)^T (I - A)`` costs about
-  0.02 s a cell).  The fits are ordinary fitted estimators, equal to plain ``fit`` up to
-  rounding (tested).  GFHF keeps its own graph (its out-of-sample width would differ with a
-  precomputed one); SRC and 1-NN depend on the labeled points only.
-
-The paper's other data sets (MIT CBCL, ITS, Extended Yale B and its noisy versions; Figs. 5,
-6, 8, Tables 2, 3, 5-7) are not among structreg's data sets and are listed as skipped.
+``structreg reproduce srlsc [--table fig7|4]``: both tables read the same cells (one per
+``(m, draw, method)``, cell-key table ``"usps"``).  The protocol, ``--quick``, the options and
+the reuse of the data-only work are described in ``docs/reproducing/srlsc.md``.
 """
 
 from __future__ import annotations
@@ -97,7 +30,7 @@ from ..structure.l1graph import l1_graph
 from . import reference
 from .engine import Cell, Options, Plan, Table
 from .protocol import runs_by
-from .report import comparison_table
+from .report import comparison_table, pyplot
 from .store import CellKey
 
 __all__ = [
@@ -366,7 +299,8 @@ def _plan(options: Options, m_filter: Sequence[int] | None) -> Plan:
     context.update(n_x1=len(y1), n_out=len(X_out))
     m_values = [m for m in s["m_values"] if m_filter is None or m in m_filter]
     func = functools.partial(_usps_cell, graph_cache=s["cache_dir"])
-    common = {"v": VERSION, "per_class": s["per_class"]}
+    common = {"paper": PAPER, "table": CELL_TABLE, "dataset": "USPS", "v": VERSION}
+    common["per_class"] = s["per_class"]
     cells = []
     # SRC cells first, the largest m first: the longest cells start early (load balance)
     for method in ("SRC", "S-RLSC", "LapRLSC", "GFHF", "1-NN"):
@@ -377,19 +311,7 @@ def _plan(options: Options, m_filter: Sequence[int] | None) -> Plan:
             if method == "SRC":
                 extra["src_max_points"] = s["src_max_points"]
             for draw in range(s["draws"]):
-                cells.append(
-                    Cell.make(
-                        func,
-                        paper=PAPER,
-                        table=CELL_TABLE,
-                        dataset="USPS",
-                        method=method,
-                        split=draw,
-                        m=m,
-                        **common,
-                        **extra,
-                    )
-                )
+                cells.append(Cell.make(func, method=method, split=draw, m=m, **common, **extra))
     context["m_values"] = m_values
     return Plan(cells, skipped, context=context)
 
@@ -418,12 +340,8 @@ def _intro(plan: Plan, results: dict[CellKey, dict]) -> list[str]:
     if g is None:
         return ["Nothing run: USPS is not available (see below)."]
     src = s["src_max_points"]
-    seconds: dict[str, float] = {}
-    for cell in plan.cells:
-        if cell.key in results:
-            seconds[cell.key.method] = seconds.get(cell.key.method, 0.0) + float(
-                results[cell.key]["seconds"]
-            )
+    runs = runs_by(plan, results, lambda k: k.method)
+    seconds = {method: sum(float(r["seconds"]) for r in rs) for method, rs in runs.items()}
     return [
         f"USPS: {s['per_class']} random points per digit, unit l2 norm; 15 % per class held out "
         f"({plan.context['n_out']} points), X1 = {plan.context['n_x1']} points; m labeled "
@@ -448,11 +366,7 @@ def _intro(plan: Plan, results: dict[CellKey, dict]) -> list[str]:
 
 
 def _curve_figure(path: Path, values: dict[str, dict[str, list]]) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     ms = [int(row.split("=")[1]) for row in values]
     fig, ax = plt.subplots(figsize=(6, 4.5))
     for method in METHODS:

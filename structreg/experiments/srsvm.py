@@ -1,79 +1,13 @@
 """Reproductions of the SRSVM paper (Xue, Chen & Yang, IEEE TNN 22(4), 2011).
 
-``structreg reproduce srsvm [--table T]`` runs these tables (``TABLES``, in this order):
-
-* ``II`` (aliases ``I``, ``xor``, ``fig5``, ``fig6``) -- Tables I-II and Figs. 5-6: the XOR
-  mixture of four Gaussians of 200 points each (Table I); 10 %, ..., 50 % of every Gaussian
-  train, the rest test; training / testing accuracy of SVM, SLMM and SRSVM; the decision
-  boundaries of the first draw at 10 % and 50 % (PNG).
-* ``V`` (alias ``timing``) -- training / testing seconds of SVM, EKM, SLMM, LapSVM and SRSVM
-  on the two-class UCI sets that are available, measured around the final fit and the
-  prediction of the test half (``time.perf_counter`` inside the cell, so a cell's wall time
-  under ``--n-jobs`` does not enter them; other processes on the machine still do).  The
-  test accuracies of the same fits are printed too: the paper's accuracy table (Table IV) was
-  lost from the source text, so they have no reference numbers.
-* ``VI`` -- average numbers of support vectors of the same fits (SLMM: "--", its solution is
-  not an expansion over support vectors, as in the paper).
-* ``VII`` -- numbers of Ward clusters per class (knee of the merge curve) found by SRSVM
-  and SLMM in the same fits, beside the paper's.
-* ``fig9`` (alias ``9``) -- Fig. 9: accuracy of the five methods on COIL-20 (Gm/Pn: m
-  images per object train, the other n test) and USPS (10 %, 20 %, 30 % per digit train).
-* ``fig10`` (aliases ``10``, ``bound``) -- Fig. 10: the eigenvalue bound of Theorem 1
-  (:mod:`structreg.bounds`, theta = 0.05) of the final fits of Table V.
-
-Tables V, VI, VII and fig10 share their cells (one per data set x split x method, keyed
-under table ``"V"``): the store computes each fit once.
-
-**Protocol (the paper's).**  UCI: 10 random splits into two halves, half of every class
-training; features standardised with the training half's statistics.  Gaussian (RBF) kernels
-``exp(-gamma ||x - z||^2)`` for every method, one-vs-rest for more than two classes.  The
-kernel width and the regularisation parameters (``C``, SRSVM's ``lam``, LapSVM's graph
-weight) are chosen from ``{2^-10, ..., 2^10}`` by cross-validation (3-fold, stratified, on
-the training part; the folds depend only on the data set and split).
-
-**Search (``grid="paper"``, the default of the full protocol).**  Coarse to fine on the
-exponents: every combination of ``{-10, -6, -2, 2, 6, 10}``, then the 3^p neighbourhood at
-step 2 around the best point, then at step 1 (ties: the most regularised point, i.e. the
-smallest gamma and C and the largest lam, see ``_search``).  Work is shared across grid
-points: the SVM's kernel, the deformed kernel of SRSVM / LapSVM (it depends on
-``(gamma, lam)`` and not on ``C``: the model is fitted once per fold and ``(gamma, lam)``,
-and libsvm re-runs on its Gram matrix for every ``C``), LapSVM's graphs and EKM's ellipsoid
-are computed once per fold.  LapSVM is parametrised like SRSVM: ``C`` and
-``lam = gamma_I / (n^2 gamma_A)`` (the weight of ``f^T L f`` relative to ``||f||^2``;
-class-wise kNN graphs, 6 neighbours, heat weights), i.e. ``gamma_A = 1 / (2 C l)``.  EKM
-and SLMM, whose semidefinite / cone programs are 10-100x slower, take the SVM's
-cross-validated width; EKM's ``C`` is searched as above (one ellipsoid per fold), SLMM's
-``C`` over ``{2^-4, 2^0, 2^4}`` (3-fold CV; much below 2^-4 the problem becomes unbounded,
-above 2^4 ``rho`` hardly changes).  ``grid="coarse"`` searches the fixed subgrid
-``gamma in 2^{-7,-4,-1}``, ``C in 2^{0,3,6}``, ``lam in 2^{0,3,6}`` (one level) and gives
-SLMM the SVM's ``gamma`` and ``C``.
-
-XOR (Table II): the same search on the raw 2-D inputs (SLMM too); 10 draws of the data (the
-paper does not say how many).  Fig. 9: pixels scaled to [0, 1]; ``grid="coarse"`` in both
-protocols, on a stratified subsample of at most 550 training points (USPS), the final fit
-on all of them; 5 splits (the paper does not say); SLMM on COIL-20 only (20 one-vs-rest
-cone programs of 180-360 points; on USPS, 10 problems of 1100-3300 points are out of reach)
-with the SVM's ``gamma`` and ``C``; EKM on COIL-20 and USPS 10 % only (the ellipsoid of 3300
-images had not finished after 6 minutes; a USPS 10 % cell takes about 2.5 minutes).
-
-**--quick** (under 5 minutes on 2 cores): grid "coarse"; XOR with 2 draws, SLMM at 10 %
-only; UCI: 2 splits of the sets with at most 400 points, EKM and SLMM on automobile and
-sonar only; Fig. 9: 1 split of COIL-20 G9/P63 with SVM, EKM, LapSVM and SRSVM (USPS, with
-its 7700-9900 test images, and SLMM run in the full protocol only).
-
-**Differences from the paper.**  Hepatitis and water are not among structreg's data sets
-(listed as skipped).  Automobile: the 159 rows without missing cells, with the nominal attributes
-one-hot encoded (75 features instead of 25) and the class ``symboling > 0`` vs ``<= 0`` (the
-source does not say how the paper made it binary).  Bupa's class is the ``selector`` field.
-COIL-20 here is 16x16 pixels (the paper resized to 32x32); USPS has 1100 16x16 images per digit
-as in the paper.  The text of Fig. 9 names the COIL-20 settings G9/P63 and G18/P54 only; those
-two are run.  Running times are from this machine (the paper's: a 3.16 GHz Xeon X5460, SeDuMi
-for the cone programs; here libsvm, Clarabel via cvxpy and a Khachiyan ellipsoid solver).
+``structreg reproduce srsvm [--table T]`` runs ``TABLES``: II (XOR toy, Tables I-II and
+Figs. 5-6), V / VI / VII and fig10 (timings, support vectors, Ward clusters and bounds of the
+same UCI fits) and fig9 (COIL-20, USPS).  The protocol, the search, ``--quick`` and the
+differences from the paper are described in ``docs/reproducing/srsvm.md``.
 """
 
 from __future__ import annotations
 
-import csv
 import itertools
 import json
 import time
@@ -97,8 +31,8 @@ from ..solvers.hinge import PrecomputedSVM
 from ..structure import LaplacianPenalty
 from . import reference
 from .engine import Cell, Options, Plan, Table
-from .protocol import seed_from
-from .report import comparison_table, significance_mark, write_markdown
+from .protocol import n_draws, runs_by, seed_from
+from .report import comparison_table, pyplot, significance_mark, write_csv, write_markdown
 from .store import CellKey
 
 __all__ = [
@@ -182,7 +116,7 @@ def _take_per_group(groups: np.ndarray, count: Callable[[int], int], seed: int) 
 
 @cache
 def _two_class(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Features and 0/1 classes of a two-class UCI set (automobile: see the module docstring)."""
+    """Features and 0/1 classes of a two-class UCI set (automobile: docs/reproducing/srsvm.md)."""
     if name == "automobile":
         X, y = load_dataset("automobile", return_X_y=True, missing="drop")
         return X, (np.asarray(y).astype(int) > 0).astype(int)
@@ -591,12 +525,6 @@ def _grid(options: Options, default: str | None = None) -> tuple[str, dict]:
     return grid, GRIDS[grid]
 
 
-def _n_draws(options: Options, kind: str) -> int:
-    if options.draws is not None:
-        return int(options.draws)
-    return (QUICK_SPLITS if options.quick else N_SPLITS)[kind]
-
-
 def _wanted(options: Options, key: str, default: Sequence) -> list:
     chosen = options.extra.get(key)
     if chosen is None:
@@ -606,16 +534,8 @@ def _wanted(options: Options, key: str, default: Sequence) -> list:
 
 
 def _cell(table: str, dataset: str, method: str, split: int, **params) -> Cell:
-    return Cell.make(
-        run_cell,
-        paper=PAPER,
-        table=table,
-        dataset=dataset,
-        method=method,
-        split=split,
-        v=VERSION,
-        **params,
-    )
+    key = {"table": table, "dataset": dataset, "method": method, "split": split}
+    return Cell.make(run_cell, paper=PAPER, v=VERSION, **key, **params)
 
 
 # -- Table II (XOR) ---------------------------------------------------------------------------
@@ -634,7 +554,7 @@ def _slmm_text(plan: Plan) -> str:
 
 def _plan_xor(options: Options) -> Plan:
     grid_name, grid = _grid(options)
-    draws = _n_draws(options, "xor")
+    draws = n_draws(options, QUICK_SPLITS["xor"], N_SPLITS["xor"])
     fractions = [int(f) for f in options.extra.get("fractions", FRACTIONS)]
     methods = _wanted(options, "methods", XOR_METHODS)
     cells, notes = [], []
@@ -642,21 +562,10 @@ def _plan_xor(options: Options) -> Plan:
         for method in methods:
             if method == "SLMM" and options.quick and pct not in QUICK_SLMM_FRACTIONS:
                 continue
-            params = _method_params(method, grid_name)
+            params = {"kind": "xor", "grid": grid, **_method_params(method, grid_name)}
             for split in range(draws):
                 figure = split == 0 and pct in (10, 50)
-                cells.append(
-                    _cell(
-                        "II",
-                        f"XOR {pct}%",
-                        method,
-                        split,
-                        kind="xor",
-                        grid=grid,
-                        figure=figure,
-                        **params,
-                    )
-                )
+                cells.append(_cell("II", f"XOR {pct}%", method, split, figure=figure, **params))
     if options.quick and "SLMM" in methods:
         notes.append(
             f"--quick: SLMM only at {', '.join(f'{p} %' for p in QUICK_SLMM_FRACTIONS)} "
@@ -668,13 +577,9 @@ def _plan_xor(options: Options) -> Plan:
 def _values(plan: Plan, results: dict[CellKey, dict], field: str, row=None):
     """``{row: {method: [value per split]}}`` of the plan's cells (splits in order)."""
     out: dict[str, dict[str, list]] = {}
-    for cell in sorted(plan.cells, key=lambda c: c.key.split):
-        k = cell.key
-        res = results.get(k)
-        if res is None:
-            continue
-        r = row(k) if row else k.dataset
-        out.setdefault(r, {}).setdefault(k.method, []).append(res[field])
+    groups = runs_by(plan, results, lambda k: (row(k) if row else k.dataset, k.method))
+    for (r, method), runs in groups.items():
+        out.setdefault(r, {})[method] = [res[field] for res in runs]
     return out
 
 
@@ -699,21 +604,19 @@ def _report_xor(plan: Plan, results: dict, out: Path, options: Options) -> list[
     train = _values(plan, results, "train_acc", row=lambda k: str(_xor_pct(k.dataset)))
     paper_test = {str(p): {m: v[1] for m, v in row.items()} for p, row in TABLE2.items()}
     lines = ["", "Training accuracy (%) of the same fits: reproduced mean (paper).", ""]
-    lines += ["| % train | " + " | ".join(methods) + " |", "| --- |" + " --- |" * len(methods)]
+    lines += _head("% train", methods)
     rows_csv = []
     for pct, by_method in train.items():
         cells = []
         for m in methods:
             v = by_method.get(m)
             ref = TABLE2.get(int(pct), {}).get(m, (None, None))[0]
-            if v:
-                cells.append(
-                    f"{np.mean(v):.2f} ({ref:.2f})" if ref is not None else f"{np.mean(v):.2f}"
-                )
-                rows_csv.append([pct, m, len(v), f"{np.mean(v):.2f}", f"{np.std(v):.2f}", ref])
-            else:
+            if not v:
                 cells.append("-")
-        lines.append(f"| {pct} | " + " | ".join(cells) + " |")
+                continue
+            cells.append(f"{np.mean(v):.2f}" + (f" ({ref:.2f})" if ref is not None else ""))
+            rows_csv.append([pct, m, len(v), f"{np.mean(v):.2f}", f"{np.std(v):.2f}", ref])
+        lines.append(_row(pct, cells))
     grid_note = _search_text(plan)
     intro = [
         "Four Gaussians of 200 points each (Table I, `make_xor_gaussians`); the given percentage "
@@ -740,14 +643,8 @@ def _report_xor(plan: Plan, results: dict, out: Path, options: Options) -> list[
         ],
         row_label="% train",
     )
-    train_csv = out / f"{PAPER}_II_train.csv"
-    with open(train_csv, "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(
-            ["pct_train", "method", "n_draws", "train_mean", "train_std", "paper_train"]
-        )
-        writer.writerows(rows_csv)
-    paths.append(train_csv)
+    header = "pct_train method n_draws train_mean train_std paper_train".split()
+    paths.append(write_csv(out / f"{PAPER}_II_train.csv", header, rows_csv))
     png = _xor_figure(plan, results, out / f"{PAPER}_II_fig5_fig6.png")
     return paths + ([png] if png else [])
 
@@ -761,11 +658,7 @@ def _xor_figure(plan: Plan, results: dict, path: Path) -> Path | None:
             shown.setdefault(_xor_pct(k.dataset), {})[k.method] = res["grid"]
     if not shown:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     colors = {"SVM": "tab:green", "SLMM": "tab:purple", "SRSVM": "k"}
     styles = {"SVM": "--", "SLMM": "-.", "SRSVM": "-"}
     fig, axes = plt.subplots(len(shown), 2, figsize=(9, 4.2 * len(shown)), squeeze=False)
@@ -801,7 +694,7 @@ def _xor_figure(plan: Plan, results: dict, path: Path) -> Path | None:
 # -- Tables V, VI, VII and Fig. 10 (shared cells) --------------------------------------------
 def _plan_uci(options: Options) -> Plan:
     grid_name, grid = _grid(options)
-    draws = _n_draws(options, "uci")
+    draws = n_draws(options, QUICK_SPLITS["uci"], N_SPLITS["uci"])
     methods = _wanted(options, "methods", METHODS)
     skipped, cells, notes = {}, [], []
     for name in _wanted(options, "datasets", TWO_CLASS_SETS):
@@ -840,10 +733,17 @@ def _uci_intro(plan: Plan) -> list[str]:
     ]
 
 
-def _skipped_lines(plan: Plan) -> list[str]:
+def _tail(plan: Plan) -> list[str]:
+    """Markdown lines after a table: the skipped data sets, then the plan's notes."""
+    lines = [""] + plan.notes if plan.notes else []
     if not plan.skipped:
-        return []
-    return ["", "Not run:", "", *(f"- {name}: {why}" for name, why in plan.skipped.items())]
+        return lines
+    return ["", "Not run:", "", *(f"- {name}: {why}" for name, why in plan.skipped.items()), *lines]
+
+
+def _skipped_rows(plan: Plan, blanks: int) -> list[list]:
+    """CSV rows of the skipped data sets: name, no method, 0 splits, blanks, the reason."""
+    return [[n, "", 0, *[""] * blanks, f"skipped: {r}"] for n, r in plan.skipped.items()]
 
 
 def _warning_lines(plan: Plan, results: dict) -> list[str]:
@@ -862,6 +762,28 @@ def _fmt(v: float | None, digits: int = 2) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
+def _mark(by_method: dict[str, list], method: str) -> str:
+    """The paired t-test mark of ``method`` against SRSVM (none for SRSVM or without it)."""
+    if method == "SRSVM" or "SRSVM" not in by_method:
+        return ""
+    return significance_mark(by_method["SRSVM"], by_method[method])
+
+
+def _head(first: str, columns: Sequence[str]) -> list[str]:
+    """Heading and rule lines of a Markdown table."""
+    return [_row(first, columns), "| --- |" + " --- |" * len(columns)]
+
+
+def _row(first: str, cells: Sequence[str]) -> str:
+    return f"| {first} | " + " | ".join(cells) + " |"
+
+
+def _write(out: Path, stem: str, lines: list[str], header: str, rows: list) -> list[Path]:
+    """``srsvm_<stem>.md`` from ``lines`` and ``.csv`` from the header names and ``rows``."""
+    md = write_markdown(out / f"{PAPER}_{stem}.md", lines)
+    return [md, write_csv(out / f"{PAPER}_{stem}.csv", header.split(), rows)]
+
+
 def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     methods = [m for m in METHODS if m in plan.context["methods"]]
     fit = _values(plan, results, "fit_s")
@@ -878,8 +800,7 @@ def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> li
         "machine still inflate them). Cells: reproduced training / testing seconds (paper's "
         "training / testing seconds on a 3.16 GHz Xeon with SeDuMi for the cone programs).",
         "",
-        "| data set | " + " | ".join(methods) + " |",
-        "| --- |" + " --- |" * len(methods),
+        *_head("data set", methods),
     ]
     rows_csv = []
     avg: dict[str, list] = {m: [] for m in methods}
@@ -895,27 +816,10 @@ def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> li
             avg[m].append((tr, te))
             cells.append(f"{tr:.3f} / {te:.3f}{ref_txt}")
             a = acc[name][m]
-            mark = (
-                significance_mark(acc[name]["SRSVM"], a)
-                if "SRSVM" in acc[name] and m != "SRSVM"
-                else ""
-            )
-            rows_csv.append(
-                [
-                    name,
-                    m,
-                    len(by_method[m]),
-                    f"{tr:.4f}",
-                    f"{te:.4f}",
-                    _fmt(ref[0] if ref else None),
-                    _fmt(ref[1] if ref else None),
-                    f"{np.mean(search[name][m]):.2f}",
-                    f"{np.mean(a):.2f}",
-                    f"{np.std(a):.2f}",
-                    mark,
-                ]
-            )
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+            row = [name, m, len(by_method[m]), f"{tr:.4f}", f"{te:.4f}"]
+            row += [*map(_fmt, ref or (None, None)), f"{np.mean(search[name][m]):.2f}"]
+            rows_csv.append([*row, f"{np.mean(a):.2f}", f"{np.std(a):.2f}", _mark(acc[name], m)])
+        lines.append(_row(name, cells))
     paper_avg = TABLE5_AVERAGE
     cells = []
     for m in methods:
@@ -924,30 +828,25 @@ def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> li
             cells.append(f"{tr:.3f} / {te:.3f} ({paper_avg[m][0]:.2f} / {paper_avg[m][1]:.2f})")
         else:
             cells.append("-")
-    lines.append("| average (sets run) | " + " | ".join(cells) + " |")
+    lines.append(_row("average (sets run)", cells))
     lines += [
         "",
         "The paper's averages are over its 8 sets; ours over the sets run here.",
         "",
         "## Model selection time (s per split, CV search before the final fit)",
         "",
-        "| data set | " + " | ".join(methods) + " |",
-        "| --- |" + " --- |" * len(methods),
+        *_head("data set", methods),
     ]
     for name, by_method in search.items():
-        lines.append(
-            f"| {name} | "
-            + " | ".join(f"{np.mean(by_method[m]):.1f}" if m in by_method else "-" for m in methods)
-            + " |"
-        )
+        means = [f"{np.mean(by_method[m]):.1f}" if m in by_method else "-" for m in methods]
+        lines.append(_row(name, means))
     lines += [
         "",
         "## Test accuracy (%) of the same fits (no reference: the paper's Table IV is lost)",
         "",
         "Reproduced mean ± std over the splits; `*`: differs from SRSVM at 5 % (paired t-test).",
         "",
-        "| data set | " + " | ".join(methods) + " |",
-        "| --- |" + " --- |" * len(methods),
+        *_head("data set", methods),
     ]
     for name, by_method in acc.items():
         cells = []
@@ -956,40 +855,13 @@ def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> li
                 cells.append("-")
                 continue
             v = np.asarray(by_method[m])
-            mark = ""
-            if m != "SRSVM" and "SRSVM" in by_method:
-                mark = significance_mark(by_method["SRSVM"], v)
-            cells.append(f"{v.mean():.2f} ± {v.std():.2f}{mark}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+            cells.append(f"{v.mean():.2f} ± {v.std():.2f}{_mark(by_method, m)}")
+        lines.append(_row(name, cells))
     lines += _warning_lines(plan, results)
-    lines += [*_skipped_lines(plan), *([""] + plan.notes if plan.notes else [])]
-    md = write_markdown(out / f"{PAPER}_V.md", lines)
-    path_csv = out / f"{PAPER}_V.csv"
-    with open(path_csv, "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(
-            [
-                "data_set",
-                "method",
-                "n_splits",
-                "train_s",
-                "test_s",
-                "paper_train_s",
-                "paper_test_s",
-                "search_s",
-                "test_acc_mean",
-                "test_acc_std",
-                "mark_vs_SRSVM",
-            ]
-        )
-        writer.writerows(rows_csv)
-        writer.writerows(
-            [
-                [n, "", 0, "", "", "", "", "", "", "", f"skipped: {r}"]
-                for n, r in plan.skipped.items()
-            ]
-        )
-    return [md, path_csv]
+    lines += _tail(plan)
+    header = "data_set method n_splits train_s test_s paper_train_s paper_test_s search_s"
+    header += " test_acc_mean test_acc_std mark_vs_SRSVM"
+    return _write(out, "V", lines, header, rows_csv + _skipped_rows(plan, 7))
 
 
 def _report_support(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
@@ -1031,8 +903,7 @@ def _report_clusters(plan: Plan, results: dict, out: Path, options: Options) -> 
         "the splits; the paper's column gives its total (per class; its class order is not "
         "stated).",
         "",
-        "| data set | SRSVM split 0 | SRSVM mean | SLMM split 0 | SLMM mean | paper |",
-        "| --- | --- | --- | --- | --- | --- |",
+        *_head("data set", ["SRSVM split 0", "SRSVM mean", "SLMM split 0", "SLMM mean", "paper"]),
     ]
     rows_csv = []
     for name, by_method in clusters.items():
@@ -1042,50 +913,21 @@ def _report_clusters(plan: Plan, results: dict, out: Path, options: Options) -> 
             if not v:
                 cells += ["-", "-"]
                 continue
-            arr = np.asarray(v, dtype=float)
-            first = v[0]
-            mean = arr.mean(axis=0)
+            first, mean = v[0], np.asarray(v, dtype=float).mean(axis=0)
             cells += [
                 f"{sum(first)} ({', '.join(map(str, first))})",
                 f"{mean.sum():.1f} ({', '.join(f'{c:.1f}' for c in mean)})",
             ]
-            rows_csv.append(
-                [
-                    name,
-                    m,
-                    len(v),
-                    sum(first),
-                    *first,
-                    f"{mean.sum():.2f}",
-                    *(f"{c:.2f}" for c in mean),
-                ]
-            )
+            totals = [f"{c:.2f}" for c in (mean.sum(), *mean)]
+            rows_csv.append([name, m, len(v), sum(first), *first, *totals])
         ref = TABLE7.get(name)
         cells.append(f"{sum(ref)} ({ref[0]}, {ref[1]})" if ref else "-")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += [*_skipped_lines(plan), *([""] + plan.notes if plan.notes else [])]
-    md = write_markdown(out / f"{PAPER}_VII.md", lines)
-    path_csv = out / f"{PAPER}_VII.csv"
-    with open(path_csv, "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(
-            [
-                "data_set",
-                "method",
-                "n_splits",
-                "split0_total",
-                "split0_class0",
-                "split0_class1",
-                "mean_total",
-                "mean_class0",
-                "mean_class1",
-            ]
-        )
-        writer.writerows(rows_csv)
-        for name, ref in TABLE7.items():
-            writer.writerow([name, "paper", "", sum(ref), ref[0], ref[1], "", "", ""])
-        writer.writerows([[n, "", 0, f"skipped: {r}"] for n, r in plan.skipped.items()])
-    return [md, path_csv]
+        lines.append(_row(name, cells))
+    lines += _tail(plan)
+    rows_csv += [[n, "paper", "", sum(r), r[0], r[1], "", "", ""] for n, r in TABLE7.items()]
+    header = "data_set method n_splits split0_total split0_class0 split0_class1 mean_total"
+    header += " mean_class0 mean_class1"
+    return _write(out, "VII", lines, header, rows_csv + _skipped_rows(plan, 0))
 
 
 def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
@@ -1107,8 +949,7 @@ def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> li
         "comparable to SRSVM's but the largest on automobile and hepatitis. Its bar heights are "
         "not in the text, so no numbers are compared.",
         "",
-        "| data set | " + " | ".join(methods) + " | smallest |",
-        "| --- |" + " --- |" * (len(methods) + 1),
+        *_head("data set", [*methods, "smallest"]),
     ]
     rows_csv = []
     for name, by_method in raw.items():
@@ -1120,31 +961,17 @@ def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> li
             if not bounds:
                 cells.append("-" if m not in by_method else f"- [{missing}]")
                 continue
-            means[name][m] = float(np.mean(bounds))
-            cells.append(
-                f"{np.mean(bounds):.3f} ± {np.std(bounds):.3f}"
-                + (f" [{missing}]" if missing else "")
-            )
-            rows_csv.append(
-                [name, m, len(bounds), f"{np.mean(bounds):.4f}", f"{np.std(bounds):.4f}"]
-            )
+            mean, std = np.mean(bounds), np.std(bounds)
+            means[name][m] = float(mean)
+            cells.append(f"{mean:.3f} ± {std:.3f}" + (f" [{missing}]" if missing else ""))
+            rows_csv.append([name, m, len(bounds), f"{mean:.4f}", f"{std:.4f}"])
         best = min(means[name], key=means[name].get) if means[name] else "-"
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {best} |")
-    lines += [*_skipped_lines(plan), *([""] + plan.notes if plan.notes else [])]
-    md = write_markdown(out / f"{PAPER}_fig10.md", lines)
-    path_csv = out / f"{PAPER}_fig10.csv"
-    with open(path_csv, "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["data_set", "method", "n_splits", "bound_mean", "bound_std"])
-        writer.writerows(rows_csv)
-        writer.writerows([[n, "", 0, "", f"skipped: {r}"] for n, r in plan.skipped.items()])
-    paths = [md, path_csv]
+        lines.append(_row(name, [*cells, best]))
+    lines += _tail(plan)
+    header = "data_set method n_splits bound_mean bound_std"
+    paths = _write(out, "fig10", lines, header, rows_csv + _skipped_rows(plan, 1))
     if any(means.values()):
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+        plt = pyplot()
         ax = plot_bounds({n: v for n, v in means.items() if v})
         ax.set_title("Fig. 10 (reproduced): bound of Theorem 1, mean over splits", fontsize=9)
         ax.figure.tight_layout()
@@ -1158,11 +985,11 @@ def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> li
 # -- Fig. 9 (COIL-20, USPS) -------------------------------------------------------------------
 def _plan_images(options: Options) -> Plan:
     _, grid = _grid(options, "coarse")
-    draws = _n_draws(options, "image")
+    draws = n_draws(options, QUICK_SPLITS["image"], N_SPLITS["image"])
     sources = _wanted(options, "datasets", sorted({src for src, _ in IMAGE_SETTINGS.values()}))
     chosen = _wanted(options, "settings", list(IMAGE_SETTINGS))
     methods_wanted = _wanted(options, "methods", METHODS)
-    skipped, cells, notes = {}, [], []
+    skipped, cells = {}, []
     available = set(list_datasets())
     for setting in chosen:
         source = IMAGE_SETTINGS[setting][0]
@@ -1183,19 +1010,15 @@ def _plan_images(options: Options) -> Plan:
                 continue
             for split in range(draws):
                 cells.append(_cell("fig9", setting, method, split, kind="image", grid=grid))
-    notes.append(
+    notes = [
         "SLMM on COIL-20 only: on USPS its 10 one-vs-rest cone programs of 1100-3300 points "
-        "(with as many kernel features) are out of reach; it takes the SVM's gamma and C."
-    )
-    notes.append(
+        "(with as many kernel features) are out of reach; it takes the SVM's gamma and C.",
         "EKM on USPS 10 % only: the minimum-volume ellipsoid of 3300 images in the kernel "
         "feature space had not finished after 6 minutes here (at 10 % a fit takes about a "
-        "minute, and so does the remapping of the 9900 test images)."
-    )
-    notes.append(
+        "minute, and so does the remapping of the 9900 test images).",
         f"Model selection on a stratified subsample of at most {IMAGE_CV_MAX} training points "
-        "(USPS), the final fit on the whole training part."
-    )
+        "(USPS), the final fit on the whole training part.",
+    ]
     if options.quick:
         notes.append(
             "--quick: 1 split of COIL-20 G9/P63 with SVM, EKM, LapSVM and SRSVM; USPS (a "
@@ -1243,11 +1066,7 @@ def _report_images(plan: Plan, results: dict, out: Path, options: Options) -> li
         row_label="setting",
     )
     if values:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+        plt = pyplot()
         settings = list(values)
         shown = [m for m in methods if any(m in values[st] for st in settings)]
         fig, ax = plt.subplots(figsize=(2.8 + 1.7 * len(settings), 3.6))
