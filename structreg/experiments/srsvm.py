@@ -729,7 +729,7 @@ def _uci_intro(plan: Plan) -> list[str]:
         "features standardised with the training half's statistics; RBF kernels; "
         f"{_search_text(plan)} (SVM: gamma, C; SRSVM and LapSVM: gamma, lam, C, LapSVM's lam being "
         "the graph weight relative to the RKHS norm, class-wise 6-NN heat graphs; EKM: the "
-        f"SVM's gamma, C by CV; {slmm}). Methods and search: see `structreg.experiments.srsvm`.",
+        f"SVM's gamma, C by CV; {slmm}). Methods and search: see `docs/reproducing/srsvm.md`.",
     ]
 
 
