@@ -130,10 +130,13 @@ class SquareLossPath:
         self.gram_ = G
         self.rhs_ = rhs
         self._Z = Z
-        root = np.sqrt(ca)
-        self._root_loss = root[:, None] * Za  # C^(1/2) Z, C^(1/2) 1, C^(1/2) Y on the rows
-        self._root_weights = root  # with loss: the factors of G and r (see _spectral_grid)
-        self._root_targets = root[:, None] * Y[active]
+        # C^(1/2) Z, C^(1/2) 1, C^(1/2) Y on the rows with loss: the factors of G and r that
+        # _spectral_grid needs, kept only where it can apply (few such rows), so a large
+        # supervised fit holds no second copy of its design
+        self._roots = None
+        if len(active) + 2 <= q / 3:
+            root = np.sqrt(ca)
+            self._roots = (root[:, None] * Za, root, root[:, None] * Y[active])
         self._complement: tuple | None = None  # see _design_complement
         self.projected_ = [
             design_penalty_gram(Z, M, fit_intercept=fit_intercept) for M in penalties
@@ -366,13 +369,12 @@ class SquareLossPath:
         identity ``S^{-1} U~ = D^{-1} U~ K^{-1}`` with the SPD ``K = I + U~^T D^{-1} U~``
         (l x l) gives them without cancellation; only the penalty's own bias column ``e``
         (zero for Laplacians) needs the general Woodbury formula."""
-        U = self._root_loss  # (l, p) = C^(1/2) Z on the rows with loss
-        u0, s_root = self._root_weights, self._root_targets  # C^(1/2) 1, C^(1/2) Y
+        if self._roots is None or not self.projected_:
+            return
+        U, u0, s_root = self._roots  # C^(1/2) Z (l, p), C^(1/2) 1, C^(1/2) Y
         p = self.n_features_
         q = p + int(self.fit_intercept)
         l_active = U.shape[0]
-        if not self.projected_ or l_active + 2 > q / 3:
-            return
         direction = next((np.asarray(w) for _, w in settings if any(w)), None)
         if direction is None:
             return
