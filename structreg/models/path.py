@@ -70,6 +70,12 @@ def _key(value: Any) -> Any:
     return value
 
 
+def _structure_key(point: Mapping, path_params) -> tuple:
+    """The point's parameters other than the weights: grid points with equal keys share the
+    feature map, the penalty matrices and (hinge loss) possibly the deformed kernel."""
+    return tuple(sorted((k, _key(v)) for k, v in point.items() if k not in path_params))
+
+
 def _shares_factorisation(estimator: StructuralClassifier) -> bool:
     return (
         isinstance(estimator, StructuralClassifier)
@@ -231,7 +237,7 @@ def fit_path(
     path_params = set(estimator._path_params)
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, point in enumerate(candidates):
-        key = tuple(sorted((k, _key(v)) for k, v in point.items() if k not in path_params))
+        key = _structure_key(point, path_params)
         groups[key].append(i)
     out: list[Any] = [None] * len(candidates)
     cache = {} if cache is None else cache
@@ -292,7 +298,7 @@ def _hinge_path(estimator, X, y, candidates, unlabeled, warn, errors) -> list:
     out: list[Any] = [None] * len(candidates)
     refs: dict[tuple, list] = defaultdict(list)  # structure -> [(key, fitted, cache)]
     for i, point in enumerate(candidates):
-        structure = tuple(sorted((k, _key(v)) for k, v in point.items() if k not in path_params))
+        structure = _structure_key(point, path_params)
         try:
             shared = _sharing(refs[structure], point, path_params)
         except Exception as exc:  # an invalid weight
@@ -340,9 +346,7 @@ def _refit_svm(cand, ref, grams: dict, X):
 
 def _shared_fit(base, X, y, unlabeled, path_params, cache: dict, labels: str) -> _SharedFit:
     """The group's :class:`_SharedFit`, from ``cache`` when it holds it for these labels."""
-    key = tuple(
-        sorted((k, _key(v)) for k, v in base.get_params(deep=False).items() if k not in path_params)
-    )
+    key = _structure_key(base.get_params(deep=False), path_params)
     if ("group", key, labels) not in cache:
         cache["group", key, labels] = _SharedFit(base, X, y, unlabeled, cache, labels)
     return cache["group", key, labels]

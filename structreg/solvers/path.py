@@ -61,6 +61,14 @@ restricted system is nearly singular itself, its minimum-norm solution depends o
 eigenvalues count as zero, and the eigendecomposition of the whole system decides as before."""
 
 
+def _add_weighted(H: np.ndarray, weights, parts) -> np.ndarray:
+    """``H += sum_k w_k parts_k`` in place (zero weights skipped); returns H."""
+    for w, P in zip(weights, parts, strict=True):
+        if w != 0:
+            H += w * P
+    return H
+
+
 class SquareLossPath:
     """The parts of the square-loss normal equations, assembled once for many weights.
 
@@ -157,11 +165,7 @@ class SquareLossPath:
         return H
 
     def _penalised(self, weights: list[float]) -> np.ndarray:
-        H = self.gram_.copy()
-        for w, P in zip(weights, self.projected_, strict=True):
-            if w != 0:
-                H += w * P
-        return H
+        return _add_weighted(self.gram_.copy(), weights, self.projected_)
 
     def _solution(self, x, how, convex, singular) -> LeastSquaresSolution:
         p = self.n_features_
@@ -204,10 +208,7 @@ class SquareLossPath:
         complement = self._design_complement() if ridge == 0 else None
         if complement is not None:  # singular on the design's null space, whatever the weights
             W, G_r, P_r, r_r = complement
-            H_r = G_r.copy()
-            for w, P in zip(weights, P_r, strict=True):
-                if w != 0:
-                    H_r += w * P
+            H_r = _add_weighted(G_r.copy(), weights, P_r)
             x_r = cholesky_solve(H_r, r_r, PROJECTED_MIN_RCOND)
             if x_r is not None:
                 return W @ x_r, "projected-cholesky", True, True
@@ -415,8 +416,4 @@ class SquareLossPath:
             out[i] = self._solution(x, "spectral-path", True, False)
 
     def _penalised_only(self, weights) -> np.ndarray:
-        P = np.zeros_like(self.gram_)
-        for w, Pk in zip(weights, self.projected_, strict=True):
-            if w != 0:
-                P += w * Pk
-        return P
+        return _add_weighted(np.zeros_like(self.gram_), weights, self.projected_)
