@@ -105,12 +105,16 @@ class _SharedFit:
         self.penalties = [penalty for _, penalty in terms]
         self.matrices = [self._build(p, X, memo) for p in self.penalties]
         Y = pm_one_targets(self.y_codes, self.labeled, len(est.classes_))
+        # what depends on the design alone is shared by the groups on one feature map (the
+        # entry holds Z, so its id is not reused while the memo lives)
+        design = memo.setdefault(("design", id(self.Z), est._fit_intercept()), {"Z": self.Z})
         self.path = SquareLossPath(
             self.Z,
             Y,
             est._loss_weights(self.labeled),
             self.matrices,
             fit_intercept=est._fit_intercept(),
+            design_cache=design,
         )
 
     def _build(self, penalty, X, memo: dict):
@@ -355,8 +359,16 @@ def _shared_fit(base, X, y, unlabeled, path_params, cache: dict, labels: str) ->
 def drop_label_work(cache: dict) -> None:
     """Remove from a :func:`fit_path` ``cache`` what was built for particular labels (the
     assembled systems, label-reading penalties), keeping the feature maps and the penalties
-    that read only X: for a cache reused over many label draws of one X without growing."""
-    for key in [k for k in cache if k[0] == "group" or (k[0] == "penalty" and k[2] is not None)]:
+    that read only X (and what depends on a cached feature map's design alone): for a cache
+    reused over many label draws of one X without growing."""
+    held = {id(v[1]) for k, v in cache.items() if k[0] == "feature_map"}
+    for key in [
+        k
+        for k in cache
+        if k[0] == "group"
+        or (k[0] == "penalty" and k[2] is not None)
+        or (k[0] == "design" and k[1] not in held)
+    ]:
         del cache[key]
 
 

@@ -84,6 +84,10 @@ class SquareLossPath:
         The symmetric ``M_k`` (n x n), unweighted; None entries contribute nothing.
     fit_intercept : bool, default=False
         Add the unpenalised bias ``b``.
+    design_cache : dict, optional
+        Shared by paths built on the same design ``Z`` and ``fit_intercept`` (e.g. one kernel
+        factor with several graphs): what depends on the design alone -- the basis of the
+        complement of its null space, an eigendecomposition of ``A^T A`` -- is computed once.
 
     Attributes
     ----------
@@ -116,6 +120,7 @@ class SquareLossPath:
         penalties: Sequence = (),
         *,
         fit_intercept: bool = False,
+        design_cache: dict | None = None,
     ) -> None:
         Z = dense_array(Z)
         Y = np.asarray(Y, dtype=float)
@@ -146,6 +151,7 @@ class SquareLossPath:
             root = np.sqrt(ca)
             self._roots = (root[:, None] * Za, root, root[:, None] * Y[active])
         self._complement: tuple | None = None  # see _design_complement
+        self._design_cache = {} if design_cache is None else design_cache
         self.projected_ = [
             design_penalty_gram(Z, M, fit_intercept=fit_intercept) for M in penalties
         ]
@@ -227,20 +233,12 @@ class SquareLossPath:
         ``q eps max``, the threshold of the eigendecomposition solve), or None when the design
         has full column rank."""
         if self._complement is None:
-            Z = self._Z
-            p = self.n_features_
-            q = p + int(self.fit_intercept)
-            T = np.empty((q, q))
-            T[:p, :p] = Z.T @ Z
-            if self.fit_intercept:
-                T[:p, p] = T[p, :p] = Z.sum(axis=0)
-                T[p, p] = Z.shape[0]
-            lam, U = eigh(T, check_finite=False)
-            keep = lam > q * np.finfo(float).eps * max(float(lam[-1]), 1e-300)
-            if keep.all():
+            W = self._design_cache.get("complement_basis", False)
+            if W is False:
+                W = self._design_cache["complement_basis"] = self._complement_basis()
+            if W is None:
                 self._complement = (None,)
             else:
-                W = U[:, keep]
                 self._complement = (
                     W,
                     W.T @ self.gram_ @ W,
@@ -248,6 +246,21 @@ class SquareLossPath:
                     W.T @ self.rhs_,
                 )
         return None if self._complement[0] is None else self._complement
+
+    def _complement_basis(self) -> np.ndarray | None:
+        """Orthonormal basis of the complement of the design's numerical null space (None
+        when the design has full column rank)."""
+        Z = self._Z
+        p = self.n_features_
+        q = p + int(self.fit_intercept)
+        T = np.empty((q, q))
+        T[:p, :p] = Z.T @ Z
+        if self.fit_intercept:
+            T[:p, p] = T[p, :p] = Z.sum(axis=0)
+            T[p, p] = Z.shape[0]
+        lam, U = eigh(T, check_finite=False)
+        keep = lam > q * np.finfo(float).eps * max(float(lam[-1]), 1e-300)
+        return None if keep.all() else U[:, keep]
 
     def ridge_path(
         self,

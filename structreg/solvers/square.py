@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import cho_factor, cho_solve, eigh, lapack
+from scipy.linalg import eigh, lapack
 
 from .. import _chunks
 from .cg import conjugate_gradient
@@ -193,16 +193,19 @@ def cholesky_solve(
     H: np.ndarray, rhs: np.ndarray, min_rcond: float | None = None
 ) -> np.ndarray | None:
     """``H^{-1} rhs`` by Cholesky if H is safely positive definite (reciprocal condition
-    number above ``min_rcond``, default ``p eps``), else None."""
+    number above ``min_rcond``, default ``p eps``), else None.  H is read, not changed (LAPACK
+    ``?potrf`` / ``?pocon`` / ``?potrs`` on one copy; no finiteness scan: callers pass
+    assembled, finite systems)."""
     p = H.shape[0]
-    try:
-        c, low = cho_factor(H, lower=False, check_finite=False)
-    except np.linalg.LinAlgError:
+    anorm = float(np.abs(H).sum(axis=0).max(initial=0.0))
+    c, info = lapack.dpotrf(H, lower=0, clean=0)
+    if info != 0:
         return None
-    rcond, info = lapack.dpocon(c, float(np.max(np.sum(np.abs(H), axis=0))))
+    rcond, info = lapack.dpocon(c, anorm)
     if info != 0 or rcond <= (p * np.finfo(float).eps if min_rcond is None else min_rcond):
         return None
-    return cho_solve((c, low), rhs, check_finite=False)
+    x, info = lapack.dpotrs(c, rhs, lower=0)
+    return x if info == 0 else None
 
 
 def ldl_solve(
