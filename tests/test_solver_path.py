@@ -213,6 +213,23 @@ def test_a_rank_deficient_design_is_solved_on_its_complement(rng):
         np.testing.assert_allclose(x, np.linalg.pinv(H) @ path.rhs_, atol=1e-8)
 
 
+def test_paths_on_one_design_share_its_complement(rng):
+    Z0 = rng.normal(size=(12, 3))
+    Zb = np.hstack([Z0, np.ones((12, 1))])  # the bias in the span of the features
+    Y, c = rng.normal(size=(12, 1)), np.full(12, 1 / 12)
+    design: dict = {}
+    graphs = [sp.diags(rng.uniform(0.1, 1.0, 12)).tocsr() for _ in range(2)]
+    paths = [SquareLossPath(Zb, Y, c, [M], fit_intercept=True, design_cache=design) for M in graphs]
+    for path, M in zip(paths, graphs):
+        shared = path.solve(0.0, [0.3])
+        alone = SquareLossPath(Zb, Y, c, [M], fit_intercept=True).solve(0.0, [0.3])
+        assert shared.factorization.startswith("projected")
+        np.testing.assert_array_equal(shared.coef, alone.coef)
+    basis = design["complement_basis"]
+    assert basis.shape == (5, 4)
+    assert all(p._design_complement()[0] is basis for p in paths)  # computed once
+
+
 def test_ridge_path_auto_switches_to_one_eigendecomposition_when_singular(rng):
     Z = rng.normal(size=(12, 3))  # full-rank design; the loss minus the penalty is singular
     Y, c = rng.normal(size=(12, 1)), np.full(12, 1 / 12)
