@@ -46,12 +46,20 @@ from .square import (
     warn_nonconvex,
 )
 
-__all__ = ["EIGH_PER_CHOLESKY", "SquareLossPath"]
+__all__ = ["EIGH_PER_CHOLESKY", "RIDGE_PATH_MIN_RIDGES", "SquareLossPath"]
 
 EIGH_PER_CHOLESKY = 24
-"""Ridges from which :meth:`SquareLossPath.ridge_path` prefers one eigendecomposition to a
-Cholesky factorisation per ridge: LAPACK's symmetric eigensolver took 14-49 times a Cholesky
-factorisation of the same matrix (q = 150..1500, one thread, this project's 2-core machines)."""
+"""Settings from which :meth:`SquareLossPath.solve_grid` tries its one-eigendecomposition
+grid: LAPACK's symmetric eigensolver took 14-49 times a Cholesky factorisation of the same
+matrix (q = 150..1500, one thread, this project's 2-core machines)."""
+
+RIDGE_PATH_MIN_RIDGES = 10
+"""Ridges from which :meth:`SquareLossPath.ridge_path` (``method="auto"``) solves them all from
+one eigendecomposition.  Lower than :data:`EIGH_PER_CHOLESKY`: a solve per ridge also pays the
+assembly, the condition estimate and the bookkeeping of a point, O(q^2) each; the supervised
+LapRLSC search of ``structreg reproduce drlsc`` (21 ridges per graph weight, q ~ 500) took
+10-11.6 s with one eigendecomposition per graph weight against 15.6-16.1 s with a Cholesky
+factorisation per ridge, choosing the same parameters."""
 
 
 PROJECTED_MIN_RCOND = float(np.sqrt(np.finfo(float).eps))
@@ -200,10 +208,11 @@ class SquareLossPath:
         the design ``A`` has a numerical null space (e.g. the bias column lies in the span of
         a full-rank kernel factor), every ``A^T X A`` part vanishes on it, so H is singular
         whatever the weights, and its minimum-norm solution is the solution of the system
-        restricted to the complement ``W``, ``x = W (W^T H W)^{-1} W^T r`` (the parts
-        ``W^T G W``, ``W^T P_k W`` are built once), factored by Cholesky or Bunch-Kaufman when
-        its reciprocal condition number exceeds :data:`PROJECTED_MIN_RCOND`.  Otherwise
-        Bunch-Kaufman on H, then the eigendecomposition with a pseudo-inverse, as
+        restricted to the complement, ``x = V (V^T H V)^{-1} V^T r`` (the parts ``V^T G V``,
+        ``V^T P_k V`` are built once), factored by Cholesky or Bunch-Kaufman when its
+        reciprocal condition number exceeds :data:`PROJECTED_MIN_RCOND` (V: an orthonormal
+        basis of the complement).  Otherwise Bunch-Kaufman on H, then the eigendecomposition
+        with a pseudo-inverse, as
         :func:`~structreg.solvers.square.solve_symmetric`."""
         H = 0.5 * (H + H.T)
         if H.shape[0] == 0:
@@ -213,14 +222,14 @@ class SquareLossPath:
             return x, "cholesky", True, False
         complement = self._design_complement() if ridge == 0 else None
         if complement is not None:  # singular on the design's null space, whatever the weights
-            W, G_r, P_r, r_r = complement
+            V, G_r, P_r, r_r = complement
             H_r = _add_weighted(G_r.copy(), weights, P_r)
             x_r = cholesky_solve(H_r, r_r, PROJECTED_MIN_RCOND)
             if x_r is not None:
-                return W @ x_r, "projected-cholesky", True, True
+                return V @ x_r, "projected-cholesky", True, True
             ldl = ldl_solve(H_r, r_r, PROJECTED_MIN_RCOND)
             if ldl is not None:
-                return W @ ldl[0], "projected-ldl", ldl[1] == 0, True
+                return V @ ldl[0], "projected-ldl", ldl[1] == 0, True
         ldl = ldl_solve(H, self.rhs_)
         if ldl is not None:
             return ldl[0], "ldl", ldl[1] == 0, False
@@ -228,28 +237,34 @@ class SquareLossPath:
         return x, "eigh", psd, singular
 
     def _design_complement(self) -> tuple | None:
-        """``(W, W^T G W, [W^T P_k W], W^T r)`` for an orthonormal basis W of the
-        complement of the design's null space (eigenvalues of ``A^T A`` at most
-        ``q eps max``, the threshold of the eigendecomposition solve), or None when the design
-        has full column rank."""
+        """``(V, V^T G V, [V^T P_k V], V^T r)`` for the orthonormal basis V of the complement
+        of the design's null space (:meth:`_complement_basis`), or None when the design has
+        full column rank."""
         if self._complement is None:
-            W = self._design_cache.get("complement_basis", False)
-            if W is False:
-                W = self._design_cache["complement_basis"] = self._complement_basis()
-            if W is None:
+            V = self._design_cache.get("complement_basis", False)
+            if V is False:
+                V = self._design_cache["complement_basis"] = self._complement_basis()
+            if V is None:
                 self._complement = (None,)
             else:
                 self._complement = (
-                    W,
-                    W.T @ self.gram_ @ W,
-                    [W.T @ P @ W for P in self.projected_],
-                    W.T @ self.rhs_,
+                    V,
+                    V.T @ self.gram_ @ V,
+                    [V.T @ P @ V for P in self.projected_],
+                    V.T @ self.rhs_,
                 )
         return None if self._complement[0] is None else self._complement
 
     def _complement_basis(self) -> np.ndarray | None:
-        """Orthonormal basis of the complement of the design's numerical null space (None
-        when the design has full column rank)."""
+        """The eigenvectors of ``A^T A`` whose eigenvalues exceed ``q eps max`` (the threshold
+        of the eigendecomposition solve): an orthonormal basis of the complement of the
+        design's numerical null space; None when the design has full column rank.
+
+        (Scaling them by the design's singular values, so that the restricted system is
+        conditioned like the loss and penalties alone, would spare the eigendecomposition that
+        ill-conditioned kernel factors now fall back to; but the eigenvectors at the rank
+        threshold are not accurate enough for it: a redundant linear feature then gets a
+        spurious direction, with an indefinite system at ``eta = 1``.)"""
         Z = self._Z
         p = self.n_features_
         q = p + int(self.fit_intercept)
@@ -276,9 +291,8 @@ class SquareLossPath:
         (``factorization="eigh-path"``); eigenvalues of the ridge-shifted system within
         ``q eps max|lambda|`` of zero are treated as zero (minimum-norm solution, as in a single
         fit).  ``"factor"``: :meth:`solve` per ridge (a Cholesky or Bunch-Kaufman
-        factorisation each).  ``"auto"``: an eigendecomposition costs about as much as
-        :data:`EIGH_PER_CHOLESKY` such factorisations, so it is used for that many ridges or
-        more, and as soon as one ridge's system is numerically singular (its single solve needs
+        factorisation each).  ``"auto"``: the eigendecomposition for
+        :data:`RIDGE_PATH_MIN_RIDGES` ridges or more, and as soon as one ridge's system is numerically singular (its single solve needs
         an eigendecomposition anyway); otherwise one factorisation per ridge.
 
         Returns one :class:`~structreg.solvers.LeastSquaresSolution` per ridge, in order.
@@ -286,7 +300,7 @@ class SquareLossPath:
         if method not in ("auto", "eigh", "factor"):
             raise ValueError(f"method must be 'auto', 'eigh' or 'factor', got {method!r}")
         ridges = [float(r) for r in ridges]
-        if method == "factor" or (method == "auto" and len(ridges) < EIGH_PER_CHOLESKY):
+        if method == "factor" or (method == "auto" and len(ridges) < RIDGE_PATH_MIN_RIDGES):
             out: list[LeastSquaresSolution] = []
             for i, ridge in enumerate(ridges):
                 sol = self.solve(ridge, weights, warn=warn)
