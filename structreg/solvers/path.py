@@ -292,8 +292,9 @@ class SquareLossPath:
         ``q eps max|lambda|`` of zero are treated as zero (minimum-norm solution, as in a single
         fit).  ``"factor"``: :meth:`solve` per ridge (a Cholesky or Bunch-Kaufman
         factorisation each).  ``"auto"``: the eigendecomposition for
-        :data:`RIDGE_PATH_MIN_RIDGES` ridges or more, and as soon as one ridge's system is numerically singular (its single solve needs
-        an eigendecomposition anyway); otherwise one factorisation per ridge.
+        :data:`RIDGE_PATH_MIN_RIDGES` ridges or more, and as soon as one ridge's system is
+        numerically singular (its single solve needs an eigendecomposition anyway); otherwise
+        one factorisation per ridge.
 
         Returns one :class:`~structreg.solvers.LeastSquaresSolution` per ridge, in order.
         """
