@@ -225,9 +225,27 @@ def test_paths_on_one_design_share_its_complement(rng):
         alone = SquareLossPath(Zb, Y, c, [M], fit_intercept=True).solve(0.0, [0.3])
         assert shared.factorization.startswith("projected")
         np.testing.assert_array_equal(shared.coef, alone.coef)
-    basis = design["complement_basis"]
-    assert basis.shape == (5, 4)
-    assert all(p._design_complement()[0] is basis for p in paths)  # computed once
+    V, AV = design["complement_basis"]
+    assert V.shape == (5, 4)
+    np.testing.assert_allclose(AV.T @ AV, np.eye(4), atol=1e-10)  # A V orthonormal
+    assert all(p._design_complement()[0] is V for p in paths)  # computed once
+
+
+def test_an_ill_conditioned_full_row_rank_design_gets_the_exact_restricted_solution(rng):
+    # a smooth kernel's factor: singular values over six decades, the bias in its span; the
+    # outputs f = A x are then free, and the objective's minimiser is f = (I + w L)^{-1} Y
+    n = 30
+    Q1, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    Q2, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    Z = Q1 @ np.diag(np.logspace(0, -6, n)) @ Q2
+    Y, c = rng.normal(size=(n, 2)), np.ones(n)
+    W = sp.random(n, n, density=0.2, random_state=3)
+    L = (sp.diags(np.asarray((W + W.T).sum(axis=1)).ravel()) - W - W.T).toarray()
+    path = SquareLossPath(Z, Y, c, [L], fit_intercept=True)
+    sol = path.solve(0.0, [0.7])
+    assert sol.factorization == "projected-cholesky" and sol.singular
+    f = Z @ sol.coef + sol.intercept
+    np.testing.assert_allclose(f, np.linalg.solve(np.eye(n) + 0.7 * L, Y), atol=1e-7)
 
 
 def test_ridge_path_auto_switches_to_one_eigendecomposition_when_singular(rng):

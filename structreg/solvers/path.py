@@ -160,8 +160,10 @@ class SquareLossPath:
             self._roots = (root[:, None] * Za, root, root[:, None] * Y[active])
         self._complement: tuple | None = None  # see _design_complement
         self._design_cache = {} if design_cache is None else design_cache
+        self._penalties = list(penalties)
+        self._loss_rows = (active, ca, CY)
         self.projected_ = [
-            design_penalty_gram(Z, M, fit_intercept=fit_intercept) for M in penalties
+            design_penalty_gram(Z, M, fit_intercept=fit_intercept) for M in self._penalties
         ]
 
     # -- assembly ----------------------------------------------------------------------------
@@ -208,11 +210,14 @@ class SquareLossPath:
         the design ``A`` has a numerical null space (e.g. the bias column lies in the span of
         a full-rank kernel factor), every ``A^T X A`` part vanishes on it, so H is singular
         whatever the weights, and its minimum-norm solution is the solution of the system
-        restricted to the complement, ``x = V (V^T H V)^{-1} V^T r`` (the parts ``V^T G V``,
-        ``V^T P_k V`` are built once), factored by Cholesky or Bunch-Kaufman when its
-        reciprocal condition number exceeds :data:`PROJECTED_MIN_RCOND` (V: an orthonormal
-        basis of the complement).  Otherwise Bunch-Kaufman on H, then the eigendecomposition
-        with a pseudo-inverse, as
+        restricted to the complement, ``x = V (V^T H V)^{-1} V^T r``, factored by Cholesky or
+        Bunch-Kaufman when its reciprocal condition number exceeds
+        :data:`PROJECTED_MIN_RCOND`.  V is scaled so that ``A V`` has orthonormal columns and
+        the restricted parts are built once from ``A V`` itself (:meth:`_design_complement`):
+        the restricted system ``(AV)^T (C + sum_k w_k M_k) (AV)`` is then conditioned like the
+        loss and penalties on the design's range, not squared by the spread of the design's
+        singular values (a smooth kernel's factor spans 1e7 of them).  Otherwise
+        Bunch-Kaufman on H, then the eigendecomposition with a pseudo-inverse, as
         :func:`~structreg.solvers.square.solve_symmetric`."""
         H = 0.5 * (H + H.T)
         if H.shape[0] == 0:
@@ -237,34 +242,37 @@ class SquareLossPath:
         return x, "eigh", psd, singular
 
     def _design_complement(self) -> tuple | None:
-        """``(V, V^T G V, [V^T P_k V], V^T r)`` for the orthonormal basis V of the complement
-        of the design's null space (:meth:`_complement_basis`), or None when the design has
-        full column rank."""
+        """``(V, (AV)^T C (AV), [(AV)^T M_k (AV)], (AV)^T C Y)`` for the scaled basis V of the
+        complement of the design's null space (:meth:`_complement_basis`), or None when the
+        design has full column rank.  The parts come from ``A V`` directly: forming them as
+        ``V^T G V`` from the Gram matrix would lose the small singular values' digits."""
         if self._complement is None:
-            V = self._design_cache.get("complement_basis", False)
-            if V is False:
-                V = self._design_cache["complement_basis"] = self._complement_basis()
-            if V is None:
+            basis = self._design_cache.get("complement_basis", False)
+            if basis is False:
+                basis = self._design_cache["complement_basis"] = self._complement_basis()
+            if basis is None:
                 self._complement = (None,)
             else:
+                V, AV = basis
+                active, ca, CY = self._loss_rows
+                AVa = AV[active]
                 self._complement = (
                     V,
-                    V.T @ self.gram_ @ V,
-                    [V.T @ P @ V for P in self.projected_],
-                    V.T @ self.rhs_,
+                    AVa.T @ (ca[:, None] * AVa),
+                    [design_penalty_gram(AV, M, fit_intercept=False) for M in self._penalties],
+                    AVa.T @ CY,
                 )
         return None if self._complement[0] is None else self._complement
 
-    def _complement_basis(self) -> np.ndarray | None:
-        """The eigenvectors of ``A^T A`` whose eigenvalues exceed ``q eps max`` (the threshold
-        of the eigendecomposition solve): an orthonormal basis of the complement of the
-        design's numerical null space; None when the design has full column rank.
+    def _complement_basis(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(V, A V)`` with ``V = U_+ Lambda_+^{-1/2}`` from ``A^T A = U Lambda U^T``, ``U_+``
+        the eigenvectors whose eigenvalues exceed ``q eps max`` (the threshold of the
+        eigendecomposition solve); None when the design has full column rank.
 
-        (Scaling them by the design's singular values, so that the restricted system is
-        conditioned like the loss and penalties alone, would spare the eigendecomposition that
-        ill-conditioned kernel factors now fall back to; but the eigenvectors at the rank
-        threshold are not accurate enough for it: a redundant linear feature then gets a
-        spurious direction, with an indefinite system at ``eta = 1``.)"""
+        ``A V`` is computed from A, and each column divided by the eigenvalue's square root
+        (not by its own computed norm): a direction that only rounding put above the threshold
+        (e.g. a redundant linear feature) then gets a column near zero, which the restricted
+        system's condition estimate rejects, instead of a unit column of rounding noise."""
         Z = self._Z
         p = self.n_features_
         q = p + int(self.fit_intercept)
@@ -275,7 +283,13 @@ class SquareLossPath:
             T[p, p] = Z.shape[0]
         lam, U = eigh(T, check_finite=False)
         keep = lam > q * np.finfo(float).eps * max(float(lam[-1]), 1e-300)
-        return None if keep.all() else U[:, keep]
+        if keep.all():
+            return None
+        V = U[:, keep] / np.sqrt(lam[keep])
+        AV = Z @ V[:p]
+        if self.fit_intercept:
+            AV += V[p]
+        return V, AV
 
     def ridge_path(
         self,
