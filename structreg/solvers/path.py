@@ -216,18 +216,21 @@ class SquareLossPath:
         the restricted parts are built once from ``A V`` itself (:meth:`_design_complement`):
         the restricted system ``(AV)^T (C + sum_k w_k M_k) (AV)`` is then conditioned like the
         loss and penalties on the design's range, not squared by the spread of the design's
-        singular values (a smooth kernel's factor spans 1e7 of them).  Otherwise
-        Bunch-Kaufman on H, then the eigendecomposition with a pseudo-inverse, as
+        singular values (a smooth kernel's factor spans 1e7 of them).  Without a ridge the
+        complement is therefore looked for first (once per design), and H itself, singular
+        then, is not factored.  Otherwise Cholesky, Bunch-Kaufman on H, then the
+        eigendecomposition with a pseudo-inverse, as
         :func:`~structreg.solvers.square.solve_symmetric`."""
         H = 0.5 * (H + H.T)
         if H.shape[0] == 0:
             return solve_symmetric(H, self.rhs_)
-        x = cholesky_solve(H, self.rhs_)
-        if x is not None:
-            return x, "cholesky", True, False
         complement = self._design_complement() if ridge == 0 else None
-        if complement is not None:  # singular on the design's null space, whatever the weights
-            V, G_r, P_r, r_r = complement
+        if complement is None:
+            x = cholesky_solve(H, self.rhs_)
+            if x is not None:
+                return x, "cholesky", True, False
+        else:  # singular on the design's null space, whatever the weights: no factorisation
+            V, G_r, P_r, r_r = complement  # of H itself can pass its condition estimate
             H_r = _add_weighted(G_r.copy(), weights, P_r)
             x_r = cholesky_solve(H_r, r_r, PROJECTED_MIN_RCOND)
             if x_r is not None:
@@ -235,9 +238,10 @@ class SquareLossPath:
             ldl = ldl_solve(H_r, r_r, PROJECTED_MIN_RCOND)
             if ldl is not None:
                 return V @ ldl[0], "projected-ldl", ldl[1] == 0, True
-        ldl = ldl_solve(H, self.rhs_)
-        if ldl is not None:
-            return ldl[0], "ldl", ldl[1] == 0, False
+        if complement is None:
+            ldl = ldl_solve(H, self.rhs_)
+            if ldl is not None:
+                return ldl[0], "ldl", ldl[1] == 0, False
         x, psd, singular = eigh_solve(H, self.rhs_)
         return x, "eigh", psd, singular
 
