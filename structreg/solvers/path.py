@@ -162,15 +162,25 @@ class SquareLossPath:
         self._design_cache = {} if design_cache is None else design_cache
         self._penalties = list(penalties)
         self._loss_rows = (active, ca, CY)
-        self.projected_ = [
-            design_penalty_gram(Z, M, fit_intercept=fit_intercept) for M in self._penalties
-        ]
+        self._projected: list[np.ndarray] | None = None
+
+    @property
+    def projected_(self) -> list[np.ndarray]:
+        """``A^T M_k A`` per penalty, built on first use (a system solved on the complement
+        of the design's null space never needs them)."""
+        if self._projected is None:
+            self._projected = [
+                design_penalty_gram(self._Z, M, fit_intercept=self.fit_intercept)
+                for M in self._penalties
+            ]
+        return self._projected
 
     # -- assembly ----------------------------------------------------------------------------
     def _weights(self, weights: Sequence[float] | None) -> list[float]:
-        w = [1.0] * len(self.projected_) if weights is None else [float(v) for v in weights]
-        if len(w) != len(self.projected_):
-            raise ValueError(f"got {len(w)} penalty weights for {len(self.projected_)} penalties")
+        k = len(self._penalties)
+        w = [1.0] * k if weights is None else [float(v) for v in weights]
+        if len(w) != k:
+            raise ValueError(f"got {len(w)} penalty weights for {k} penalties")
         return w
 
     def system(self, ridge: float, weights: Sequence[float] | None = None) -> np.ndarray:
@@ -200,12 +210,12 @@ class SquareLossPath:
         :class:`~structreg.solvers.NonConvexObjectiveWarning` for a non-convex setting.
         """
         w = self._weights(weights)
-        x, how, convex, singular = self._solve_system(self.system(ridge, w), ridge, w)
+        x, how, convex, singular = self._solve_system(ridge, w)
         if warn and not convex:
             warn_nonconvex("the normal equations have a negative eigenvalue")
         return self._solution(x, how, convex, singular)
 
-    def _solve_system(self, H: np.ndarray, ridge: float, weights: list[float]) -> tuple:
+    def _solve_system(self, ridge: float, weights: list[float]) -> tuple:
         """``solve_symmetric`` on ``H``, with one more step for systems without a ridge: when
         the design ``A`` has a numerical null space (e.g. the bias column lies in the span of
         a full-rank kernel factor), every ``A^T X A`` part vanishes on it, so H is singular
@@ -221,16 +231,11 @@ class SquareLossPath:
         then, is not factored.  Otherwise Cholesky, Bunch-Kaufman on H, then the
         eigendecomposition with a pseudo-inverse, as
         :func:`~structreg.solvers.square.solve_symmetric`."""
-        H = 0.5 * (H + H.T)
-        if H.shape[0] == 0:
-            return solve_symmetric(H, self.rhs_)
+        if self.gram_.shape[0] == 0:
+            return solve_symmetric(self.gram_, self.rhs_)
         complement = self._design_complement() if ridge == 0 else None
-        if complement is None:
-            x = cholesky_solve(H, self.rhs_)
-            if x is not None:
-                return x, "cholesky", True, False
-        else:  # singular on the design's null space, whatever the weights: no factorisation
-            V, G_r, P_r, r_r = complement  # of H itself can pass its condition estimate
+        if complement is not None:  # singular on the design's null space, whatever the weights:
+            V, G_r, P_r, r_r = complement  # no factorisation of H itself can pass its estimate
             H_r = _add_weighted(G_r.copy(), weights, P_r)
             x_r = cholesky_solve(H_r, r_r, PROJECTED_MIN_RCOND)
             if x_r is not None:
@@ -238,7 +243,12 @@ class SquareLossPath:
             ldl = ldl_solve(H_r, r_r, PROJECTED_MIN_RCOND)
             if ldl is not None:
                 return V @ ldl[0], "projected-ldl", ldl[1] == 0, True
+        H = self.system(ridge, weights)
+        H = 0.5 * (H + H.T)
         if complement is None:
+            x = cholesky_solve(H, self.rhs_)
+            if x is not None:
+                return x, "cholesky", True, False
             ldl = ldl_solve(H, self.rhs_)
             if ldl is not None:
                 return ldl[0], "ldl", ldl[1] == 0, False
