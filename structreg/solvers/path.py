@@ -15,7 +15,9 @@ expensive O(n q^2 + nnz(M) q) step) and then solves any ``(ridge, w)`` in O(q^3)
 * :meth:`SquareLossPath.solve` -- one setting, by the same rule as a single fit (Cholesky when
   the system is safely positive definite, Bunch-Kaufman when it is safely nonsingular, else
   the eigendecomposition with a pseudo-inverse; see
-  :func:`~structreg.solvers.square.solve_symmetric`);
+  :func:`~structreg.solvers.square.solve_symmetric`; without a ridge, a design with a null
+  space -- the bias in the span of a full-rank kernel factor -- is solved on its range, in a
+  basis that keeps the system as well conditioned as the loss and penalties);
 * :meth:`SquareLossPath.ridge_path` -- many ridges at fixed penalty weights from ONE symmetric
   eigendecomposition (the spectral shortcut of scikit-learn's ``RidgeCV``) when there are
   enough of them to pay for it, else one factorisation per ridge.  The unpenalised
