@@ -3,7 +3,8 @@
 ``structreg reproduce srsvm [--table T]`` runs ``TABLES``: II (XOR toy, Tables I-II and
 Figs. 5-6), V / VI / VII and fig10 (timings, support vectors, Ward clusters and bounds of the
 same UCI fits) and fig9 (COIL-20, USPS).  The protocol, the search, ``--quick`` and the
-differences from the paper are described in ``docs/reproducing/srsvm.md``.
+differences from the paper are described in ``docs/reproducing/srsvm.md``; the reports' fixed
+text is in ``reference/srsvm.json`` beside the paper's numbers.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import itertools
 import json
 import time
 import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
-from functools import cache, lru_cache, partial
+from functools import cache, cached_property, lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -44,15 +46,7 @@ from .report import (
 )
 from .store import CellKey
 
-__all__ = [
-    "TABLE2",
-    "TABLE5",
-    "TABLE6",
-    "TABLE7",
-    "TABLES",
-    "TWO_CLASS_SETS",
-    "run_cell",
-]
+__all__ = ["TABLE2", "TABLE5", "TABLE6", "TABLE7", "TABLES", "TWO_CLASS_SETS", "run_cell"]
 
 PAPER = "srsvm"
 VERSION = 1
@@ -60,24 +54,25 @@ VERSION = 1
 
 # -- the paper's numbers and the reports' text (``reference/srsvm.json``) --------------------
 _REF = reference.load(PAPER)
-# Table II: training / testing accuracy (%) per training percentage.
 TABLE2 = {int(pct): row for pct, row in _REF["table2"].items()}
-# Table V: average training / testing seconds, and its "average" rows (the paper's 8 sets).
-TABLE5 = _REF["table5"]
-TABLE5_AVERAGE = _REF["table5_average"]
-# Table VI: average numbers of support vectors (SLMM: none reported).
+"""Table II: training / testing accuracy (%) per training percentage."""
+TABLE5, TABLE5_AVERAGE = _REF["table5"], _REF["table5_average"]
+"""Table V: training / testing seconds per set, and its "average" row (the paper's 8 sets)."""
 TABLE6 = _REF["table6"]
-# Table VII: Ward clusters in the two classes.
+"""Table VI: average numbers of support vectors (SLMM: none reported)."""
 TABLE7 = _REF["table7"]
+"""Table VII: Ward clusters in the two classes."""
 _TEXT: dict[str, Any] = _REF["report_text"]
-TWO_CLASS_SETS = ("automobile", "bupa", "hepatitis", "ionosphere", "pima", "sonar", "water", "wdbc")
 
 # -- protocol constants ----------------------------------------------------------------------
+TWO_CLASS_SETS = ("automobile", "bupa", "hepatitis", "ionosphere", "pima", "sonar", "water", "wdbc")
 METHODS = ("SVM", "EKM", "SLMM", "LapSVM", "SRSVM")
 XOR_METHODS = ("SVM", "SLMM", "SRSVM")
 FRACTIONS = (10, 20, 30, 40, 50)
 N_SPLITS = {"xor": 10, "uci": 10, "image": 5}
 QUICK_SPLITS = {"xor": 2, "uci": 2, "image": 1}
+TABLE_OF = {"xor": "II", "uci": "V", "image": "fig9"}
+"""The table that names the cells of each kind of task (V's fits serve VI, VII and fig10)."""
 N_FOLDS = 3
 N_NEIGHBORS = 6
 """LapSVM's class-wise kNN graphs (fewer neighbours where a class has at most 6 points)."""
@@ -87,16 +82,15 @@ QUICK_SOCP_SETS = ("automobile", "sonar")
 """``--quick`` runs EKM and SLMM on these sets only."""
 QUICK_SLMM_FRACTIONS = (10,)
 IMAGE_SETTINGS = {
-    "COIL-20 G9/P63": ("coil20", 9),
-    "COIL-20 G18/P54": ("coil20", 18),
-    "USPS 10%": ("usps", 0.1),
-    "USPS 20%": ("usps", 0.2),
-    "USPS 30%": ("usps", 0.3),
+    "COIL-20 G9/P63": ("coil20", 9, METHODS),
+    "COIL-20 G18/P54": ("coil20", 18, METHODS),
+    "USPS 10%": ("usps", 0.1, ("SVM", "EKM", "LapSVM", "SRSVM")),
+    "USPS 20%": ("usps", 0.2, ("SVM", "LapSVM", "SRSVM")),
+    "USPS 30%": ("usps", 0.3, ("SVM", "LapSVM", "SRSVM")),
 }
+"""Fig. 9: image set, training images per class (or fraction of each class) and the methods
+run (SLMM on COIL-20 only; EKM's ellipsoid of 3300 images had not finished in 6 minutes)."""
 QUICK_IMAGE = {"COIL-20 G9/P63": ("SVM", "EKM", "LapSVM", "SRSVM")}
-SLMM_IMAGE_SOURCES = ("coil20",)
-EKM_IMAGE_SKIP = ("USPS 20%", "USPS 30%")
-"""Fig. 9 settings without EKM (the ellipsoid of 3300 images had not finished in 6 minutes)."""
 IMAGE_CV_MAX = 550
 """Fig. 9: model selection on a stratified subsample of at most this many training points."""
 GRIDS: dict[str, dict[str, Any]] = {
@@ -107,8 +101,6 @@ SLMM_C_EXPS = (-4, 0, 4)
 """Exponents of SLMM's ``C`` searched by CV under ``grid="paper"``."""
 FIGURE_GRID = 100
 """Points per axis of the decision-value grid stored for Figs. 5-6."""
-TABLE_OF = {"xor": "II", "uci": "V", "image": "fig9"}
-"""The table whose name keys the cells of each kind of task (V's fits serve VI, VII, fig10)."""
 
 
 # -- seeds and data ---------------------------------------------------------------------------
@@ -126,7 +118,7 @@ def _take_per_group(groups: np.ndarray, count: Callable[[int], int], seed: int) 
 
 
 def _codes(y: Any) -> np.ndarray:
-    """0, 1, ... class codes of the labels ``y`` (in sorted order of their strings)."""
+    """Class codes 0, 1, ... of the labels ``y`` (in the sorted order of their strings)."""
     return np.unique(np.asarray(y).astype(str), return_inverse=True)[1].astype(int)
 
 
@@ -180,7 +172,7 @@ def _task(kind: str, dataset: str, split: int) -> tuple[np.ndarray, ...]:
         train = _take_per_group(y, lambda n: n // 2, _seed(dataset, split))
         scaler = StandardScaler().fit(X[train])
         return scaler.transform(X[train]), y[train], scaler.transform(X[~train]), y[~train]
-    source, size = IMAGE_SETTINGS[dataset]
+    source, size, _ = IMAGE_SETTINGS[dataset]
     X, y = _images(source)
     count = (lambda n: int(size)) if size >= 1 else (lambda n: round(size * n))
     train = _take_per_group(y, count, _seed(dataset, split))
@@ -188,55 +180,40 @@ def _task(kind: str, dataset: str, split: int) -> tuple[np.ndarray, ...]:
 
 
 # -- model selection --------------------------------------------------------------------------
-def _exponent_levels(spec: dict, names: Sequence[str]):
-    """Generator of candidate exponent tuples; ``send(best)`` after each level."""
-    if "exps" in spec:
-        yield list(itertools.product(*(spec["exps"][n] for n in names)))
-        return
-    lo, hi = spec["lo"], spec["hi"]
-    best = None
-    for step in spec["steps"]:
-        if best is None:
-            axis = list(range(lo, hi + 1, step))
-            axis += [hi] if axis[-1] != hi else []
-            points = list(itertools.product(axis, repeat=len(names)))
-        else:
-            near = [[b + d for d in (-step, 0, step) if lo <= b + d <= hi] for b in best]
-            points = list(itertools.product(*near))
-        best = yield points
-
-
 def _search(
-    evaluate: Callable[[list[tuple[int, ...]]], list[float]],
-    names: Sequence[str],
-    spec: dict,
+    evaluate: Callable[[list[tuple[int, ...]]], list[float]], names: Sequence[str], spec: dict
 ) -> tuple[dict[str, int], float, int]:
     """Best exponents by mean CV accuracy, their score and the number of points scored.
 
-    Ties go to the most regularised point: the smallest ``sum_k s_k e_k`` with ``s = +1`` for
-    ``gamma`` and ``C`` (smoother kernel, softer margin) and ``-1`` for ``lam`` (more weight
-    on the structure), then the smallest ``gamma``, ``C`` and the largest ``lam`` in turn.
+    ``spec``: every point of ``{"exps": {name: [exponents]}}``, or coarse to fine from
+    ``{"lo", "hi", "steps"}``: the axis ``lo, lo + step, ..., hi`` at the first step, then the
+    ``3^p`` neighbourhood of the best point at each further step.  Ties go to the most
+    regularised point: the smallest ``sum_k s_k e_k`` with ``s = +1`` for ``gamma`` and ``C``
+    (smoother kernel, softer margin) and ``-1`` for ``lam`` (more weight on the structure),
+    then the smallest ``gamma``, ``C`` and the largest ``lam`` in turn.
     """
     scores: dict[tuple[int, ...], float] = {}
     signs = [-1 if name == "lam" else 1 for name in names]
 
-    def best() -> tuple[int, ...]:
-        def key(p):
-            signed = [s * e for s, e in zip(signs, p, strict=True)]
-            return (round(scores[p], 12), -sum(signed), [-v for v in signed])
+    def rank(p: tuple[int, ...]) -> tuple:
+        signed = [s * e for s, e in zip(signs, p, strict=True)]
+        return (round(scores[p], 12), -sum(signed), [-v for v in signed])
 
-        return max(scores, key=key)
-
-    levels = _exponent_levels(spec, names)
-    points = next(levels)
-    while True:
+    lo, hi = spec.get("lo"), spec.get("hi")
+    for level, step in enumerate([None] if "exps" in spec else spec["steps"]):
+        if "exps" in spec:
+            points = list(itertools.product(*(spec["exps"][n] for n in names)))
+        elif level == 0:
+            axis = list(range(lo, hi + 1, step))
+            axis += [hi] if axis[-1] != hi else []
+            points = list(itertools.product(axis, repeat=len(names)))
+        else:
+            best = max(scores, key=rank)
+            near = [[b + d for d in (-step, 0, step) if lo <= b + d <= hi] for b in best]
+            points = list(itertools.product(*near))
         new = [p for p in points if p not in scores]
         scores.update(zip(new, evaluate(new), strict=True))
-        try:
-            points = levels.send(best())
-        except StopIteration:
-            break
-    top = best()
+    top = max(scores, key=rank)
     return dict(zip(names, top, strict=True)), scores[top], len(scores)
 
 
@@ -244,15 +221,11 @@ class _Folds:
     """Stratified folds of one training set; scores libsvm on shared Gram matrices."""
 
     def __init__(self, X: np.ndarray, y: np.ndarray, seed: int):
-        self.X, self.y = X, y
-        self.n_classes = int(y.max()) + 1
+        self.X, self.y, self.n_classes = X, y, int(y.max()) + 1
         cv = StratifiedKFold(N_FOLDS, shuffle=True, random_state=seed % 2**31)
         self.folds = list(cv.split(X, y))
-        self._graphs: dict[int, Any] = {}
 
-    def accuracy(
-        self, grams: list[tuple[np.ndarray, np.ndarray]], c_exps: list[int]
-    ) -> list[float]:
+    def accuracy(self, grams: list[tuple[np.ndarray, ...]], c_exps: list[int]) -> list[float]:
         """Mean validation accuracy of libsvm with ``C = 2^e`` on the folds' Gram matrices."""
         out = []
         for e in c_exps:
@@ -268,38 +241,39 @@ class _Folds:
     def grams(self, method: str, g: float, lam: float | None) -> list[tuple[np.ndarray, ...]]:
         """Every fold's (fit x fit, validation x fit) Gram matrices of ``method`` at width ``g``
         and structure weight ``lam`` (they do not depend on ``C``): the SVM's kernel, EKM's
-        remapped points, the deformed kernel of SRSVM / LapSVM (their public
-        :meth:`deformed_gram`, the model fitted once)."""
+        remapped points, the deformed kernel of SRSVM / LapSVM (from their public
+        :meth:`deformed_gram`)."""
         out = []
         for i, (tr, va) in enumerate(self.folds):
             Xf, yf, Xe = self.X[tr], self.y[tr], self.X[va]
             if method == "SVM":
                 out.append((rbf_kernel(Xf, Xf, gamma=g), rbf_kernel(Xe, Xf, gamma=g)))
-                continue
-            if method == "EKM":
+            elif method == "EKM":
                 ekm = EKM(kernel="rbf", gamma=g, C=1.0).fit(Xf, yf)
                 Rf, Re = ekm.remap(Xf), ekm.remap(Xe)
                 out.append((Rf @ Rf.T, Re @ Rf.T))
-                continue
-            if method == "SRSVM":
-                est = SRSVM(kernel="rbf", gamma=g, C=1.0, lam=lam).fit(Xf, yf)
             else:
-                est = _lapsvm(g, 1.0, lam, yf, graph=self.graph(i)).fit(Xf, yf)
-            out.append((est.deformed_gram(), est.deformed_gram(Xe)))
+                if method == "SRSVM":
+                    est = SRSVM(kernel="rbf", gamma=g, C=1.0, lam=lam).fit(Xf, yf)
+                else:
+                    est = _lapsvm(g, 1.0, lam, yf, graph=self.graphs[i]).fit(Xf, yf)
+                out.append((est.deformed_gram(), est.deformed_gram(Xe)))
         return out
 
-    def graph(self, i: int):
-        """LapSVM's class-wise graph on fold ``i``'s training part (built once per fold)."""
-        if i not in self._graphs:
-            tr = self.folds[i][0]
+    @cached_property
+    def graphs(self) -> list[Any]:
+        """LapSVM's class-wise graphs on the folds' training parts (built once)."""
+        out = []
+        for tr, _ in self.folds:
             k = _lapsvm(1.0, 1.0, 1.0, self.y[tr]).n_neighbors
             penalty = LaplacianPenalty(graph="class-wise", n_neighbors=k)
-            self._graphs[i] = penalty.adjacency(self.X[tr], self.y[tr], np.ones(len(tr), bool))
-        return self._graphs[i]
+            out.append(penalty.adjacency(self.X[tr], self.y[tr], np.ones(len(tr), bool)))
+        return out
 
 
-def _lapsvm(gamma: float, C: float, lam: float, y: np.ndarray, graph: Any = "class-wise") -> LapSVM:
-    """LapSVM with libsvm's ``C`` and the graph weight ``lam`` relative to the RKHS norm.
+def _lapsvm(g: float, C: float, lam: float, y: np.ndarray, graph: Any = "class-wise") -> LapSVM:
+    """LapSVM of width ``g`` with libsvm's ``C`` and the graph weight ``lam`` relative to the
+    RKHS norm.
 
     ``gamma_A = 1 / (2 C l)`` and ``gamma_I = lam gamma_A l^2`` on the ``l = len(y)`` labeled
     training points; class-wise kNN graphs with 6 neighbours (fewer when a class of ``y``
@@ -309,7 +283,7 @@ def _lapsvm(gamma: float, C: float, lam: float, y: np.ndarray, graph: Any = "cla
     gamma_A = 1.0 / (2.0 * C * n)
     k = int(min(N_NEIGHBORS, np.bincount(y).min() - 1))
     return LapSVM(
-        gamma=gamma, gamma_A=gamma_A, gamma_I=lam * gamma_A * n**2, graph=graph, n_neighbors=k
+        gamma=g, gamma_A=gamma_A, gamma_I=lam * gamma_A * n**2, graph=graph, n_neighbors=k
     )
 
 
@@ -346,27 +320,27 @@ def _select(
 
 
 def _select_slmm(folds: _Folds, gamma_exp: int, c_exps: Sequence[int]) -> tuple[dict, float, int]:
-    """SLMM's ``C`` by CV at the given width (one cone-program search per fold and C)."""
-    scores = {}
-    for e in c_exps:
-        accs = []
-        for tr, va in folds.folds:
-            est = SLMM(kernel="rbf", gamma=2.0**gamma_exp, C=2.0**e).fit(folds.X[tr], folds.y[tr])
-            accs.append(est.score(folds.X[va], folds.y[va]))
-        scores[e] = float(np.mean(accs))
-    best = max(scores, key=lambda e: (round(scores[e], 12), -e))  # ties: the smallest C
-    return {"gamma": gamma_exp, "C": best}, scores[best], len(scores)
+    """SLMM's ``C`` by CV at the given width (one cone program per fold and C; ties: the
+    smallest C)."""
+
+    def accuracy(c: int) -> float:
+        est, X, y = SLMM(kernel="rbf", gamma=2.0**gamma_exp, C=2.0**c), folds.X, folds.y
+        return float(np.mean([est.fit(X[tr], y[tr]).score(X[va], y[va]) for tr, va in folds.folds]))
+
+    spec = {"exps": {"C": list(c_exps)}}
+    best, score, n_points = _search(lambda points: [accuracy(c) for (c,) in points], ["C"], spec)
+    return {"gamma": gamma_exp, **best}, score, n_points
 
 
 @lru_cache(maxsize=4)
 def _folds(kind: str, dataset: str, split: int) -> _Folds:
-    """The CV folds of one split's training part (images: of a subsample of it, see below)."""
+    """The CV folds of one split's training part (images: of a stratified subsample of at most
+    ``IMAGE_CV_MAX`` points)."""
     Xtr, ytr, _, _ = _task(kind, dataset, split)
     if kind == "image" and len(ytr) > IMAGE_CV_MAX:
+        seed = _seed(dataset, split, "cv-subsample")
         keep = _take_per_group(
-            ytr,
-            lambda n: max(N_FOLDS, round(n * IMAGE_CV_MAX / len(ytr))),
-            _seed(dataset, split, "cv-subsample"),
+            ytr, lambda n: max(N_FOLDS, round(n * IMAGE_CV_MAX / len(ytr))), seed
         )
         Xtr, ytr = Xtr[keep], ytr[keep]
     return _Folds(Xtr, ytr, _seed(dataset, split, "cv"))
@@ -385,13 +359,11 @@ def _estimator(method: str, exps: dict[str, int], y_train: np.ndarray, n_classes
     if method == "SVM":
         svc = SVC(kernel="rbf", gamma=g, C=C)
         return OneVsRestClassifier(svc) if n_classes > 2 else svc
-    if method in ("EKM", "SLMM"):
-        return {"EKM": EKM, "SLMM": SLMM}[method](kernel="rbf", gamma=g, C=C)
-    if method == "SRSVM":
-        return SRSVM(kernel="rbf", gamma=g, C=C, lam=2.0 ** exps["lam"])
     if method == "LapSVM":
         return _lapsvm(g, C, 2.0 ** exps["lam"], y_train)
-    raise ValueError(f"unknown method {method!r}")
+    if method == "SRSVM":
+        return SRSVM(kernel="rbf", gamma=g, C=C, lam=2.0 ** exps["lam"])
+    return {"EKM": EKM, "SLMM": SLMM}[method](kernel="rbf", gamma=g, C=C)
 
 
 def _n_support(est) -> int | None:
@@ -453,6 +425,13 @@ def _choose(
     return _select(method, folds, grid, fixed)
 
 
+def _timed(func: Callable, *args: Any) -> tuple[Any, float]:
+    """``func(*args)`` and its ``time.perf_counter`` seconds."""
+    start = time.perf_counter()
+    out = func(*args)
+    return out, time.perf_counter() - start
+
+
 def run_cell(
     *,
     dataset: str,
@@ -479,16 +458,12 @@ def run_cell(
     n_classes = int(max(ytr.max(), yte.max())) + 1
     with warnings.catch_warnings(record=True) as log:
         warnings.simplefilter("always")
-        t0 = time.perf_counter()
-        exps, cv_acc, n_points = _choose(method, kind, dataset, split, grid, slmm_c)
-        search_s = time.perf_counter() - t0
+        (exps, cv_acc, n_points), search_s = _timed(
+            _choose, method, kind, dataset, split, grid, slmm_c
+        )
         est = _estimator(method, exps, ytr, n_classes)
-        t0 = time.perf_counter()
-        est.fit(Xtr, ytr)
-        fit_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        pred = est.predict(Xte)
-        predict_s = time.perf_counter() - t0
+        _, fit_s = _timed(est.fit, Xtr, ytr)
+        pred, predict_s = _timed(est.predict, Xte)
         clusters = getattr(est, "n_clusters_", None)
         result: dict[str, Any] = {
             "test_acc": 100.0 * float(np.mean(pred == yte)),
@@ -599,11 +574,11 @@ def _plan_uci(options: Options) -> Plan:
 def _plan_images(options: Options) -> Plan:
     """Fig. 9: the COIL-20 and USPS settings (grid "coarse"; SLMM and EKM on some only)."""
     methods = _wanted(options, "methods", METHODS)
-    sources = _wanted(options, "datasets", sorted({src for src, _ in IMAGE_SETTINGS.values()}))
+    sources = _wanted(options, "datasets", sorted({s[0] for s in IMAGE_SETTINGS.values()}))
     available = set(list_datasets())
     rows: dict[str, Sequence[str] | str] = {}
     for setting in _wanted(options, "settings", list(IMAGE_SETTINGS)):
-        source = IMAGE_SETTINGS[setting][0]
+        source, _, run = IMAGE_SETTINGS[setting]
         if source not in sources:
             continue  # not asked for
         if source not in available:
@@ -611,13 +586,8 @@ def _plan_images(options: Options) -> Plan:
         elif options.quick and setting not in QUICK_IMAGE:
             rows[setting] = "--quick: full protocol only"
         else:
-            rows[setting] = [
-                m
-                for m in (QUICK_IMAGE[setting] if options.quick else METHODS)
-                if m in methods
-                and (m != "SLMM" or source in SLMM_IMAGE_SOURCES)
-                and (m != "EKM" or setting not in EKM_IMAGE_SKIP)
-            ]
+            run = QUICK_IMAGE[setting] if options.quick else run
+            rows[setting] = [m for m in run if m in methods]
     plan = _plan(options, "image", rows, methods, default_grid="coarse")
     plan.notes += [note.format(cv_max=IMAGE_CV_MAX) for note in _TEXT["fig9_notes"]]
     plan.notes += [_TEXT["fig9_quick"]] if options.quick else []
@@ -630,18 +600,20 @@ def _values(
 ) -> dict[str, dict[str, list]]:
     """``{row: {method: [value per split]}}`` of the plan's cells (splits in order)."""
     table = runs_table(plan, results, row=row)
-    return {
-        r: {m: [res[field] for res in runs] for m, runs in by.items()} for r, by in table.items()
-    }
+    return {r: {m: [x[field] for x in v] for m, v in by.items()} for r, by in table.items()}
+
+
+def _rows(values: dict[str, dict[str, list]], columns: Sequence[str], cell: Callable) -> list:
+    """Table rows: the row's name, then ``cell(row, column, values or None)`` per column."""
+    return [[r, *(cell(r, c, by.get(c)) for c in columns)] for r, by in values.items()]
 
 
 def _protocol(plan: Plan) -> dict[str, Any]:
     """The intros' fields: ``draws``, ``search`` (the grid searched) and ``slmm`` (SLMM's C)."""
     grid = plan.context["grid"]
     if "exps" in grid:
-        axes = ", ".join(
-            f"{n} 2^{grid['exps'][n]}" for n in ("gamma", "C", "lam") if n in grid["exps"]
-        )
+        exps = grid["exps"]
+        axes = ", ".join(f"{n} 2^{exps[n]}" for n in ("gamma", "C", "lam") if n in exps)
         search = _TEXT["search_subgrid"].format(axes=axes)
     else:
         steps = ", ".join(map(str, grid["steps"]))
@@ -651,6 +623,11 @@ def _protocol(plan: Plan) -> dict[str, Any]:
     return {"draws": plan.context["draws"], "search": search, "slmm": slmm}
 
 
+def _uci_intro(plan: Plan, *lines: str) -> list[str]:
+    """A UCI table's intro: the protocol, then ``lines``."""
+    return [_TEXT["uci_intro"].format(**_protocol(plan)), *lines]
+
+
 def _tail(plan: Plan) -> list[str]:
     """Markdown lines after a table: the skipped data sets, then the plan's notes."""
     return [*skipped_lines(plan.skipped), *([""] + plan.notes if plan.notes else [])]
@@ -658,14 +635,10 @@ def _tail(plan: Plan) -> list[str]:
 
 def _warning_lines(plan: Plan, results: dict) -> list[str]:
     """Markdown lines counting the warnings caught in the cells (model selection included)."""
-    counts: dict[tuple[str, str], int] = {}
-    for cell in plan.cells:
-        for w in results.get(cell.key, {}).get("warnings", []):
-            counts[cell.key.method, w] = counts.get((cell.key.method, w), 0) + 1
-    if not counts:
-        return []
-    lines = ["", _TEXT["warnings"], ""]
-    return lines + [f"- {m}, {n} cell(s): {w}" for (m, w), n in sorted(counts.items())]
+    runs = [(c.key.method, results.get(c.key, {})) for c in plan.cells]
+    counts = Counter((m, w) for m, res in runs for w in res.get("warnings", []))
+    lines = [f"- {m}, {n} cell(s): {w}" for (m, w), n in sorted(counts.items())]
+    return ["", _TEXT["warnings"], "", *lines] if lines else []
 
 
 def _mark(by_method: dict[str, list], method: str) -> str:
@@ -693,39 +666,38 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
-def _xor_row(key: CellKey) -> str:
-    return str(_xor_pct(key.dataset))
-
-
 def _report_xor(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
-    methods = plan.context["methods"]
-    test = _values(plan, results, "test_acc", row=_xor_row)
-    paper_test = {str(p): {m: v[1] for m, v in row.items()} for p, row in TABLE2.items()}
-    rows, rows_csv = [], []
-    for pct, by_method in _values(plan, results, "train_acc", row=_xor_row).items():
-        cells = []
-        for m in methods:
-            v, ref = by_method.get(m), TABLE2.get(int(pct), {}).get(m, (None, None))[0]
-            if not v:
-                cells.append("-")
-                continue
-            cells.append(f"{np.mean(v):.2f}" + (f" ({ref:.2f})" if ref is not None else ""))
-            rows_csv.append([pct, m, len(v), f"{np.mean(v):.2f}", f"{np.std(v):.2f}", ref])
-        rows.append([pct, *cells])
-    train = ["", _TEXT["xor_train"], "", *markdown_table(["% train", *methods], rows)]
-    figure = f"{PAPER}_II_fig5_fig6.png"
+    methods, figure = plan.context["methods"], f"{PAPER}_II_fig5_fig6.png"
+    test, train = (
+        _values(plan, results, f, row=lambda k: str(_xor_pct(k.dataset)))
+        for f in ("test_acc", "train_acc")
+    )
+    paper = {str(p): {m: v[0] for m, v in row.items()} for p, row in TABLE2.items()}
+
+    def shown(pct: str, m: str, v: list | None) -> str:
+        ref = paper.get(pct, {}).get(m)
+        return "-" if not v else f"{np.mean(v):.2f}" + ("" if ref is None else f" ({ref:.2f})")
+
+    train_lines = ["", _TEXT["xor_train"], ""]
+    train_lines += markdown_table(["% train", *methods], _rows(train, methods, shown))
     paths = comparison_table(
         out,
         f"{PAPER}_II",
         title="SRSVM paper, Tables I-II and Figs. 5-6: the XOR toy",
         values=test,
         methods=methods,
-        paper=paper_test,
+        paper={str(p): {m: v[1] for m, v in row.items()} for p, row in TABLE2.items()},
         reference="SRSVM",
         intro=[_TEXT["xor_intro"].format(**_protocol(plan))],
-        notes=[*plan.notes, *train, *_warning_lines(plan, results), "", f"Figure: {figure}"],
+        notes=[*plan.notes, *train_lines, *_warning_lines(plan, results), "", f"Figure: {figure}"],
         row_label="% train",
     )
+    rows_csv = [
+        [p, m, len(by[m]), f"{np.mean(by[m]):.2f}", f"{np.std(by[m]):.2f}", paper.get(p, {}).get(m)]
+        for p, by in train.items()
+        for m in methods
+        if by.get(m)
+    ]
     header = "pct_train method n_draws train_mean train_std paper_train".split()
     paths.append(write_csv(out / f"{PAPER}_II_train.csv", header, rows_csv))
     png = _xor_figure(plan, results, out / figure)
@@ -742,22 +714,17 @@ def _xor_figure(plan: Plan, results: dict, path: Path) -> Path | None:
     if not shown:
         return None
     lines = {"SVM": ("tab:green", "--"), "SLMM": ("tab:purple", "-."), "SRSVM": ("k", "-")}
+    points = ((0, "tab:red", "*", 10, "class I"), (1, "tab:blue", "o", 4, "class II"))
     fig, axes = pyplot().subplots(len(shown), 2, figsize=(9, 4.2 * len(shown)), squeeze=False)
     for r, pct in enumerate(sorted(shown)):
         Xtr, ytr, Xte, yte = _task("xor", f"XOR {pct}%", 0)
-        for ax, (X_, y_, part) in zip(
-            axes[r], ((Xtr, ytr, "training"), (Xte, yte, "testing")), strict=True
+        for ax, X, y, part in zip(
+            axes[r], (Xtr, Xte), (ytr, yte), ("training", "testing"), strict=True
         ):
-            for c, color, marker, size, label in (
-                (0, "tab:red", "*", 10, "class I"),
-                (1, "tab:blue", "o", 4, "class II"),
-            ):
-                ax.scatter(
-                    X_[y_ == c, 0], X_[y_ == c, 1], s=size, c=color, marker=marker, label=label
-                )
-            for m in ("SRSVM", "SLMM", "SVM"):  # SVM's dashes on top where they coincide
-                if m not in shown[pct]:
-                    continue
+            for c, color, marker, size, label in points:
+                ax.scatter(X[y == c, 0], X[y == c, 1], s=size, c=color, marker=marker, label=label)
+            # SVM's dashes on top where they coincide
+            for m in [m for m in ("SRSVM", "SLMM", "SVM") if m in shown[pct]]:
                 g, (color, style) = shown[pct][m], lines[m]
                 F = np.asarray(g["values"])
                 gx = np.linspace(g["lo"][0], g["hi"][0], F.shape[1])
@@ -769,66 +736,48 @@ def _xor_figure(plan: Plan, results: dict, path: Path) -> Path | None:
     return _save(fig, path)
 
 
-def _uci_intro(plan: Plan, *lines: str) -> list[str]:
-    """The title's intro: the UCI protocol, then ``lines``."""
-    return [_TEXT["uci_intro"].format(**_protocol(plan)), *lines]
-
-
 def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     methods = plan.context["methods"]
     fit, pred, search, acc = (
         _values(plan, results, f) for f in ("fit_s", "predict_s", "search_s", "test_acc")
     )
-    rows, rows_csv, means = [], [], {m: [] for m in methods}
-    for name, by_method in fit.items():
-        cells = []
-        for m in methods:
-            ref = TABLE5.get(name, {}).get(m)
-            ref_txt = f" ({ref[0]:.2f} / {ref[1]:.2f})" if ref else ""
-            if m not in by_method:
-                cells.append("-" + ref_txt)
-                continue
-            tr, te = float(np.mean(by_method[m])), float(np.mean(pred[name][m]))
-            means[m].append((tr, te))
-            cells.append(f"{tr:.3f} / {te:.3f}{ref_txt}")
-            a = acc[name][m]
-            row = [name, m, len(by_method[m]), f"{tr:.4f}", f"{te:.4f}"]
-            row += [f"{r:.2f}" for r in ref] if ref else ["-", "-"]
-            row += [f"{np.mean(search[name][m]):.2f}", f"{np.mean(a):.2f}", f"{np.std(a):.2f}"]
-            rows_csv.append([*row, _mark(acc[name], m)])
-        rows.append([name, *cells])
-    average = ["average (sets run)"]
-    for m in methods:
-        tr, te = np.mean(means[m], axis=0) if means[m] else (None, None)
-        ref = TABLE5_AVERAGE[m]
-        average.append("-" if tr is None else f"{tr:.3f} / {te:.3f} ({ref[0]:.2f} / {ref[1]:.2f})")
-    search_rows = [
-        [name, *(f"{np.mean(by[m]):.1f}" if m in by else "-" for m in methods)]
-        for name, by in search.items()
+    times = {
+        n: {m: (float(np.mean(v)), float(np.mean(pred[n][m]))) for m, v in by.items()}
+        for n, by in fit.items()
+    }
+    run = {m: [by[m] for by in times.values() if m in by] for m in methods}
+
+    def shown(t: tuple | None, ref: tuple | None) -> str:
+        paper = f" ({ref[0]:.2f} / {ref[1]:.2f})" if ref else ""
+        return ("-" if t is None else f"{t[0]:.3f} / {t[1]:.3f}") + paper
+
+    def accuracy(n: str, m: str, v: list | None) -> str:
+        return "-" if v is None else f"{np.mean(v):.2f} ± {np.std(v):.2f}{_mark(acc[n], m)}"
+
+    rows = _rows(times, methods, lambda n, m, t: shown(t, TABLE5.get(n, {}).get(m)))
+    average = [
+        shown(np.mean(run[m], axis=0), TABLE5_AVERAGE[m]) if run[m] else "-" for m in methods
     ]
-    acc_rows = [
-        [
-            name,
-            *(
-                f"{np.mean(by[m]):.2f} ± {np.std(by[m]):.2f}{_mark(by, m)}" if m in by else "-"
-                for m in methods
-            ),
-        ]
-        for name, by in acc.items()
-    ]
+    search_rows = _rows(search, methods, lambda n, m, v: "-" if v is None else f"{np.mean(v):.1f}")
     head = ["data set", *methods]
     lines = [
         "# SRSVM paper, Table V: training / testing times (s) of the fits after model selection",
         "",
         *_uci_intro(plan, "", _TEXT["V_times"], ""),
-        *markdown_table(head, [*rows, average]),
-        *["", _TEXT["V_average"], "", _TEXT["V_search"], ""],
-        *markdown_table(head, search_rows),
+        *markdown_table(head, [*rows, ["average (sets run)", *average]]),
+        *["", _TEXT["V_average"], "", _TEXT["V_search"], "", *markdown_table(head, search_rows)],
         *["", _TEXT["V_accuracy"], "", _TEXT["V_mark"], ""],
-        *markdown_table(head, acc_rows),
+        *markdown_table(head, _rows(acc, methods, accuracy)),
         *_warning_lines(plan, results),
         *_tail(plan),
     ]
+    rows_csv = []
+    for n, m in ((n, m) for n in times for m in methods if m in times[n]):
+        (tr, te), ref, a = times[n][m], TABLE5.get(n, {}).get(m), acc[n][m]
+        row = [n, m, len(fit[n][m]), f"{tr:.4f}", f"{te:.4f}"]
+        row += [f"{r:.2f}" for r in ref] if ref else ["-", "-"]
+        row += [f"{np.mean(search[n][m]):.2f}", f"{np.mean(a):.2f}", f"{np.std(a):.2f}"]
+        rows_csv.append([*row, _mark(acc[n], m)])
     header = "data_set method n_splits train_s test_s paper_train_s paper_test_s search_s"
     header += " test_acc_mean test_acc_std mark_vs_SRSVM"
     return _write(out, "V", lines, header, rows_csv, plan, 7)
@@ -861,10 +810,8 @@ def _report_clusters(plan: Plan, results: dict, out: Path, options: Options) -> 
                 cells += ["-", "-"]
                 continue
             first, mean = v[0], np.asarray(v, dtype=float).mean(axis=0)
-            cells += [
-                f"{sum(first)} ({', '.join(map(str, first))})",
-                f"{mean.sum():.1f} ({', '.join(f'{c:.1f}' for c in mean)})",
-            ]
+            cells.append(f"{sum(first)} ({', '.join(map(str, first))})")
+            cells.append(f"{mean.sum():.1f} ({', '.join(f'{c:.1f}' for c in mean)})")
             totals = [f"{c:.2f}" for c in (mean.sum(), *mean)]
             rows_csv.append([name, m, len(v), sum(first), *first, *totals])
         ref = TABLE7.get(name)
@@ -884,22 +831,23 @@ def _report_clusters(plan: Plan, results: dict, out: Path, options: Options) -> 
 
 def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     methods = plan.context["methods"]
-    means: dict[str, dict[str, float]] = {}
-    rows, rows_csv = [], []
-    for name, by_method in _values(plan, results, "bound").items():
-        cells, means[name] = [], {}
-        for m in methods:
-            bounds = [b["bound"] for b in by_method.get(m, []) if b and b.get("bound") is not None]
-            missing = len(by_method.get(m, [])) - len(bounds)
-            if not bounds:
-                cells.append("-" if m not in by_method else f"- [{missing}]")
-                continue
-            mean, std = np.mean(bounds), np.std(bounds)
-            means[name][m] = float(mean)
-            cells.append(f"{mean:.3f} ± {std:.3f}" + (f" [{missing}]" if missing else ""))
-            rows_csv.append([name, m, len(bounds), f"{mean:.4f}", f"{std:.4f}"])
-        best = min(means[name], key=means[name].get) if means[name] else "-"
-        rows.append([name, *cells, best])
+    raw = _values(plan, results, "bound")
+    bounds = {
+        n: {m: [b["bound"] for b in v if b and b.get("bound") is not None] for m, v in by.items()}
+        for n, by in raw.items()
+    }
+    means = {n: {m: float(np.mean(v)) for m, v in by.items() if v} for n, by in bounds.items()}
+
+    def shown(n: str, m: str, v: list | None) -> str:
+        if not v:  # the count of splits without an admissible margin in brackets
+            return "-" if v is None else f"- [{len(raw[n][m])}]"
+        missing = len(raw[n][m]) - len(v)
+        return f"{np.mean(v):.3f} ± {np.std(v):.3f}" + (f" [{missing}]" if missing else "")
+
+    rows = [
+        [*row, min(means[row[0]], key=means[row[0]].get) if means[row[0]] else "-"]
+        for row in _rows(bounds, methods, shown)
+    ]
     lines = [
         "# SRSVM paper, Fig. 10: eigenvalue bounds on the expected risk",
         "",
@@ -907,8 +855,15 @@ def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> li
         *markdown_table(["data set", *methods, "smallest"], rows),
         *_tail(plan),
     ]
-    header = "data_set method n_splits bound_mean bound_std"
-    paths = _write(out, "fig10", lines, header, rows_csv, plan, 1)
+    rows_csv = [
+        [n, m, len(by[m]), f"{np.mean(by[m]):.4f}", f"{np.std(by[m]):.4f}"]
+        for n, by in bounds.items()
+        for m in methods
+        if by.get(m)
+    ]
+    paths = _write(
+        out, "fig10", lines, "data_set method n_splits bound_mean bound_std", rows_csv, plan, 1
+    )
     if any(means.values()):
         pyplot()  # the Agg backend before plot_bounds draws
         ax = plot_bounds({n: v for n, v in means.items() if v})
@@ -945,15 +900,15 @@ def _report_images(plan: Plan, results: dict, out: Path, options: Options) -> li
     )
     if not values:
         return paths
-    settings = list(values)
+    settings, x = list(values), np.arange(len(values))
     shown = [m for m in methods if any(m in values[st] for st in settings)]
     fig, ax = pyplot().subplots(figsize=(2.8 + 1.7 * len(settings), 3.6))
     width = 0.8 / len(shown)
     for j, m in enumerate(shown):
         means = [np.mean(values[st][m]) if m in values[st] else np.nan for st in settings]
         stds = [np.std(values[st][m]) if m in values[st] else 0.0 for st in settings]
-        ax.bar(np.arange(len(settings)) + j * width, means, width, yerr=stds, label=m)
-    ax.set_xticks(np.arange(len(settings)) + 0.4 - width / 2)
+        ax.bar(x + j * width, means, width, yerr=stds, label=m)
+    ax.set_xticks(x + 0.4 - width / 2)
     ax.set_xticklabels(settings, fontsize=8)
     lo = np.nanmin([np.mean(v) for by in values.values() for v in by.values()])
     ax.set_ylim(max(0.0, lo - 5.0), 100.0)
@@ -963,39 +918,15 @@ def _report_images(plan: Plan, results: dict, out: Path, options: Options) -> li
     return [*paths, _save(fig, out / f"{PAPER}_fig9.png")]
 
 
-TABLES: tuple[Table, ...] = (
-    Table(
-        PAPER,
-        "II",
-        "XOR toy: training / testing accuracy of SVM, SLMM, SRSVM (Tables I-II, Figs. 5-6)",
-        _plan_xor,
-        _report_xor,
-        aliases=("I", "xor", "fig5", "fig6"),
-    ),
-    Table(
-        PAPER,
-        "V",
-        "training / testing times on the two-class UCI sets (and the accuracies of those fits)",
-        _plan_uci,
-        _report_timing,
-        aliases=("timing",),
-    ),
-    Table(PAPER, "VI", "numbers of support vectors (same fits as V)", _plan_uci, _report_support),
-    Table(PAPER, "VII", "Ward clusters per class (same fits as V)", _plan_uci, _report_clusters),
-    Table(
-        PAPER,
-        "fig9",
-        "COIL-20 and USPS accuracies (Fig. 9)",
-        _plan_images,
-        _report_images,
-        aliases=("9",),
-    ),
-    Table(
-        PAPER,
-        "fig10",
-        "eigenvalue generalization bounds (Fig. 10; same fits as V)",
-        _plan_uci,
-        _report_bounds,
-        aliases=("10", "bound"),
-    ),
+_TABLES = {  # name: (plan, report, aliases); the titles are in reference/srsvm.json
+    "II": (_plan_xor, _report_xor, ("I", "xor", "fig5", "fig6")),
+    "V": (_plan_uci, _report_timing, ("timing",)),
+    "VI": (_plan_uci, _report_support, ()),
+    "VII": (_plan_uci, _report_clusters, ()),
+    "fig9": (_plan_images, _report_images, ("9",)),
+    "fig10": (_plan_uci, _report_bounds, ("10", "bound")),
+}
+TABLES: tuple[Table, ...] = tuple(
+    Table(PAPER, name, _TEXT["titles"][name], plan, report, aliases=aliases)
+    for name, (plan, report, aliases) in _TABLES.items()
 )
