@@ -23,6 +23,7 @@ __all__ = [
     "pyplot",
     "significance_mark",
     "skipped_lines",
+    "skipped_rows",
     "write_csv",
     "write_markdown",
 ]
@@ -198,3 +199,10 @@ def pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+# --- added for srsvm (issue 18) ---
+def skipped_rows(skipped: Mapping[str, str], blanks: int) -> list[list[Any]]:
+    """CSV rows of the rows not run: the name, no method, 0 splits, ``blanks`` empty cells and
+    ``skipped: <reason>`` (the form :func:`comparison_table` writes with ``blanks=4``)."""
+    return [[row, "", 0, *[""] * blanks, f"skipped: {why}"] for row, why in skipped.items()]
