@@ -149,7 +149,7 @@ def _fit(
 
 
 class _FoldEvaluator:
-    """Fold evaluator for :func:`~structreg.experiments.search.cv_evaluator`: hits per candidate,
+    """Fold evaluator for :func:`~structreg.experiments.cv_evaluator`: hits per candidate,
     the batch fitted by :func:`~structreg.models.fit_path` (docs/reproducing/dr.md)."""
 
     def __init__(self, method: str, X: np.ndarray, y: np.ndarray) -> None:
@@ -200,11 +200,11 @@ def _search(
 
 
 def _final(
-    method: str, search: tuple, folds: list, train: tuple, test: tuple, start: float
+    method: str, found: tuple, folds: list, train: tuple, test: tuple, start: float
 ) -> dict[str, Any]:
     """Fit the searched parameters on the whole training set ``(X, y)``, score it on ``test``:
     the cell's result."""
-    params, cv_acc, n_eval = search
+    params, cv_acc, n_eval = found
     reference = float(np.mean([len(tr) for tr, _ in folds]))
     model = _fit(method, params, *train, reference_size=reference)
     return {
@@ -224,17 +224,8 @@ def _plan_cells(
     grid = grid_name(options, _GRIDS, paper="dr", key="dr_grid")
     methods = tuple(m for m in METHODS if m in chosen_methods(options, METHODS))
     draws = n_draws(options, quick=5 if table == "5" else 3, full=50 if table == "5" else 10)
-    cells = cell_grid(
-        func,
-        paper=PAPER,
-        table=table,
-        datasets=datasets,
-        draws=draws,
-        methods=methods,
-        v=VERSION,
-        grid=grid,
-        **params,
-    )
+    key = {"paper": PAPER, "table": table, "v": VERSION, "grid": grid}
+    cells = cell_grid(func, datasets=datasets, draws=draws, methods=methods, **key, **params)
     return cells, {"table": table, "methods": methods, "draws": draws, "grid": grid}
 
 
@@ -248,22 +239,21 @@ def uci_cell(
     seed = _seed(dataset, split)
     Xtr, Xte, ytr, yte = standardised_halves(X, y, seed % 2**31)
     folds = stratified_folds(ytr, n_folds, seed, min_train_per_class=2)
-    search = _search(method, grid, Xtr, ytr, folds)
-    return _final(method, search, folds, (Xtr, ytr), (Xte, yte), start)
+    found = _search(method, grid, Xtr, ytr, folds)
+    return _final(method, found, folds, (Xtr, ytr), (Xte, yte), start)
+
+
+def _load_row(row: str) -> tuple[np.ndarray, np.ndarray]:
+    return _load(UCI_SETS[row][0])
 
 
 def _quick_list(row: str, data: Any) -> str | None:
     """Why ``--quick`` leaves out a UCI row (not one of the smaller sets), or None."""
-    return (
-        None
-        if row in _REF["quick_uci"]
-        else "left out of --quick (larger set; run without --quick)"
-    )
+    return None if row in _REF["quick_uci"] else _TEXT["quick_left_out"]
 
 
 def plan_table4(options: Options) -> Plan:
-    load = lambda row: _load(UCI_SETS[row][0])  # noqa: E731
-    used, skipped, notes = uci_rows(options, UCI_SETS, load, _quick_list)
+    used, skipped, notes = uci_rows(options, UCI_SETS, _load_row, _quick_list)
     sets = {row: UCI_SETS[row][0] for row in used}
     shapes = {row: (*X.shape, len(np.unique(y))) for row, (X, y) in used.items()}
     n_folds = 3 if options.quick else 5
@@ -315,7 +305,7 @@ def report_table(
     table, methods = ctx["table"], ctx["methods"]
     spec = _REF["reports"][table]
     if table == "4":
-        protocol = _TEXT["table4_protocol"].format(draws=ctx["draws"], n_folds=ctx["n_folds"])
+        how = _TEXT["table4_protocol"].format(draws=ctx["draws"], n_folds=ctx["n_folds"])
         after = [_TEXT["table4_methods"]]
         notes = ["Data-set versions (the paper's Table 3 vs structreg's):", ""]
         for row, (n_, d_, c_) in ctx["shapes"].items():
@@ -324,7 +314,7 @@ def report_table(
             notes.append(line + (f" ({note})" if note else ""))
         row_of = {name: row for row, name in ctx["sets"].items()}
     else:
-        protocol = _TEXT["table5_protocol"].format(
+        how = _TEXT["table5_protocol"].format(
             draws=ctx["draws"], objects=ctx["n_objects"] or 20, dev_repeats=ctx["dev_repeats"]
         )
         after = [_TEXT["table5_data"], _TEXT["table5_laprls"]]
@@ -344,7 +334,7 @@ def report_table(
         paper=_REF[f"table{table}"],
         reference=REFERENCE if REFERENCE in methods else None,
         skipped=plan.skipped,
-        intro=[spec["lead"], "", protocol, *_search_lines(ctx["grid"]), *after],
+        intro=[spec["lead"], "", how, *_search_lines(ctx["grid"]), *after],
         notes=notes,
         row_label=spec["row_label"],
     )
@@ -389,10 +379,10 @@ def coil_cell(
 ) -> dict[str, Any]:
     """One COIL run: ``n_labeled`` random images per object train, the rest test."""
     start = time.perf_counter()
-    search, folds = coil_parameters(method, grid, n_labeled, n_objects, dev_repeats)
+    found, folds = coil_parameters(method, grid, n_labeled, n_objects, dev_repeats)
     X, y = _load_coil(n_objects)
     train, test = per_class_split(y, n_labeled, np.random.default_rng(_seed(dataset, split)))
-    return _final(method, search, folds, (X[train], y[train]), (X[test], y[test]), start)
+    return _final(method, found, folds, (X[train], y[train]), (X[test], y[test]), start)
 
 
 def plan_table5(options: Options) -> Plan:
@@ -446,30 +436,19 @@ def toy_cell(*, dataset: str, method: str, split: int, **params: Any) -> dict[st
     """One panel of Fig. 2 (``params``: those of :func:`_toy_fit`): training accuracy and
     convexity of the objective."""
     clf, X, y = _toy_fit(**params)
-    return {
-        "train_acc": 100.0 * float(clf.score(X, y)),
-        "convex": bool(clf.solver_info_["convex"]),
-    }
+    return {"train_acc": 100.0 * float(clf.score(X, y)), "convex": bool(clf.solver_info_["convex"])}
 
 
 def plan_fig2(options: Options) -> Plan:
     n_per_class = int(options.extra.get("toy_per_class", 100))
-    cell = partial(
-        Cell.make, toy_cell, paper=PAPER, table="fig2", split=0, v=VERSION, n_neighbors=5
-    )
-    cells = [
-        cell(
-            dataset=f"moons {name}",
-            method=f"{method} ({label})",
-            level=level,
-            margin=margin,
-            gamma_D=gamma_D,
-            n_per_class=n_per_class,
-        )
-        for level, name in enumerate(_TOY_SETS, start=1)
-        for label, gamma_D in _toy_settings(2 * n_per_class).items()
-        for method, margin in _TOY_MARGINS.items()
-    ]
+    key = {"paper": PAPER, "table": "fig2", "split": 0, "v": VERSION, "n_neighbors": 5}
+    cell = partial(Cell.make, toy_cell, n_per_class=n_per_class, **key)
+    cells = []
+    for level, name in enumerate(_TOY_SETS, start=1):
+        for label, gamma_D in _toy_settings(2 * n_per_class).items():
+            for method, margin in _TOY_MARGINS.items():
+                panel = {"level": level, "margin": margin, "gamma_D": gamma_D}
+                cells.append(cell(dataset=f"moons {name}", method=f"{method} ({label})", **panel))
     return Plan(cells, context={"n_per_class": n_per_class})
 
 
@@ -492,12 +471,15 @@ def report_fig2(
             fitted[(col, s)] = (*_toy_fit(**key.params), None, None)
         table.append([name, *shown])
     intro = _TEXT["fig2_intro"].format(n_per_class=n_per_class, weight=0.1 / (2 * n_per_class))
-    lines = [_TEXT["fig2_heading"], "", intro, "", *markdown_table(["set", *cols], table), ""]
-    lines += [
-        _TEXT["fig2_cells"],
+    lines = [
+        _TEXT["fig2_heading"],
         "",
-        f"Figure: {PAPER}_fig2.png (rows: sets I-III; columns as in the table).",
+        intro,
+        "",
+        *markdown_table(["set", *cols], table),
+        "",
     ]
+    lines += [_TEXT["fig2_cells"], "", _TEXT["fig2_figure_note"]]
     md = write_markdown(out / f"{PAPER}_fig2.md", lines)
     png = out / f"{PAPER}_fig2.png"
     rows = [f"set {name}" for name in _TOY_SETS]

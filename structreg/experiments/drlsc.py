@@ -68,12 +68,8 @@ GRIDS: dict[str, dict[str, Any]] = _REF["grids"]
 K_LIST: tuple[int, ...] = _REF["k_list"]
 ETAS = tuple(round(0.1 * i, 1) for i in range(11))
 _P = _REF["protocol"]
-TOY_SETS, TOY_K, N_FOLDS, SMALL_TRAIN = (
-    _P["toy_sets"],
-    _P["toy_k"],
-    _P["n_folds"],
-    _P["small_train"],
-)
+TOY_SETS, TOY_K = _P["toy_sets"], _P["toy_k"]
+N_FOLDS, SMALL_TRAIN = _P["n_folds"], _P["small_train"]
 QUICK_MAX_SIZE, SVM_MAX_ITER = _P["quick_max_size"], _P["svm_max_iter"]
 
 
@@ -289,6 +285,8 @@ class FoldPath:
             cache = self._cached((fold, "fit_path"), dict)
             fits = fit_path(models[0], self.X[train], ytr, points, warn=False, cache=cache)
             return decision_values(fits, self.X[test])  # the test section once per feature map
+        # LS-SVM: [0 1^T; 1 K + I/C] with the one-of-c +-1 targets, as the estimators code them
+        Y = pm_one_targets(ytr, np.ones(len(train), bool), self.n_classes)
         outs = []
         for c in candidates:
             sigma = c.get("sigma")
@@ -297,8 +295,6 @@ class FoldPath:
                 svm = PrecomputedSVM(C=c["C"], multi_class="ovr", max_iter=c.get("max_iter", -1))
                 outs.append(svm.fit(K, ytr, self.n_classes).decision_function(Kte))
                 continue
-            # [0 1^T; 1 K + I/C] with the one-of-c +-1 targets, as the estimators code them
-            Y = pm_one_targets(ytr, np.ones(len(train), bool), self.n_classes)
             sol = self._cached((fold, "eig", sigma), BorderedPath, K, Y).solve(1.0 / c["C"])
             F = Kte @ sol.dual_coef + sol.intercept
             outs.append(F.ravel() if F.shape[1] == 1 else F)
