@@ -44,10 +44,10 @@ def test_fold_paths_reproduce_the_estimators(method, kernel):
         pytest.skip("RBF-only method")
     Xtr, ytr, _, _ = D.train_test("Wine", 0)
     (train, test), *_ = D.cv_folds(ytr, 3, seed=0)
-    path = D.PATHS[method](method, kernel, Xtr, ytr, 3)
+    path = D.FoldPath(method, kernel, Xtr, ytr, 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
-        outs = [path.outputs(train.tobytes(), [c], train, test)[0] for c in CASES[method]]
+        outs = [path.outputs([c], train, test)[0] for c in CASES[method]]
         hits = path(CASES[method], train, test)
         for params, F, h in zip(CASES[method], outs, hits, strict=True):
             est = D.make_estimator(method, kernel, params, 3).fit(Xtr[train], ytr[train])
@@ -64,7 +64,10 @@ def test_data_versions_and_splits():
     Xtr, ytr, Xte, yte = D.train_test("Iris", 3)
     assert len(ytr) == len(yte) == 75 and np.all(np.bincount(ytr) == 25)
     np.testing.assert_allclose(Xtr.mean(0), 0, atol=1e-12)
-    assert D.uci_status("Water") and D.uci_status("Diabetes") and D.uci_status("Iris") is None
+    plan = D.TABLES[2].plan(Options(draws=1, extra={"datasets": ["water", "diabetes", "iris"]}))
+    assert set(plan.skipped) == {"Water", "Diabetes"} and {c.key.dataset for c in plan.cells} == {
+        "Iris"
+    }
     Xtr, ytr, Xte, yte = D.train_test("usps:2v3:G10", 0)
     assert Xtr.shape == (20, 256) and len(yte) == 2180 and Xtr.max() <= 1
     assert D.neighbour_list(1) == [1] and D.neighbour_list(6) == [2, 3, 5, 6]

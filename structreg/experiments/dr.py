@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from .protocol import (
     runs_table,
     seed_from,
     standardised_halves,
+    uci_rows,
 )
 from .report import (
     comparison_table,
@@ -60,26 +61,13 @@ VERSION = 2
 METHODS = ("LSVM", "KSVM", "LLapRLS", "KLapRLS", "LGDR", "LLDR", "GDR", "LDR")
 REFERENCE = "LDR"
 
+# The paper's numbers (Table 3: n, d, classes; Tables 4-5: accuracy %, its "SVM" is KSVM), the
+# data-set mapping, the grids (exponents: sigma is 4^e s0, the others 10^e) and the reports'
+# fixed text (``str.format`` templates): reference/dr.json
 _REF = reference.load(PAPER)
-"""The paper's printed numbers (``reference/dr.json``)."""
-# Table 4 of the paper (test accuracy, %), {data set: {method: value}}; its column "SVM" is KSVM.
-TABLE4: dict[str, dict[str, float]] = _REF["table4"]
-# Table 5 of the paper (%), by column.
-TABLE5: dict[str, dict[str, float]] = _REF["table5"]
-
-TABLE3: dict[str, tuple[int, int, int]] = _REF["table3"]
-"""The paper's Table 3: (n, d, classes) of each UCI row."""
 UCI_SETS: dict[str, tuple[str | None, str]] = _REF["uci_sets"]
-"""Table-3 row -> (the shipped data set or None, the version note or the reason it is missing)."""
-QUICK_UCI: tuple[str, ...] = _REF["quick_uci"]
-"""The smaller sets that ``--quick`` runs."""
-
-_AXES: dict[str, tuple[str, ...]] = _REF["axes"]
-"""The searched parameters of each method: sigma is 4^e s0, the others 10^e."""
 _GRIDS: dict[str, dict[str, Any]] = _REF["grids"]
-"""Grid name -> searched ``exponents`` per parameter, ``coarse_step`` and ``refine``."""
 _TEXT: dict[str, str] = _REF["report_text"]
-"""The reports' fixed text (``str.format`` templates)."""
 _FIT_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
 
 
@@ -129,26 +117,19 @@ def make_estimator(method: str, params: Mapping[str, float], data: _TrainingSet)
     """The paper's ``method`` with searched exponents ``params`` for a training set."""
     e = {k: 10.0**v for k, v in params.items() if k != "sigma"}
     gamma = data.gamma(params["sigma"]) if "sigma" in params else None
+    linear = method in ("LSVM", "LLapRLS", "LGDR", "LLDR")
+    kernel = {"kernel": "linear", "gamma": "scale"} if linear else {"kernel": "rbf", "gamma": gamma}
     if method == "LSVM":
         return LinearSVC(C=e["C"], max_iter=10_000)
     if method == "KSVM":
         return SVC(C=e["C"], gamma=gamma)
     if method in ("LLapRLS", "KLapRLS"):
-        linear = method == "LLapRLS"
-        return LapRLSC(
-            kernel="linear" if linear else "rbf",
-            gamma="scale" if linear else gamma,
-            gamma_A=e["gamma_A"],
-            gamma_I=e["gamma_I"],
-            n_neighbors=data.graph_k,
-            fit_intercept=linear,
-        )
+        weights = {"gamma_A": e["gamma_A"], "gamma_I": e["gamma_I"]}
+        return LapRLSC(**kernel, **weights, n_neighbors=data.graph_k, fit_intercept=linear)
     if method in ("LGDR", "LLDR", "GDR", "LDR"):
-        linear = method in ("LGDR", "LLDR")
         return DiscriminativeRLS(
             margin="local" if method in ("LLDR", "LDR") else "global",
-            kernel="linear" if linear else "rbf",
-            gamma="scale" if linear else gamma,
+            **kernel,
             gamma_A=e["gamma_A"],
             gamma_D=e["gamma_D"] * data.d_scale,
             n_neighbors=data.xi,
@@ -158,66 +139,32 @@ def make_estimator(method: str, params: Mapping[str, float], data: _TrainingSet)
 
 
 def _fit(
-    method: str,
-    params: Mapping[str, float],
-    X: np.ndarray,
-    y: np.ndarray,
-    reference_size: float | None = None,
+    method: str, params: Mapping[str, float], X: np.ndarray, y: np.ndarray, reference_size=None
 ) -> Any:
+    """``method`` fitted on ``(X, y)`` (``reference_size``: see :class:`_TrainingSet`)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
         warnings.simplefilter("ignore", ConvergenceWarning)
         return make_estimator(method, params, _TrainingSet(X, y, reference_size)).fit(X, y)
 
 
-def _final(
-    method: str,
-    search: tuple[dict[str, Any], float, int],
-    folds: list,
-    train: tuple[np.ndarray, np.ndarray],
-    test: tuple[np.ndarray, np.ndarray],
-    start: float,
-) -> dict[str, Any]:
-    """Fit the searched parameters on the whole training set; the cell's result."""
-    params, cv_acc, n_eval = search
-    reference = float(np.mean([len(tr) for tr, _ in folds]))
-    model = _fit(method, params, *train, reference_size=reference)
-    info = getattr(model, "solver_info_", {})
-    return {
-        "test_acc": 100.0 * float(np.mean(model.predict(test[0]) == test[1])),
-        "cv_acc": cv_acc,
-        "params": params,
-        "n_candidates": n_eval,
-        "convex": info.get("convex"),
-        "seconds": time.perf_counter() - start,
-    }
-
-
 class _FoldEvaluator:
-    """Fold evaluator for :func:`~structreg.experiments.search.cv_evaluator`: hits per candidate,
+    """Fold evaluator for :func:`~structreg.experiments.cv_evaluator`: hits per candidate,
     the batch fitted by :func:`~structreg.models.fit_path` (docs/reproducing/dr.md)."""
 
     def __init__(self, method: str, X: np.ndarray, y: np.ndarray) -> None:
         self.method, self.X, self.y = method, X, y
         self.caches: dict[bytes, dict] = {}
 
-    def __call__(
-        self, candidates: list[dict[str, Any]], train: np.ndarray, test: np.ndarray
-    ) -> list[float]:
+    def __call__(self, candidates: list[dict], train: np.ndarray, test: np.ndarray) -> list:
         X, y = self.X[train], self.y[train]
         data = _TrainingSet(X, y)
         models = [make_estimator(self.method, params, data) for params in candidates]
+        points = [m.get_params(deep=False) for m in models]
+        cache = self.caches.setdefault(train.tobytes(), {})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            fits = fit_path(
-                models[0],
-                X,
-                y,
-                [m.get_params(deep=False) for m in models],
-                warn=False,
-                errors="return",
-                cache=self.caches.setdefault(train.tobytes(), {}),
-            )
+            fits = fit_path(models[0], X, y, points, warn=False, errors="return", cache=cache)
         hits = []
         for model in fits:
             try:
@@ -233,8 +180,8 @@ def _axes(method: str, grid: str, X: np.ndarray) -> list[Axis]:
     """The searched exponents of ``method``; trivial Gaussian widths on X pruned."""
     g = _GRIDS[grid]
     axes = []
-    for name in _AXES[method]:
-        values: Sequence[int] = g["exponents"][name]
+    for name in _REF["axes"][method]:
+        values = g["exponents"][name]
         if name == "sigma":
             s0 = _TrainingSet(X, np.zeros(len(X))).sigma0
             trivial = trivial_gaussian_widths(X, [4.0**k * s0 for k in values])
@@ -252,24 +199,34 @@ def _search(
     return result.best_params, 100.0 * result.best_score, result.n_evaluated
 
 
-def _grid(options: Options) -> str:
-    return grid_name(options, _GRIDS, paper="dr", key="dr_grid")
+def _final(
+    method: str, found: tuple, folds: list, train: tuple, test: tuple, start: float
+) -> dict[str, Any]:
+    """Fit the searched parameters on the whole training set ``(X, y)``, score it on ``test``:
+    the cell's result."""
+    params, cv_acc, n_eval = found
+    reference = float(np.mean([len(tr) for tr, _ in folds]))
+    model = _fit(method, params, *train, reference_size=reference)
+    return {
+        "test_acc": 100.0 * float(np.mean(model.predict(test[0]) == test[1])),
+        "cv_acc": cv_acc,
+        "params": params,
+        "n_candidates": n_eval,
+        "convex": getattr(model, "solver_info_", {}).get("convex"),
+        "seconds": time.perf_counter() - start,
+    }
 
 
-def _methods(options: Options) -> tuple[str, ...]:
-    wanted = chosen_methods(options, METHODS)
-    return tuple(m for m in METHODS if m in wanted)
-
-
-def _selected(
-    options: Options, aliases: Mapping[str, Sequence[str]]
-) -> tuple[list[str], list[str]]:
-    """Rows chosen by ``extra["datasets"]`` (a row's name or one of its aliases, any case), and
-    the plan's note on the rows left out."""
-    wanted = {str(w).lower() for w in options.extra.get("datasets") or ()}
-    rows = [r for r, names in aliases.items() if not wanted or {r.lower(), *names} & wanted]
-    left_out = [r for r in aliases if r not in rows]
-    return rows, [f"Not selected (--datasets): {', '.join(left_out)}."] if left_out else []
+def _plan_cells(
+    options: Options, table: str, func: Any, datasets: list[str], **params: Any
+) -> tuple[list[Cell], dict[str, Any]]:
+    """The cells of ``func`` (data set, run, method) and the plan's context."""
+    grid = grid_name(options, _GRIDS, paper="dr", key="dr_grid")
+    methods = tuple(m for m in METHODS if m in chosen_methods(options, METHODS))
+    draws = n_draws(options, quick=5 if table == "5" else 3, full=50 if table == "5" else 10)
+    key = {"paper": PAPER, "table": table, "v": VERSION, "grid": grid}
+    cells = cell_grid(func, datasets=datasets, draws=draws, methods=methods, **key, **params)
+    return cells, {"table": table, "methods": methods, "draws": draws, "grid": grid}
 
 
 # -- Table 4 -------------------------------------------------------------------------------------
@@ -282,52 +239,41 @@ def uci_cell(
     seed = _seed(dataset, split)
     Xtr, Xte, ytr, yte = standardised_halves(X, y, seed % 2**31)
     folds = stratified_folds(ytr, n_folds, seed, min_train_per_class=2)
-    search = _search(method, grid, Xtr, ytr, folds)
-    return _final(method, search, folds, (Xtr, ytr), (Xte, yte), start)
+    found = _search(method, grid, Xtr, ytr, folds)
+    return _final(method, found, folds, (Xtr, ytr), (Xte, yte), start)
+
+
+def _load_row(row: str) -> tuple[np.ndarray, np.ndarray]:
+    return _load(UCI_SETS[row][0])
+
+
+def _quick_list(row: str, data: Any) -> str | None:
+    """Why ``--quick`` leaves out a UCI row (not one of the smaller sets), or None."""
+    return None if row in _REF["quick_uci"] else _TEXT["quick_left_out"]
 
 
 def plan_table4(options: Options) -> Plan:
-    grid, methods = _grid(options), _methods(options)
-    draws, n_folds = n_draws(options, quick=3, full=10), 3 if options.quick else 5
-    rows, notes = _selected(options, {row: (name or "",) for row, (name, _) in UCI_SETS.items()})
-    skipped, sets = {}, {}
-    for row in rows:
-        name = UCI_SETS[row][0]
-        if name is None:
-            skipped[row] = UCI_SETS[row][1]
-            continue
-        if options.quick and row not in QUICK_UCI and not options.extra.get("datasets"):
-            skipped[row] = "left out of --quick (larger set; run without --quick)"
-            continue
-        try:
-            _load(name)
-        except (FileNotFoundError, OSError) as exc:
-            skipped[row] = f"could not be loaded ({exc.__class__.__name__}: {exc})"
-            continue
-        sets[row] = name
-    cells = cell_grid(
-        uci_cell,
-        paper=PAPER,
-        table="4",
-        datasets=sets.values(),
-        draws=draws,
-        methods=methods,
-        v=VERSION,
-        grid=grid,
-        n_folds=n_folds,
+    used, skipped, notes = uci_rows(options, UCI_SETS, _load_row, _quick_list)
+    sets = {row: UCI_SETS[row][0] for row in used}
+    shapes = {row: (*X.shape, len(np.unique(y))) for row, (X, y) in used.items()}
+    n_folds = 3 if options.quick else 5
+    cells, context = _plan_cells(options, "4", uci_cell, list(sets.values()), n_folds=n_folds)
+    return Plan(
+        cells, skipped, notes, {**context, "sets": sets, "shapes": shapes, "n_folds": n_folds}
     )
-    context = {"sets": sets, "methods": methods, "draws": draws, "n_folds": n_folds, "grid": grid}
-    context["table"] = "4"
-    return Plan(cells, skipped, notes, context)
 
 
 def _params_summary(by: Mapping[str, Mapping[str, list[dict[str, Any]]]]) -> list[str]:
     """One line per (row, method): the most frequent chosen exponents."""
+
+    def exponent(name: str, value: float) -> str:
+        return f"{name}=4^{value:g} s0" if name == "sigma" else f"{name}=10^{value:g}"
+
     lines = []
     for row, per in by.items():
         for method, runs in per.items():
             best, count = most_frequent(
-                format_params(dict(sorted(r["params"].items())), fmt=_exponent) for r in runs
+                format_params(dict(sorted(r["params"].items())), fmt=exponent) for r in runs
             )
             cv = np.mean([r["cv_acc"] for r in runs])
             non_convex = sum(r.get("convex") is False for r in runs)
@@ -339,25 +285,15 @@ def _params_summary(by: Mapping[str, Mapping[str, list[dict[str, Any]]]]) -> lis
     return lines
 
 
-def _exponent(name: str, value: float) -> str:
-    return f"{name}=4^{value:g} s0" if name == "sigma" else f"{name}=10^{value:g}"
-
-
 def _search_lines(grid: str) -> list[str]:
-    g = _GRIDS[grid]
+    """The search of ``grid`` in words."""
+    g, step = _GRIDS[grid], _GRIDS[grid]["coarse_step"]
     shown = "; ".join(
         f"{name} {'4^k s0' if name == 'sigma' else '10^k'}, k in {list(values)}"
         for name, values in g["exponents"].items()
     )
-    step = g["coarse_step"]
-    how = (
-        f"coarse grid of every {step}th exponent, then pattern-search refinement (steps "
-        f"{step // 2}, ..., 1) around the best coarse point (structreg.experiments.search."
-        "coarse_to_fine)"
-        if g["refine"]
-        else "all combinations, no refinement"
-    )
-    return [f"Search ({grid} grid; s0 = mean distance between training points): {shown}; {how}."]
+    how = _TEXT["refine" if g["refine"] else "no_refine"].format(step=step, half=step // 2)
+    return [_TEXT["search"].format(grid=grid, shown=shown, how=how)]
 
 
 def report_table(
@@ -369,17 +305,16 @@ def report_table(
     table, methods = ctx["table"], ctx["methods"]
     spec = _REF["reports"][table]
     if table == "4":
-        protocol = _TEXT["table4_protocol"].format(draws=ctx["draws"], n_folds=ctx["n_folds"])
+        how = _TEXT["table4_protocol"].format(draws=ctx["draws"], n_folds=ctx["n_folds"])
         after = [_TEXT["table4_methods"]]
         notes = ["Data-set versions (the paper's Table 3 vs structreg's):", ""]
-        for row, name in ctx["sets"].items():
-            (n, d, c), note = TABLE3[row], UCI_SETS[row][1]
-            X, y = _load(name)
-            line = f"- {row}: paper {n} x {d}, {c} classes; here {X.shape[0]} x {X.shape[1]}, "
-            notes.append(line + f"{len(np.unique(y))} classes" + (f" ({note})" if note else ""))
+        for row, (n_, d_, c_) in ctx["shapes"].items():
+            (n, d, c), note = _REF["table3"][row], UCI_SETS[row][1]
+            line = f"- {row}: paper {n} x {d}, {c} classes; here {n_} x {d_}, {c_} classes"
+            notes.append(line + (f" ({note})" if note else ""))
         row_of = {name: row for row, name in ctx["sets"].items()}
     else:
-        protocol = _TEXT["table5_protocol"].format(
+        how = _TEXT["table5_protocol"].format(
             draws=ctx["draws"], objects=ctx["n_objects"] or 20, dev_repeats=ctx["dev_repeats"]
         )
         after = [_TEXT["table5_data"], _TEXT["table5_laprls"]]
@@ -396,10 +331,10 @@ def report_table(
             r: {m: [x["test_acc"] for x in rs] for m, rs in per.items()} for r, per in by.items()
         },
         methods=methods,
-        paper=TABLE4 if table == "4" else TABLE5,
+        paper=_REF[f"table{table}"],
         reference=REFERENCE if REFERENCE in methods else None,
         skipped=plan.skipped,
-        intro=[spec["lead"], "", protocol, *_search_lines(ctx["grid"]), *after],
+        intro=[spec["lead"], "", how, *_search_lines(ctx["grid"]), *after],
         notes=notes,
         row_label=spec["row_label"],
     )
@@ -444,44 +379,25 @@ def coil_cell(
 ) -> dict[str, Any]:
     """One COIL run: ``n_labeled`` random images per object train, the rest test."""
     start = time.perf_counter()
-    search, folds = coil_parameters(method, grid, n_labeled, n_objects, dev_repeats)
+    found, folds = coil_parameters(method, grid, n_labeled, n_objects, dev_repeats)
     X, y = _load_coil(n_objects)
     train, test = per_class_split(y, n_labeled, np.random.default_rng(_seed(dataset, split)))
-    return _final(method, search, folds, (X[train], y[train]), (X[test], y[test]), start)
+    return _final(method, found, folds, (X[train], y[train]), (X[test], y[test]), start)
 
 
 def plan_table5(options: Options) -> Plan:
-    grid, methods = _grid(options), _methods(options)
-    draws = n_draws(options, quick=5, full=50)
-    n_objects = options.extra.get("coil_objects")
-    rows, notes = _selected(
-        options, {"PIE (20 train)": ("pie",), "COIL (2 train)": ("coil", "coil20", "coil-20")}
+    n_objects, dev_repeats = options.extra.get("coil_objects"), 1 if options.quick else 2
+    rows = _REF["table5_rows"]  # row -> (data set or None, names for --datasets)
+    sets = {
+        row: (names[0], "" if names[0] else _TEXT["pie_missing"]) for row, names in rows.items()
+    }
+    aliases = {row: names[1:] for row, names in rows.items()}
+    used, skipped, notes = uci_rows(
+        options, sets, lambda row: _load_coil(n_objects), lambda row, data: None, aliases
     )
-    skipped, datasets, dev_repeats = {}, [], 1 if options.quick else 2
-    if "PIE (20 train)" in rows:
-        skipped["PIE (20 train)"] = _TEXT["pie_missing"]
-    if "COIL (2 train)" in rows:
-        try:
-            _load_coil(n_objects)
-            datasets.append("coil20")
-        except (FileNotFoundError, OSError) as exc:
-            skipped["COIL (2 train)"] = f"could not be loaded ({exc.__class__.__name__}: {exc})"
-    cells = cell_grid(
-        coil_cell,
-        paper=PAPER,
-        table="5",
-        datasets=datasets,
-        draws=draws,
-        methods=methods,
-        v=VERSION,
-        grid=grid,
-        n_labeled=2,
-        dev_repeats=dev_repeats,
-        n_objects=n_objects,
-    )
-    context = {"table": "5", "methods": methods, "draws": draws, "grid": grid}
-    context["n_objects"] = n_objects
-    return Plan(cells, skipped, notes, {**context, "dev_repeats": dev_repeats})
+    setting = {"n_labeled": 2, "dev_repeats": dev_repeats, "n_objects": n_objects}
+    cells, context = _plan_cells(options, "5", coil_cell, [sets[r][0] for r in used], **setting)
+    return Plan(cells, skipped, notes, {**context, **setting})
 
 
 # -- Fig. 2 --------------------------------------------------------------------------------------
@@ -520,74 +436,54 @@ def toy_cell(*, dataset: str, method: str, split: int, **params: Any) -> dict[st
     """One panel of Fig. 2 (``params``: those of :func:`_toy_fit`): training accuracy and
     convexity of the objective."""
     clf, X, y = _toy_fit(**params)
-    return {
-        "train_acc": 100.0 * float(clf.score(X, y)),
-        "convex": bool(clf.solver_info_["convex"]),
-    }
+    return {"train_acc": 100.0 * float(clf.score(X, y)), "convex": bool(clf.solver_info_["convex"])}
 
 
 def plan_fig2(options: Options) -> Plan:
     n_per_class = int(options.extra.get("toy_per_class", 100))
-    cell = partial(
-        Cell.make, toy_cell, paper=PAPER, table="fig2", split=0, v=VERSION, n_neighbors=5
-    )
-    cells = [
-        cell(
-            dataset=f"moons {name}",
-            method=f"{method} ({label})",
-            level=level,
-            margin=margin,
-            gamma_D=gamma_D,
-            n_per_class=n_per_class,
-        )
-        for level, name in enumerate(_TOY_SETS, start=1)
-        for label, gamma_D in _toy_settings(2 * n_per_class).items()
-        for method, margin in _TOY_MARGINS.items()
-    ]
+    key = {"paper": PAPER, "table": "fig2", "split": 0, "v": VERSION, "n_neighbors": 5}
+    cell = partial(Cell.make, toy_cell, n_per_class=n_per_class, **key)
+    cells = []
+    for level, name in enumerate(_TOY_SETS, start=1):
+        for label, gamma_D in _toy_settings(2 * n_per_class).items():
+            for method, margin in _TOY_MARGINS.items():
+                panel = {"level": level, "margin": margin, "gamma_D": gamma_D}
+                cells.append(cell(dataset=f"moons {name}", method=f"{method} ({label})", **panel))
     return Plan(cells, context={"n_per_class": n_per_class})
 
 
 def report_fig2(
     plan: Plan, results: Mapping[CellKey, dict[str, Any]], out: Path, options: Options
 ) -> list[Path]:
+    """Fig. 2: the training accuracies (Markdown) and the decision boundaries (PNG)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     n_per_class = plan.context["n_per_class"]
     cols = [f"{m} ({label})" for label in _toy_settings(2 * n_per_class) for m in _TOY_MARGINS]
-    lines = [
-        "# Discriminative regularization (Zhang et al. 2008), Fig. 2: GDR vs LDR on two moons",
-        "",
-        _TEXT["fig2_intro"].format(n_per_class=n_per_class, weight=0.1 / (2 * n_per_class)),
-        "",
-    ]
+    cells = {(c.key.dataset, c.key.method): c.key for c in plan.cells}
     fitted, table = {}, []
     for s, name in enumerate(_TOY_SETS):
         shown = []
         for col in cols:
-            cell = next(
-                c for c in plan.cells if c.key.dataset == f"moons {name}" and c.key.method == col
-            )
-            r = results[cell.key]
+            key = cells[(f"moons {name}", col)]
+            r = results[key]
             shown.append(f"{r['train_acc']:.1f} %{'' if r['convex'] else ' (non-convex)'}")
-            fitted[(col, s)] = (*_toy_fit(**cell.key.params), None, None)
+            fitted[(col, s)] = (*_toy_fit(**key.params), None, None)
         table.append([name, *shown])
-    lines += markdown_table(["set", *cols], table)
-    lines += [
+    intro = _TEXT["fig2_intro"].format(n_per_class=n_per_class, weight=0.1 / (2 * n_per_class))
+    lines = [
+        _TEXT["fig2_heading"],
         "",
-        _TEXT["fig2_cells"],
+        intro,
         "",
-        f"Figure: {PAPER}_fig2.png (rows: sets I-III; columns as in the table).",
+        *markdown_table(["set", *cols], table),
+        "",
     ]
+    lines += [_TEXT["fig2_cells"], "", _TEXT["fig2_figure_note"]]
     md = write_markdown(out / f"{PAPER}_fig2.md", lines)
     png = out / f"{PAPER}_fig2.png"
-    boundary_figure(
-        png,
-        fitted,
-        rows=[f"set {name}" for name in _TOY_SETS],
-        cols=cols,
-        title="GDR / LDR, Gaussian width 0.1, lambda = 0.1; discriminality weight 0.1 (paper) "
-        "and 0.1/n",
-    )
+    rows = [f"set {name}" for name in _TOY_SETS]
+    boundary_figure(png, fitted, rows=rows, cols=cols, title=_TEXT["fig2_figure"])
     return [md, png]
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections import defaultdict
 from collections.abc import Sequence
 from functools import cache, lru_cache, partial
 from pathlib import Path
@@ -30,6 +29,7 @@ from ..models._base import pm_one_targets
 from ..solvers import BorderedPath, NonConvexObjectiveWarning, PrecomputedSVM
 from . import reference
 from .engine import Cell, Options, Plan, Table
+from .plots import boundary_figure
 from .protocol import (
     chosen_methods,
     grid_name,
@@ -38,6 +38,7 @@ from .protocol import (
     per_class_split,
     runs_table,
     seed_from,
+    uci_rows,
 )
 from .report import comparison_table, cost_line, format_params, write_csv, write_markdown
 from .search import (
@@ -54,26 +55,25 @@ PAPER = "drlsc"
 VERSION = 2
 """Protocol version: part of every cell key (bump it when a cell's result would change)."""
 
-# -- The paper's numbers and the protocol's data (reference/drlsc.json) -----------------------
+# The paper's numbers, the protocol's data and the reports' fixed text (reference/drlsc.json)
 _REF = reference.load(PAPER)
-TOY_METHODS = ("RN", "DRGV", "DRLSC")
-TOY_SETS = ("A", "B", "C")
-# Tables 4 / 5 (training / test accuracy %): {method: (set A, set B, set C)}.
-TABLE4_TRAIN = _REF["table4"]
-TABLE5_TEST = _REF["table5"]
-LINEAR_METHODS = ("SVM", "LS-SVM", "MR", "DRGV", "DRLSC")
-RBF_METHODS = ("RN", "GRBFN", "SVM", "LS-SVM", "MR", "DRGV", "DRLSC")
 _TEXT: dict[str, str] = _REF["report_text"]
-"""The reports' fixed text (``str.format`` templates)."""
+TOY_METHODS, LINEAR_METHODS, RBF_METHODS = (_REF["methods"][k] for k in ("4-5", "linear", "rbf"))
 UCI_SETS: dict[str, tuple[str | None, str]] = _REF["uci_sets"]
 """Table 6/7 row -> (structreg data set name or None when not available, note or reason)."""
 IMAGE_TABLES: dict[str, dict[str, Any]] = _REF["image_tables"]
-"""Tables 9-12: the data set, row label -> data set id, the rows ``--quick`` runs (USPS: the
-setting)."""
-QUICK_MAX_SIZE = 250
-"""``--quick`` runs only the UCI sets with at most this many points."""
+"""Tables 9-12: the data set, row label -> data set id, the rows ``--quick`` runs."""
+GRIDS: dict[str, dict[str, Any]] = _REF["grids"]
+"""Grid name -> coarse steps of the log2 axes, MR's gamma_I, eta, k (DRLSC, MR); refinement."""
+K_LIST: tuple[int, ...] = _REF["k_list"]
+ETAS = tuple(round(0.1 * i, 1) for i in range(11))
+_P = _REF["protocol"]
+TOY_SETS, TOY_K = _P["toy_sets"], _P["toy_k"]
+N_FOLDS, SMALL_TRAIN = _P["n_folds"], _P["small_train"]
+QUICK_MAX_SIZE, SVM_MAX_ITER = _P["quick_max_size"], _P["svm_max_iter"]
 
 
+# -- Data ----------------------------------------------------------------------------------------
 def _codes(y: np.ndarray) -> np.ndarray:
     return np.unique(np.asarray(y).astype(str), return_inverse=True)[1].ravel().astype(int)
 
@@ -97,20 +97,6 @@ def load_uci(name: str) -> tuple[np.ndarray, np.ndarray]:
         keep = ~np.isin(y, ["imL", "imS"])
         X, y = X[keep], y[keep]
     return np.asarray(X, dtype=float), _codes(y)
-
-
-def uci_status(name: str) -> str | None:
-    """None when the row can run, else the reason it is skipped."""
-    source, reason = UCI_SETS[name]
-    if source is None:
-        return reason
-    if source != "wdbc" and source not in set(list_datasets()):
-        return f"{source!r} is not among structreg's data sets"
-    try:
-        load_uci(name)
-    except (OSError, ValueError) as exc:
-        return f"{source!r} could not be loaded ({exc})"
-    return None
 
 
 _seed = partial(seed_from, sep="|", bits=31)
@@ -157,8 +143,7 @@ def train_test(dataset: str, split: int) -> tuple[np.ndarray, np.ndarray, np.nda
         return X[tr], y[tr], X[te], y[te]
     X, labels = _images(parts[0])
     if parts[0] == "usps":
-        a, b = parts[1].split("v")
-        keep = np.isin(labels, [a, b])
+        keep = np.isin(labels, parts[1].split("v"))
         X, labels = X[keep], labels[keep]
     y = _codes(labels)
     tr, te = per_class_split(y, int(parts[-1][1:]), np.random.default_rng(seed))
@@ -166,19 +151,7 @@ def train_test(dataset: str, split: int) -> tuple[np.ndarray, np.ndarray, np.nda
     return X[tr], y[tr], X[te], y[te]
 
 
-# -- Search spaces -----------------------------------------------------------------------------
-ETAS = tuple(round(0.1 * i, 1) for i in range(11))
-K_LIST: tuple[int, ...] = _REF["k_list"]
-SVM_MAX_ITER = 100_000
-"""libsvm's iteration cap per binary problem (reached only at large C on non-separable data,
-where an uncapped libsvm can run for minutes; such a candidate is an approximate SVM)."""
-N_FOLDS = 3
-SMALL_TRAIN = 30
-GRIDS: dict[str, dict[str, Any]] = _REF["grids"]
-"""Grid name -> coarse steps of the log2 axes, of MR's gamma_I, of eta, of k (DRLSC, MR) and
-whether the pattern search refines."""
-
-
+# -- Search spaces -------------------------------------------------------------------------------
 def sigma_to_gamma(sigma: float) -> float:
     """``gamma`` of ``exp(-gamma ||x - z||^2)`` for the width ``sigma`` of the paper."""
     return 1.0 / (2.0 * sigma**2)
@@ -194,7 +167,8 @@ def neighbour_list(k_max: int) -> list[int]:
     return ks
 
 
-def _k_max(y: np.ndarray, folds) -> int:
+def _k_max(y: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]]) -> int:
+    """``min_c n_c - 1`` over the training set and every CV training fold (at least 1)."""
     smallest = min(
         [int(np.bincount(y).min())]
         + [int(np.bincount(y[tr], minlength=y.max() + 1).min()) for tr, _ in folds]
@@ -244,13 +218,8 @@ def cv_folds(y: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray, n
     return stratified_folds(y, n_folds, seed, min_train_per_class=2)
 
 
-def n_centers(n: int) -> int:
-    """GRBFN's number of fuzzy c-means centres for ``n`` training points."""
-    return max(2, math.ceil(math.sqrt(n)))
-
-
-# -- The estimators, and fold evaluators that share work across the candidates -----------------
-def make_estimator(method: str, kernel: str, params: dict[str, Any], n_classes: int):
+# -- The estimators, and the fold evaluator that shares work across the candidates -------------
+def make_estimator(method: str, kernel: str, params: dict[str, Any], n_classes: int) -> Any:
     """The estimator of ``method`` with the searched ``params`` (sigma -> gamma)."""
     kw: dict[str, Any] = {"kernel": kernel}
     if kernel == "rbf":
@@ -258,27 +227,16 @@ def make_estimator(method: str, kernel: str, params: dict[str, Any], n_classes: 
     if method == "RN":
         return RLSC(gamma_A=params["gamma_A"], **kw)
     if method == "GRBFN":
-        return GRBFN(
-            n_centers=params["n_centers"],
-            gamma_A=params["gamma_A"],
-            random_state=params["random_state"],
-            **kw,
-        )
+        return GRBFN(**{k: params[k] for k in ("n_centers", "gamma_A", "random_state")}, **kw)
     if method == "SVM":
         svc = SVC(C=params["C"], max_iter=params.get("max_iter", -1), **kw)
         return svc if n_classes == 2 else OneVsRestClassifier(svc)
     if method == "LS-SVM":
         return LSSVM(C=params["C"], **kw)
     if method == "MR":
-        return LapRLSC(
-            gamma_A=params["gamma_A"],
-            gamma_I=params["gamma_I"],
-            n_neighbors=params["k"],
-            graph="knn",
-            weights="heat",
-            fit_intercept=True,
-            **kw,
-        )
+        weights = {"gamma_A": params["gamma_A"], "gamma_I": params["gamma_I"]}
+        mr = {"graph": "knn", "weights": "heat", "fit_intercept": True}
+        return LapRLSC(**weights, n_neighbors=params["k"], **mr, **kw)
     if method == "DRGV":
         return DRGV(eta=params["eta"], **kw)
     if method == "DRLSC":
@@ -286,127 +244,64 @@ def make_estimator(method: str, kernel: str, params: dict[str, Any], n_classes: 
     raise ValueError(f"unknown method {method!r}")
 
 
-def _decide(F: np.ndarray) -> np.ndarray:
-    return (F > 0).astype(int) if F.ndim == 1 else np.argmax(F, axis=1)
-
-
-def _out(F: np.ndarray) -> np.ndarray:
-    return F.ravel() if F.shape[1] == 1 else F
-
-
 class FoldPath:
-    """Fold evaluator of one method that shares per-fold work across the candidates.
-
-    ``__call__(candidates, train, test)`` returns the number of correctly classified test
-    points per candidate.  Candidates are grouped by ``group_keys`` (the parameters that the
-    expensive shared work depends on); ``outputs`` returns the decision values of a group.
-    Per-fold results (feature maps, graphs, ...) are cached for later batches.
-    """
-
-    group_keys: tuple[str, ...] = ()
+    """Fold evaluator of one method (for :func:`~structreg.experiments.search.cv_evaluator`):
+    the number of correctly classified test points per candidate; the per-fold work is shared
+    across the candidates and cached for the later batches (docs/reproducing/drlsc.md)."""
 
     def __init__(self, method: str, kernel: str, X: np.ndarray, y: np.ndarray, n_classes: int):
         self.method, self.kernel, self.X, self.y, self.n_classes = method, kernel, X, y, n_classes
         self._cache: dict[tuple, Any] = {}
 
-    def cached(self, key: tuple, make):
-        if key not in self._cache:
-            self._cache[key] = make()
-        return self._cache[key]
-
-    def grams(self, train, test, sigma) -> tuple[np.ndarray, np.ndarray]:
-        """The training and test-vs-training Gram matrices of one fold and width."""
-        g = None if self.kernel == "linear" else sigma_to_gamma(sigma)
-        return (
-            kernel_matrix(self.X[train], kernel=self.kernel, gamma=g),
-            kernel_matrix(self.X[test], self.X[train], kernel=self.kernel, gamma=g),
-        )
-
-    def __call__(self, candidates, train, test):
-        groups: dict[tuple, list[int]] = defaultdict(list)
-        for i, c in enumerate(candidates):
-            groups[tuple(c.get(k) for k in self.group_keys)].append(i)
-        hits = np.zeros(len(candidates))
-        fold = train.tobytes()
+    def __call__(self, candidates: list[dict], train: np.ndarray, test: np.ndarray) -> np.ndarray:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonConvexObjectiveWarning)
-            for idx in groups.values():
-                outs = self.outputs(fold, [candidates[i] for i in idx], train, test)
-                for i, F in zip(idx, outs, strict=True):
-                    hits[i] = np.sum(_decide(F) == self.y[test])
-        return hits
+            outs = self.outputs(candidates, train, test)
+        decide = [(F > 0).astype(int) if F.ndim == 1 else np.argmax(F, axis=1) for F in outs]
+        return np.array([np.sum(d == self.y[test]) for d in decide], dtype=float)
 
-    def outputs(self, fold, candidates, train, test) -> list[np.ndarray]:  # pragma: no cover
-        raise NotImplementedError
+    def _cached(self, key: tuple, make: Any, *args: Any) -> Any:
+        if key not in self._cache:
+            self._cache[key] = make(*args)
+        return self._cache[key]
 
+    def _grams(self, train: np.ndarray, test: np.ndarray, sigma: float | None) -> tuple:
+        """The training and test-vs-training Gram matrices of one fold and width."""
+        g = None if self.kernel == "linear" else sigma_to_gamma(sigma)
+        Xtr = self.X[train]
+        K = kernel_matrix(Xtr, kernel=self.kernel, gamma=g)
+        return K, kernel_matrix(self.X[test], Xtr, kernel=self.kernel, gamma=g)
 
-class LSSVMPath(FoldPath):
-    """LS-SVM: one eigendecomposition of the Gram matrix per (fold, width) gives every C."""
-
-    group_keys = ("sigma",)
-
-    def outputs(self, fold, candidates, train, test):
-        def make():
-            K, Kte = self.grams(train, test, candidates[0].get("sigma"))
-            # one-of-c +-1 targets of the fold's training points, as the estimators code them
-            Y = pm_one_targets(self.y[train], np.ones(len(train), bool), self.n_classes)
-            return BorderedPath(K, Y), Kte
-
-        path, Kte = self.cached((fold, "eig", candidates[0].get("sigma")), make)
+    def outputs(self, candidates: list[dict], train: np.ndarray, test: np.ndarray) -> list:
+        """Decision values on the test fold: SVM by libsvm on the Gram matrices of the fold and
+        width (one-vs-rest), LS-SVM from one eigendecomposition of the bordered system per
+        fold and width, the other methods from one :func:`~structreg.models.fit_path` batch."""
+        fold, ytr = train.tobytes(), self.y[train]
+        if self.method not in ("SVM", "LS-SVM"):
+            models = [
+                make_estimator(self.method, self.kernel, c, self.n_classes) for c in candidates
+            ]
+            points = [m.get_params(deep=False) for m in models]
+            cache = self._cached((fold, "fit_path"), dict)
+            fits = fit_path(models[0], self.X[train], ytr, points, warn=False, cache=cache)
+            return decision_values(fits, self.X[test])  # the test section once per feature map
+        # LS-SVM: [0 1^T; 1 K + I/C] with the one-of-c +-1 targets, as the estimators code them
+        Y = pm_one_targets(ytr, np.ones(len(train), bool), self.n_classes)
         outs = []
-        for c in candidates:  # bordered system [0 1^T; 1 K + I/C], one eigh for every C
-            sol = path.solve(1.0 / c["C"])
-            outs.append(_out(Kte @ sol.dual_coef + sol.intercept))
+        for c in candidates:
+            sigma = c.get("sigma")
+            K, Kte = self._cached((fold, "gram", sigma), self._grams, train, test, sigma)
+            if self.method == "SVM":
+                svm = PrecomputedSVM(C=c["C"], multi_class="ovr", max_iter=c.get("max_iter", -1))
+                outs.append(svm.fit(K, ytr, self.n_classes).decision_function(Kte))
+                continue
+            sol = self._cached((fold, "eig", sigma), BorderedPath, K, Y).solve(1.0 / c["C"])
+            F = Kte @ sol.dual_coef + sol.intercept
+            outs.append(F.ravel() if F.shape[1] == 1 else F)
         return outs
 
 
-class SVMPath(FoldPath):
-    """SVM: the Gram matrices once per (fold, width), libsvm per C (one-vs-rest)."""
-
-    group_keys = ("sigma",)
-
-    def outputs(self, fold, candidates, train, test):
-        sigma = candidates[0].get("sigma")
-        K, Kte = self.cached((fold, "gram", sigma), lambda: self.grams(train, test, sigma))
-        return [
-            PrecomputedSVM(C=c["C"], multi_class="ovr", max_iter=c.get("max_iter", -1))
-            .fit(K, self.y[train], self.n_classes)
-            .decision_function(Kte)
-            for c in candidates
-        ]
-
-
-class ModelPath(FoldPath):
-    """RN, GRBFN, MR, DRGV, DRLSC: the batch fitted by :func:`~structreg.models.fit_path`
-    (docs/reproducing/drlsc.md)."""
-
-    def outputs(self, fold, candidates, train, test):
-        models = [make_estimator(self.method, self.kernel, c, self.n_classes) for c in candidates]
-        names = models[0].get_params(deep=False)
-        points = [{k: getattr(e, k) for k in names} for e in models]
-        fits = fit_path(
-            models[0],
-            self.X[train],
-            self.y[train],
-            points,
-            warn=False,
-            cache=self.cached((fold, "fit_path"), dict),
-        )
-        return decision_values(fits, self.X[test])  # the test section once per feature map
-
-
-PATHS = {
-    "RN": ModelPath,
-    "GRBFN": ModelPath,
-    "SVM": SVMPath,
-    "LS-SVM": LSSVMPath,
-    "MR": ModelPath,
-    "DRGV": ModelPath,
-    "DRLSC": ModelPath,
-}
-
-
-# -- The cell: one (data set, run, method) -----------------------------------------------------
+# -- The cell: one (data set, run, method) -------------------------------------------------------
 def fit_cell(
     *,
     dataset: str,
@@ -438,25 +333,21 @@ def fit_cell(
         n_classes = int(max(ytr.max(), yte.max()) + 1)
         folds = cv_folds(ytr, n_folds, _seed(dataset, split, "cv"))
         fixed = dict(fixed or {})
-        if method == "GRBFN":
-            fixed.update(n_centers=n_centers(len(ytr)), random_state=_seed(dataset, split, "fcm"))
-        axes = [
-            a
-            for a in search_axes(method, kernel, Xtr, _k_max(ytr, folds), grid)
-            if a.name not in fixed
-        ]
-        evaluate = cv_evaluator(PATHS[method](method, kernel, Xtr, ytr, n_classes), folds)
+        if method == "GRBFN":  # ceil(sqrt(n)) fuzzy c-means centres: the paper gives no number
+            n_centers = max(2, math.ceil(math.sqrt(len(ytr))))
+            fixed.update(n_centers=n_centers, random_state=_seed(dataset, split, "fcm"))
+        axes = search_axes(method, kernel, Xtr, _k_max(ytr, folds), grid)
+        axes = [a for a in axes if a.name not in fixed]
+        evaluate = cv_evaluator(FoldPath(method, kernel, Xtr, ytr, n_classes), folds)
         result = coarse_to_fine(evaluate, axes, fixed=fixed, refine=GRIDS[grid]["refine"])
         search_s = time.perf_counter() - start
         params = result.best_params
         est = make_estimator(method, kernel, params, n_classes).fit(Xtr, ytr)
-        test_acc = 100.0 * float(np.mean(est.predict(Xte) == yte))
-        train_acc = 100.0 * float(np.mean(est.predict(Xtr) == ytr))
         return {
-            "test_acc": test_acc,
-            "train_acc": train_acc,
+            "test_acc": 100.0 * float(np.mean(est.predict(Xte) == yte)),
+            "train_acc": 100.0 * float(np.mean(est.predict(Xtr) == ytr)),
             "cv_acc": 100.0 * result.best_score,
-            "params": {k: (float(v_) if isinstance(v_, float) else v_) for k, v_ in params.items()},
+            "params": {k: (float(x) if isinstance(x, float) else x) for k, x in params.items()},
             "n_candidates": result.n_evaluated,
             "n_train": int(len(ytr)),
             "n_test": int(len(yte)),
@@ -467,112 +358,106 @@ def fit_cell(
 
 
 def make_cell(
-    table: str,
-    dataset: str,
-    method: str,
-    split: int,
-    kernel: str,
-    grid: str,
-    n_folds: int = N_FOLDS,
-    fixed: dict[str, Any] | None = None,
+    table: str, dataset: str, method: str, split: int, kernel: str, grid: str, n_folds: int
 ) -> Cell:
-    """The cell of one (data set, run, method); its key holds the whole search setting."""
-    fixed = dict(fixed or {})
-    if method == "SVM":
-        fixed["max_iter"] = SVM_MAX_ITER
-    return Cell.make(
-        fit_cell,
-        paper=PAPER,
-        table=table,
-        dataset=dataset,
-        method=method,
-        split=split,
-        kernel=kernel,
-        grid=grid,
-        search=GRIDS[grid],
-        n_folds=n_folds,
-        fixed=fixed or None,
-        v=VERSION,
-    )
+    """The cell of one (data set, run, method); its key holds the whole search setting (the
+    fixed parameters: SVM's iteration cap, the paper's k = 10 of DRLSC on the toy)."""
+    fixed = {"max_iter": SVM_MAX_ITER} if method == "SVM" else {}
+    if table == "4-5" and method == "DRLSC":
+        fixed["k"] = TOY_K
+    key = {"paper": PAPER, "table": table, "dataset": dataset, "method": method, "split": split}
+    setting = {"kernel": kernel, "grid": grid, "search": GRIDS[grid], "n_folds": n_folds}
+    return Cell.make(fit_cell, **key, **setting, fixed=fixed or None, v=VERSION)
 
 
-# -- Tables 6 and 7: UCI -----------------------------------------------------------------------
-def _grid(options: Options) -> str:
-    return grid_name(options, GRIDS, paper="drlsc")
+def _cells(
+    table: str,
+    datasets: Sequence[str],
+    options: Options,
+    methods: Sequence[str],
+    *,
+    quick: int,
+    kernel: str = "rbf",
+    n_folds: int = N_FOLDS,
+) -> tuple[list[Cell], dict[str, Any]]:
+    """The cells (data set, run, method nested in that order) and the plan's context."""
+    grid, draws = grid_name(options, GRIDS, paper="drlsc"), n_draws(options, quick, full=10)
+    chosen = chosen_methods(options, methods)
+    cells = [
+        make_cell(table, d, m, split, kernel, grid, n_folds)
+        for d in datasets
+        for split in range(draws)
+        for m in chosen
+    ]
+    return cells, {"grid": grid, "draws": draws, "methods": chosen}
 
 
-def uci_row(name: str) -> str:
-    """The Table-6/7 row of ``name`` (a row name or a data set name, any case)."""
-    for row, (source, _) in UCI_SETS.items():
-        if name.lower() in (row.lower(), (source or "").lower()):
-            return row
-    raise ValueError(f"unknown data set {name!r}; choose from {list(UCI_SETS)}")
+def _search_lines(grid: str, kernel: str, n_folds: int = N_FOLDS) -> list[str]:
+    """The search of ``grid`` in words (the reports' protocol paragraph)."""
+    g = GRIDS[grid]
+    fields = {"grid": grid, "n_folds": n_folds, "k_list": ", ".join(map(str, K_LIST))}
+    fields["width"] = _TEXT["search_width"] if kernel == "rbf" else ""
+    fields["refinement"] = _TEXT["refine" if g["refine"] else "no_refine"]
+    return [_TEXT["search"].format_map({**_P, **g, **fields})]
 
 
-def _uci_plan(table: str, kernel: str, methods: Sequence[str]):
+# -- Tables 6-12: accuracy tables of UCI sets and images -----------------------------------------
+def _quick_size(row: str, data: tuple[np.ndarray, np.ndarray]) -> str | None:
+    """Why ``--quick`` leaves out a UCI set (more than ``QUICK_MAX_SIZE`` points), or None."""
+    n = len(data[1])
+    if n > QUICK_MAX_SIZE:
+        return f"--quick runs only the sets with at most {QUICK_MAX_SIZE} points ({n})"
+    return None
+
+
+def _uci_plan(table: str, kernel: str, methods: Sequence[str]) -> Any:
     def plan(options: Options) -> Plan:
-        grid, draws = _grid(options), n_draws(options, quick=3, full=10)
-        wanted = options.extra.get("datasets")
-        if wanted is not None:
-            wanted = [uci_row(d) for d in wanted]
-        chosen = chosen_methods(options, methods)
-        skipped, used = {}, {}
-        for name in UCI_SETS:
-            if wanted is not None and name not in wanted:
-                continue
-            reason = uci_status(name)
-            if reason is None and options.quick and wanted is None:
-                n = len(load_uci(name)[1])
-                if n > QUICK_MAX_SIZE:
-                    reason = (
-                        f"--quick runs only the sets with at most {QUICK_MAX_SIZE} points ({n})"
-                    )
-            if reason is not None:
-                skipped[name] = reason
-                continue
-            X, y = load_uci(name)
-            used[name] = (X.shape[0], X.shape[1], int(y.max() + 1))
+        data, skipped, notes = uci_rows(options, UCI_SETS, load_uci, _quick_size)
+        used = {row: (X.shape[0], X.shape[1], int(y.max() + 1)) for row, (X, y) in data.items()}
         # largest sets first: the long cells start early and the two workers finish together
-        cells = [
-            make_cell(table, name, method, split, kernel, grid)
-            for name in sorted(used, key=lambda d: -used[d][0])
-            for split in range(draws)
-            for method in chosen
-        ]
-        context = {"kernel": kernel, "grid": grid, "draws": draws, "methods": chosen, "used": used}
-        return Plan(cells, skipped, context=context)
+        order = sorted(used, key=lambda d: -used[d][0])
+        cells, context = _cells(table, order, options, methods, quick=3, kernel=kernel)
+        return Plan(cells, skipped, notes, {**context, "kernel": kernel, "used": used})
 
     return plan
 
 
-def _search_lines(grid: str, kernel: str, n_folds: int = N_FOLDS) -> list[str]:
-    g = GRIDS[grid]
-    return [
-        _TEXT["search"].format(
-            **g,
-            grid=grid,
-            n_folds=n_folds,
-            small_train=SMALL_TRAIN,
-            width=_TEXT["search_width"] if kernel == "rbf" else "",
-            k_list=", ".join(map(str, K_LIST)),
-            refinement=_TEXT["refine" if g["refine"] else "no_refine"],
-            max_iter=SVM_MAX_ITER,
-        )
-    ]
+def _image_plan(table: str) -> Any:
+    """The rows of ``IMAGE_TABLES[table]``; in ``--quick`` only its quick rows run."""
+    spec = IMAGE_TABLES[table]
+
+    def plan(options: Options) -> Plan:
+        wanted = options.extra.get("rows")
+        skipped, datasets = {}, []
+        available = spec["source"] in set(list_datasets())
+        for label, dataset in spec["rows"].items():
+            if wanted is not None and label not in wanted:
+                continue
+            if not available:
+                skipped[label] = f"{spec['source']!r} is not among structreg's data sets"
+            elif options.quick and wanted is None and label not in spec["quick"]:
+                skipped[label] = "not run with --quick (run the table without --quick)"
+            else:
+                datasets.append(dataset)
+        cells, context = _cells(table, datasets, options, RBF_METHODS, quick=1)
+        return Plan(cells, skipped, context={**context, "rows": spec["rows"]})
+
+    return plan
 
 
-def _cost_lines(by: dict[str, dict[str, list[dict]]]) -> list[str]:
-    runs = [(m, r) for per in by.values() for m, rs in per.items() for r in rs]
-    return [cost_line(runs)] if runs else []
+def _ar_plan(options: Options) -> Plan:
+    reason = "the AR face database is not among structreg's data sets"
+    context = {"methods": list(RBF_METHODS), "rows": {s: s for s in _REF["table8"]}}
+    return Plan([], {s: reason for s in _REF["table8"]}, context=context)
 
 
-def _report(table: str, intro: str = ""):
+def _report(table: str, intro: str = "") -> Any:
     """The accuracy table of Tables 6-7 (no ``intro``: UCI rows) and 8-12 (settings)."""
     paper = _REF[f"table{table}"]
     if table in IMAGE_TABLES:  # USPS: the paper's rows are keyed "1v7"
         paper = {row: paper[row.replace(" vs. ", "v")] for row in IMAGE_TABLES[table]["rows"]}
 
-    def report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
+    def report(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
         ctx = plan.context
         by = runs_table(plan, results, order=list(ctx.get("used", ())))
         label = {d: row for row, d in ctx.get("rows", {}).items()}
@@ -580,25 +465,20 @@ def _report(table: str, intro: str = ""):
             label.get(d, d): {m: [r["test_acc"] for r in rs] for m, rs in per.items()}
             for d, per in by.items()
         }
+        runs = [(m, r) for per in by.values() for m, rs in per.items() for r in rs]
+        cost = [cost_line(runs)] if runs else []
         if not intro:
-            lines = [
-                _TEXT["uci"].format(table=table, draws=ctx["draws"]),
-                "",
-                *_search_lines(ctx["grid"], ctx["kernel"]),
-            ]
+            uci = _TEXT["uci"].format(table=table, draws=ctx["draws"])
+            lines = [uci, "", *_search_lines(ctx["grid"], ctx["kernel"])]
             notes = ["Data sets (n, d, classes as used here):", ""]
             for name, (n, d, c) in ctx["used"].items():
                 extra = UCI_SETS[name][1]
                 notes.append(f"- {name}: {n} x {d}, {c} classes" + (f"; {extra}" if extra else ""))
-            notes += [
-                "",
-                *_cost_lines(by),
-                "Chosen parameters per run: the `_params.csv` file beside this table.",
-            ]
+            notes += ["", *plan.notes, *cost, _TEXT["params_csv"]]
         else:
             for row in ctx["rows"]:  # rows not run still show the paper's numbers
                 values.setdefault(row, {})
-            lines, notes = [intro], _cost_lines(by)
+            lines, notes = [intro], cost
             if "grid" in ctx:  # Table 8 (AR) has the paper's numbers only
                 lines += ["", f"{ctx['draws']} random draws of the training images per row."]
                 lines += ["", *_search_lines(ctx["grid"], "rbf")]
@@ -623,93 +503,55 @@ def _report(table: str, intro: str = ""):
 
 
 def _write_params(path: Path, by: dict[str, dict[str, list[dict]]]) -> Path:
+    """The chosen parameters, accuracies, candidates and seconds of every run (CSV)."""
+    header = "dataset method run test_acc train_acc cv_acc params n_candidates seconds"
     rows = [
-        [
-            d,
-            m,
-            i,
-            *(f"{r[k]:.2f}" for k in ("test_acc", "train_acc", "cv_acc")),
-            format_params(r["params"], sep=";", skip=("random_state",)),
-            r["n_candidates"],
-            f"{r['seconds']:.2f}",
-        ]
+        [d, m, i, *(f"{r[k]:.2f}" for k in ("test_acc", "train_acc", "cv_acc"))]
+        + [format_params(r["params"], sep=";", skip=("random_state",)), r["n_candidates"]]
+        + [f"{r['seconds']:.2f}"]
         for d, per in by.items()
         for m, rs in per.items()
         for i, r in enumerate(rs)
     ]
-    header = "dataset method run test_acc train_acc cv_acc params n_candidates seconds"
     return write_csv(path, header.split(), rows)
 
 
-# -- Tables 4-5 and Fig. 1: the two-moons toy --------------------------------------------------
-TOY_K = 10
-"""The paper's k of DRLSC on the toy ("fixed to 10")."""
-
-
+# -- Tables 4-5 and Fig. 1: the two-moons toy ----------------------------------------------------
 def _toy_plan(options: Options) -> Plan:
-    grid, draws = _grid(options), n_draws(options, quick=2, full=10)
-    methods = chosen_methods(options, TOY_METHODS)
-    cells = [
-        make_cell(
-            "4-5", f"moons:{s}", m, split, "rbf", grid, 5, {"k": TOY_K} if m == "DRLSC" else None
-        )
-        for s in TOY_SETS
-        for split in range(draws)
-        for m in methods
-    ]
-    return Plan(cells, context={"grid": grid, "draws": draws, "methods": methods})
+    datasets = [f"moons:{s}" for s in TOY_SETS]
+    cells, context = _cells("4-5", datasets, options, TOY_METHODS, quick=2, n_folds=5)
+    return Plan(cells, context=context)
 
 
-def _toy_report(plan: Plan, results, out: Path, options: Options) -> list[Path]:
-    ctx = plan.context
-    by = runs_table(plan, results)
+def _toy_report(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
+    """Tables 4 and 5 (each a Markdown and a CSV; one Markdown for the pair, first), Fig. 1."""
+    methods, by = plan.context["methods"], runs_table(plan, results)
     paths = []
-    for part, key, ref, number in (
-        ("train", "train_acc", TABLE4_TRAIN, "4"),
-        ("test", "test_acc", TABLE5_TEST, "5"),
-    ):
-        values = {
-            s: {m: [r[key] for r in by[f"moons:{s}"][m]] for m in ctx["methods"]} for s in TOY_SETS
-        }
-        paper = {s: {m: ref[m][i] for m in ctx["methods"]} for i, s in enumerate(TOY_SETS)}
+    for part, key, number in (("train", "train_acc", "4"), ("test", "test_acc", "5")):
+        values = {s: {m: [r[key] for r in by[f"moons:{s}"][m]] for m in methods} for s in TOY_SETS}
+        ref = _REF[f"table{number}"]
         paths += comparison_table(
             out,
             f"{PAPER}_table{number}",
-            title=f"DRLSC Table {number}: {part} accuracy (%) on the two-moons sets A, B, C",
+            title=_TEXT["toy_table"].format(number=number, part=part),
             values=values,
-            methods=ctx["methods"],
-            paper=paper,
+            methods=methods,
+            paper={s: {m: ref[m][i] for m in methods} for i, s in enumerate(TOY_SETS)},
             reference="DRLSC",
             row_label="set",
         )
-    # one Markdown for the pair, first in the list
-    lines = [
-        "# DRLSC toy problem (Xue, Chen & Yang 2009, Sec. 6.1, Tables 4-5, Fig. 1)",
-        "",
-        _TEXT["toy"].format(draws=ctx["draws"], k=TOY_K),
-        "",
-        *_search_lines(ctx["grid"], "rbf", n_folds=5),
-        "",
-    ]
+    toy = _TEXT["toy"].format(draws=plan.context["draws"], k=TOY_K)
+    lines = [_TEXT["toy_heading"], "", toy, "", *_search_lines(plan.context["grid"], "rbf", 5), ""]
     headings = ("Table 4: training accuracy", "Table 5: test accuracy")
     for p, heading in zip(paths[::2], headings, strict=True):
         lines += [f"## {heading} (%)", *p.read_text().splitlines()[1:], ""]
     lines += ["## Parameters chosen on draw 0", ""]
-    lines += [
-        f"- set {s}, {m}: " + format_params(by[f"moons:{s}"][m][0]["params"])
-        for s in TOY_SETS
-        for m in ctx["methods"]
-    ]
+    for s in TOY_SETS:
+        lines += [
+            f"- set {s}, {m}: " + format_params(by[f"moons:{s}"][m][0]["params"]) for m in methods
+        ]
     md = write_markdown(out / f"{PAPER}_4-5.md", lines)
-    png = out / f"{PAPER}_fig1.png"
-    _toy_figure(png, by, ctx["methods"])
-    return [md, *paths, png]
-
-
-def _toy_figure(path: Path, by, methods: Sequence[str]) -> None:
-    from .plots import boundary_figure
-
-    fitted = {}
+    fitted = {}  # Fig. 1: draw 0's fits
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
         for i, s in enumerate(TOY_SETS):
@@ -717,51 +559,10 @@ def _toy_figure(path: Path, by, methods: Sequence[str]) -> None:
             for m in methods:
                 est = make_estimator(m, "rbf", by[f"moons:{s}"][m][0]["params"], 2)
                 fitted[(m, i)] = (est.fit(Xtr, ytr), Xtr, ytr, Xte, yte)
-    boundary_figure(
-        path,
-        fitted,
-        rows=[f"set {s}" for s in TOY_SETS],
-        cols=list(methods),
-        title="DRLSC toy (draw 0): RN, DRGV, DRLSC; '.' train, '+' test",
-    )
-
-
-# -- Tables 8-12: image recognition ------------------------------------------------------------
-def _image_plan(table: str):
-    """The rows of ``IMAGE_TABLES[table]``; in ``--quick`` only its quick rows run."""
-    spec = IMAGE_TABLES[table]
-
-    def plan(options: Options) -> Plan:
-        grid, draws = _grid(options), n_draws(options, quick=1, full=10)
-        chosen = chosen_methods(options, RBF_METHODS)
-        wanted = options.extra.get("rows")
-        skipped, datasets = {}, []
-        available = spec["source"] in set(list_datasets())
-        for label, dataset in spec["rows"].items():
-            if wanted is not None and label not in wanted:
-                continue
-            if not available:
-                skipped[label] = f"{spec['source']!r} is not among structreg's data sets"
-            elif options.quick and wanted is None and label not in spec["quick"]:
-                skipped[label] = "not run with --quick (run the table without --quick)"
-            else:
-                datasets.append(dataset)
-        cells = [
-            make_cell(table, d, m, split, "rbf", grid)
-            for d in datasets
-            for split in range(draws)
-            for m in chosen
-        ]
-        context = {"grid": grid, "draws": draws, "methods": chosen, "rows": spec["rows"]}
-        return Plan(cells, skipped, context=context)
-
-    return plan
-
-
-def _ar_plan(options: Options) -> Plan:
-    reason = "the AR face database is not among structreg's data sets"
-    context = {"methods": list(RBF_METHODS), "rows": {s: s for s in _REF["table8"]}}
-    return Plan([], {s: reason for s in _REF["table8"]}, context=context)
+    png = out / f"{PAPER}_fig1.png"
+    rows = [f"set {s}" for s in TOY_SETS]
+    boundary_figure(png, fitted, rows=rows, cols=list(methods), title=_TEXT["toy_figure"])
+    return [md, *paths, png]
 
 
 _TITLES = {t: titles[0] for t, titles in _REF["tables"].items()}

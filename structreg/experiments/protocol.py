@@ -26,6 +26,7 @@ __all__ = [
     "runs_table",
     "seed_from",
     "standardised_halves",
+    "uci_rows",
 ]
 
 
@@ -143,3 +144,45 @@ def runs_by(
         if k in results:
             out.setdefault(group(k), []).append((k.split, results[k]))
     return {g: [r for _, r in sorted(v, key=lambda t: t[0])] for g, v in out.items()}
+
+
+# --- added for drlsc/dr (issue 18) ---
+def uci_rows(
+    options: Options,
+    sets: Mapping[str, tuple[str | None, str]],
+    load: Callable[[str], Any],
+    quick_reason: Callable[[str, Any], str | None],
+    aliases: Mapping[str, Sequence[str]] | None = None,
+) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """The rows of a table of data sets that a plan runs.
+
+    ``sets``: row -> (data set name, or None with the reason it is missing); ``load(row)``: the
+    row's data; ``quick_reason(row, data)``: why ``--quick`` leaves the row out (None: it runs).
+    ``options.extra["datasets"]`` chooses rows by name or alias (any case; ``aliases``: row ->
+    other names, by default the data set's name); then ``--quick`` leaves none out.  Returns
+    ``({row: data}, {row: reason skipped}, notes)``, rows in the order of ``sets``; the notes
+    name the rows not chosen.
+    """
+    if aliases is None:
+        aliases = {row: (source or "",) for row, (source, _) in sets.items()}
+    wanted = {str(w).lower() for w in (options.extra or {}).get("datasets") or ()}
+    rows = [r for r in sets if not wanted or {r.lower(), *aliases[r]} & wanted]
+    left_out = [r for r in sets if r not in rows]
+    notes = [f"Not selected (--datasets): {', '.join(left_out)}."] if left_out else []
+    used: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
+    for row in rows:
+        if sets[row][0] is None:
+            skipped[row] = sets[row][1]
+            continue
+        try:
+            data = load(row)
+        except (OSError, ValueError) as exc:
+            skipped[row] = f"could not be loaded ({exc.__class__.__name__}: {exc})"
+            continue
+        reason = quick_reason(row, data) if options.quick and not wanted else None
+        if reason is None:
+            used[row] = data
+        else:
+            skipped[row] = reason
+    return used, skipped, notes
