@@ -7,12 +7,12 @@ import pytest
 
 from structreg.experiments import Options, find_table, run_table
 from structreg.experiments.srlsc import (
+    _PATH_CACHES,
     METHODS,
     TABLES,
     _estimator,
     _fit_on_x1,
     _l1_graph_of,
-    _path_cache,
     cached_l1_graph,
     labeled_points,
     usps_subset,
@@ -89,7 +89,7 @@ def test_shared_estimators_equal_the_plain_ones(tmp_path):
             maps.append(fitted.feature_map_)
     # one kernel map (both methods, both draws) and one Laplacian; nothing label-dependent
     assert all(fm is maps[0] for fm in maps)
-    assert sorted(k[0] for k in _path_cache(12)) == ["feature_map", "penalty"]  # no label work
+    assert sorted(k[0] for k in _PATH_CACHES[12]) == ["feature_map", "penalty"]  # no label work
 
 
 def test_labeled_points_nested_and_per_class():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +38,17 @@ from .report import (
 from .search import Axis, coarse_to_fine, cv_evaluator
 from .store import CellKey
 
-__all__ = ["METHODS", "TABLE2", "TABLE3", "TABLE4", "TABLE5", "TABLES"]
-__all__ += ["load_table2_dataset", "make_estimator", "search_axes"]
+__all__ = [
+    "METHODS",
+    "TABLE2",
+    "TABLE3",
+    "TABLE4",
+    "TABLE5",
+    "TABLES",
+    "load_table2_dataset",
+    "make_estimator",
+    "search_axes",
+]
 
 PAPER = "damr"
 VERSION = 1
@@ -47,10 +56,8 @@ METHODS = ("LapRLSC", "SSDR_Wang", "SSDR_Wu", "DA_LapRLSC")
 """Keys of the four methods in the returned dicts and the CSV."""
 
 _REF = reference.load(PAPER)
-"""The paper's numbers, the protocol's data and the reports' text (``reference/damr.json``):
-Table 2 ``{name: (size, dimension)}``; Tables 3 (10 labels) and 4 (100 labels), test accuracy
-%, and 5, seconds at 10 labels: ``{name: {method: (mean, variance)}}``; the data set names to
-look for; each method's fixed (10-label) parameters and searched values (``space``)."""
+"""The paper's numbers (Table 2: ``{name: (size, dimension)}``; Tables 3-5: ``{name: {method:
+(mean, variance)}}``), data set names, fixed and searched parameters, report text."""
 TABLE2: dict[str, tuple[int, int]] = _REF["table2"]
 TABLE3, TABLE4, TABLE5 = _REF["table3"], _REF["table4"], _REF["table5"]
 METHOD_TITLES: dict[str, str] = _REF["method_titles"]
@@ -162,14 +169,12 @@ def search_axes(method: str, grid: str) -> tuple[list[Axis], bool]:
 # -- one cell: a (data set, repetition, number of labels) ------------------------------------
 def _pick_labeled(y: np.ndarray, n_labeled: int, rng: np.random.Generator) -> np.ndarray:
     """One random point per class (in random class order), then uniform random points."""
-    n = len(y)
-    if n_labeled >= n:
-        return np.arange(n)
+    if n_labeled >= len(y):
+        return np.arange(len(y))
     first = [int(rng.choice(np.flatnonzero(y == c))) for c in rng.permutation(np.unique(y))]
-    first = first[:n_labeled]
-    rest = np.setdiff1d(np.arange(n), first)
-    more = rng.choice(rest, n_labeled - len(first), replace=False)
-    return np.sort(np.concatenate([np.asarray(first, dtype=int), more]))
+    first = np.asarray(first[:n_labeled], dtype=int)
+    more = rng.choice(np.setdiff1d(np.arange(len(y)), first), n_labeled - len(first), replace=False)
+    return np.sort(np.concatenate([first, more]))
 
 
 def _half_split(name: str, rep: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -250,30 +255,23 @@ def _damr_cell(
 
 
 # -- plan ------------------------------------------------------------------------------------
-def _resolve(datasets: Iterable[str] | None) -> list[str] | None:
-    """The Table-2 names of the requested sets (Table-2 or data set names; None: all)."""
-    if datasets is None:
-        return None
-    lookup = {n.lower(): k for k, names in _REF["sources"].items() for n in (k, *names)}
-    chosen = []
-    for name in datasets:
-        key = lookup.get(str(name).lower().replace("-", "_"))
-        if key is None:
-            raise ValueError(f"{name!r} is not a data set of the paper's Table 2: {list(TABLE2)}")
-        chosen.append(key)
-    return chosen
-
-
 def _settings(options: Options) -> dict[str, Any]:
+    """Repetitions, search grid and the requested sets (Table-2 names; None: all)."""
     draws = n_draws(options, quick=QUICK_REPEATS, full=N_REPEATS)
     grid = grid_name(options, GRIDS, paper="damr", quick="coarse", full="paper")
     if draws < 1:
         raise ValueError(f"draws must be positive, got {draws}")
-    return {
-        "draws": draws,
-        "grid": grid,
-        "datasets": _resolve((options.extra or {}).get("datasets")),
-    }
+    requested, datasets = (options.extra or {}).get("datasets"), None
+    if requested is not None:  # Table-2 or data set names
+        requested = list(requested)
+        lookup = {n.lower(): k for k, names in _REF["sources"].items() for n in (k, *names)}
+        datasets = [lookup.get(str(name).lower().replace("-", "_")) for name in requested]
+        if None in datasets:
+            unknown = requested[datasets.index(None)]
+            raise ValueError(
+                f"{unknown!r} is not a data set of the paper's Table 2: {list(TABLE2)}"
+            )
+    return {"draws": draws, "grid": grid, "datasets": datasets}
 
 
 def _plan(options: Options, cell_tables: tuple[str, ...]) -> Plan:
@@ -291,22 +289,15 @@ def _plan(options: Options, cell_tables: tuple[str, ...]) -> Plan:
             skipped[name] = f"not run: --quick runs only the sets of <= {QUICK_MAX_SIZE} points"
         else:
             X, y, how = loaded
-            built[name] = (
-                f"{how}; n = {len(y)}, d = {X.shape[1]}, classes {np.bincount(y).tolist()}"
-            )
+            classes = np.bincount(y).tolist()
+            built[name] = f"{how}; n = {len(y)}, d = {X.shape[1]}, classes {classes}"
+    common = {"paper": PAPER, "datasets": built, "draws": s["draws"], "methods": ["all"]}
     cells = []
     for table in cell_tables:
-        params: dict[str, Any] = {"v": VERSION, "n_labeled": LABEL_COUNTS[table]}
-        if LABEL_COUNTS[table] > FIXED_MAX_LABELS:
-            params["grid"] = s["grid"]
+        n_labeled = LABEL_COUNTS[table]
+        grid = {"grid": s["grid"]} if n_labeled > FIXED_MAX_LABELS else {}
         cells += cell_grid(
-            _damr_cell,
-            paper=PAPER,
-            table=table,
-            datasets=built,
-            draws=s["draws"],
-            methods=["all"],
-            **params,
+            _damr_cell, table=table, **common, v=VERSION, n_labeled=n_labeled, **grid
         )
     return Plan(cells, skipped, context={"settings": s, "built": built})
 
@@ -321,6 +312,12 @@ def _rows(plan: Plan, results: dict[CellKey, dict], table: str) -> dict[str, lis
 def _of(reps: list[dict], key: str, method: str) -> np.ndarray:
     """``r[key][method]`` of every repetition ``r`` (accuracies, times, ...)."""
     return np.array([r[key][method] for r in reps])
+
+
+def _mean_var(reps: list[dict], key: str, method: str) -> tuple[float, float]:
+    """Mean and variance of ``r[key][method]`` over the repetitions."""
+    values = _of(reps, key, method)
+    return values.mean(), values.var()
 
 
 def _per_method(rows: dict[str, list[dict]], cell: Callable[[str, list[dict], str], str]):
@@ -338,11 +335,8 @@ def _accuracy_report(
     plan: Plan, results: dict[CellKey, dict], out: Path, options: Options, *, table: str
 ) -> list[Path]:
     """``damr_<table>.md`` and ``.csv``: test accuracy beside the paper's Table 3 or 4."""
-    paper_table, rows, n_labeled = (
-        _REF[f"table{table}"],
-        _rows(plan, results, table),
-        LABEL_COUNTS[table],
-    )
+    rows, n_labeled = _rows(plan, results, table), LABEL_COUNTS[table]
+    paper_table = _REF[f"table{table}"]
 
     def spread(name: str, reps: list[dict], m: str) -> str:
         # the paper's "variance": of the accuracy as a fraction, times 100
@@ -403,20 +397,21 @@ def _summary(rows: dict[str, list[dict]], paper_table: dict) -> str:
     ) + (_TEXT["short"].format(", ".join(short)) if short else "")
 
 
-def report_table5(plan: Plan, results: dict[CellKey, dict], out: Path, options: Options):
+def report_table5(
+    plan: Plan, results: dict[CellKey, dict], out: Path, options: Options
+) -> list[Path]:
     """``damr_5.md`` and ``.csv``: fit times at 10 labels, search + refit times at 100."""
     rows3, rows4 = _rows(plan, results, "3"), _rows(plan, results, "4")
 
     def fit_time(name: str, reps: list[dict], m: str) -> str:
-        t, ref = _of(reps, "time", m), TABLE5[name][m]
-        return f"{t.mean():.4f} ± {t.var():.1e} ({ref[0]:.4f} ± {ref[1]:.4f})"
+        (mean, var), ref = _mean_var(reps, "time", m), TABLE5[name][m]
+        return f"{mean:.4f} ± {var:.1e} ({ref[0]:.4f} ± {ref[1]:.4f})"
 
     def search_time(name: str, reps: list[dict], m: str) -> str:
         return f"{_of(reps, 'search_time', m).mean():.2f} + {_of(reps, 'time', m).mean():.4f}"
 
     lines = ["# DAMR paper, Table 5: computation time (s)", "", *_intro(plan), ""]
-    lines += [f"## {FIXED_MAX_LABELS} labeled points", "", _TEXT["fit_times"], ""]
-    lines += _per_method(rows3, fit_time)
+    lines += ["## 10 labeled points", "", _TEXT["fit_times"], "", *_per_method(rows3, fit_time)]
     if rows4:
         shared = ", ".join(
             f"{n} {np.mean([r['shared_time'] for r in reps]):.3f} s" for n, reps in rows4.items()
@@ -427,16 +422,10 @@ def report_table5(plan: Plan, results: dict[CellKey, dict], out: Path, options: 
     for n_labeled, rows in ((10, rows3), (100, rows4)):
         for name, reps in rows.items():
             for m in METHODS:
-                fit, search = (
-                    _of(reps, "time", m),
-                    _of(reps, "search_time", m) if n_labeled == 100 else None,
-                )
-                extra = (
-                    [*TABLE5[name][m], "", ""]
-                    if search is None
-                    else ["", "", search.mean(), search.var()]
-                )
-                csv_rows.append([n_labeled, name, m, len(fit), fit.mean(), fit.var(), *extra])
+                paper = TABLE5[name][m] if n_labeled == 10 else ("", "")
+                search = ("", "") if n_labeled == 10 else _mean_var(reps, "search_time", m)
+                row = [n_labeled, name, m, len(reps), *_mean_var(reps, "time", m), *paper, *search]
+                csv_rows.append(row)
     csv_rows += [
         ["", n, "", 0, "", "", "", "", "", f"skipped: {why}"] for n, why in plan.skipped.items()
     ]

@@ -136,15 +136,13 @@ def _l1_graph_of(per_class: int, mode: str, cache_dir: str | None) -> sp.csr_mat
     return cached_l1_graph(X1, per_class, mode, cache_dir or default_cache_dir())[0]
 
 
-@functools.lru_cache(maxsize=2)
-def _path_cache(per_class: int) -> dict:
-    """``fit_path``'s work over the subset's X1 that reads no labels (kernel map, kNN graph)."""
-    return {}
+_PATH_CACHES: dict[int, dict] = {}
+"""``per_class`` -> ``fit_path``'s cache over that subset's X1, kept in this process."""
 
 
 def _fit_on_x1(estimator, per_class: int, y: np.ndarray):
     """``estimator`` fitted on ``(X1, y)`` by ``fit_path``, reusing the data-only work."""
-    cache = _path_cache(per_class)
+    cache = _PATH_CACHES.setdefault(per_class, {})
     (fitted,) = fit_path(estimator, usps_subset(per_class)[0], y, [{}], cache=cache)
     drop_label_work(cache)  # keep what reads no labels: the kernel map, the kNN graph
     return fitted
@@ -274,23 +272,14 @@ def _plan(options: Options, m_filter: Sequence[int] | None) -> Plan:
     m_values = [m for m in s["m_values"] if m_filter is None or m in m_filter]
     context.update(graph=graph, n_x1=len(y1), n_out=len(X_out), m_values=m_values)
     func = functools.partial(_usps_cell, graph_cache=s["cache_dir"])
+    common = {"paper": PAPER, "table": CELL_TABLE, "datasets": ["USPS"], "draws": s["draws"]}
+    common.update(v=VERSION, per_class=s["per_class"])
     own = {"S-RLSC": {"l1_mode": s["l1_mode"]}, "SRC": {"src_max_points": s["src_max_points"]}}
     cells = []
     # SRC cells first, the largest m first: the longest cells start early (load balance)
     for method in ("SRC", "S-RLSC", "LapRLSC", "GFHF", "1-NN"):
         for m in sorted(m_values, reverse=method == "SRC"):
-            cells += cell_grid(
-                func,
-                paper=PAPER,
-                table=CELL_TABLE,
-                datasets=["USPS"],
-                draws=s["draws"],
-                methods=[method],
-                v=VERSION,
-                m=m,
-                per_class=s["per_class"],
-                **own.get(method, {}),
-            )
+            cells += cell_grid(func, methods=[method], m=m, **common, **own.get(method, {}))
     return Plan(cells, dict(UNAVAILABLE), context=context)
 
 
@@ -330,11 +319,7 @@ def _curve_figure(path: Path, values: dict[str, dict[str, list]]) -> Path:
         acc = [np.asarray(values[row].get(method, [np.nan])) for row in values]
         mean, std = [a.mean() for a in acc], [a.std() for a in acc]
         ax.errorbar(ms, mean, yerr=std, marker="o", ms=3, capsize=2, label=method)
-    ax.set(
-        xlabel="m (labeled points per class)",
-        ylabel="accuracy on the unlabeled points of X1 (%)",
-        title="USPS (Fan et al. 2011, Fig. 7 protocol)",
-    )
+    ax.set(**_REF["figure"])  # the labels and the title
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
