@@ -43,7 +43,7 @@ def main() -> None:
         n_jobs=args.n_jobs,
         extra={"m_values": tuple(args.m), "l1_mode": args.l1_mode},
     )
-    plan = srlsc.plan_fig7(options)
+    plan = srlsc.TABLES[0].plan(options)  # Fig. 7: every m
     if not plan.cells:
         raise SystemExit(f"nothing to run: {plan.skipped}")
     cells = [c for c in plan.cells if c.key.method in METHODS]

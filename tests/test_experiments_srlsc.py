@@ -7,10 +7,12 @@ import pytest
 
 from structreg.experiments import Options, find_table, run_table
 from structreg.experiments.srlsc import (
+    _PATH_CACHES,
     METHODS,
     TABLES,
     _estimator,
-    _shared,
+    _fit_on_x1,
+    _l1_graph_of,
     cached_l1_graph,
     labeled_points,
     usps_subset,
@@ -60,7 +62,6 @@ def test_usps_tables_end_to_end(tmp_path):
 
 def test_shared_estimators_equal_the_plain_ones(tmp_path):
     X1, y1, _, _ = usps_subset(12)
-    store = _shared(12)
     A, _, _, computed = cached_l1_graph(X1, 12, "lasso", tmp_path)
     assert computed and not cached_l1_graph(X1, 12, "lasso", tmp_path)[3]  # read back
     y_semi = np.full(len(y1), UNLABELED)
@@ -69,14 +70,14 @@ def test_shared_estimators_equal_the_plain_ones(tmp_path):
         lab = labeled_points(y1, 2, draw)
         y_semi[:] = UNLABELED
         y_semi[lab] = y1[lab]
-        srlsc = _estimator("S-RLSC", len(lab), len(y1), store, ("lasso", str(tmp_path)))
-        lap = _estimator("LapRLSC", len(lab), len(y1), store)
+        srlsc = _estimator("S-RLSC", len(lab), len(y1), _l1_graph_of(12, "lasso", str(tmp_path)))
+        lap = _estimator("LapRLSC", len(lab), len(y1))
         assert type(srlsc) is SparseRLSC and type(lap) is LapRLSC  # plain estimators
         assert srlsc.graph is A or (srlsc.graph != A).nnz == 0  # the cached l1-graph
         plain = SparseRLSC(C_A=srlsc.C_A, C_I=srlsc.C_I, gamma=4.0, graph=A)
         plain_lap = LapRLSC(gamma=4.0, gamma_A=lap.gamma_A, gamma_I=lap.gamma_I, n_neighbors=7)
         for est, ref in ((srlsc, plain), (lap, plain_lap)):
-            fitted = store.fit(est, y_semi)
+            fitted = _fit_on_x1(est, 12, y_semi)
             ref.fit(X1, y_semi)
             np.testing.assert_allclose(
                 fitted.decision_function(X1[:20]),
@@ -88,7 +89,7 @@ def test_shared_estimators_equal_the_plain_ones(tmp_path):
             maps.append(fitted.feature_map_)
     # one kernel map (both methods, both draws) and one Laplacian; nothing label-dependent
     assert all(fm is maps[0] for fm in maps)
-    assert sorted(k[0] for k in store.cache) == ["feature_map", "penalty"]  # no label work
+    assert sorted(k[0] for k in _PATH_CACHES[12]) == ["feature_map", "penalty"]  # no label work
 
 
 def test_labeled_points_nested_and_per_class():

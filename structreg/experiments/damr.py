@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,6 @@ __all__ = [
     "TABLE4",
     "TABLE5",
     "TABLES",
-    "fixed_estimators",
     "load_table2_dataset",
     "make_estimator",
     "search_axes",
@@ -57,18 +56,12 @@ METHODS = ("LapRLSC", "SSDR_Wang", "SSDR_Wu", "DA_LapRLSC")
 """Keys of the four methods in the returned dicts and the CSV."""
 
 _REF = reference.load(PAPER)
-"""The paper's printed numbers and the protocol's data (``reference/damr.json``)."""
-METHOD_TITLES: dict[str, str] = _REF["method_titles"]
-# Table 2 of the paper: (size, dimension), in the paper's order.
+"""The paper's numbers (Table 2: ``{name: (size, dimension)}``; Tables 3-5: ``{name: {method:
+(mean, variance)}}``), data set names, fixed and searched parameters, report text."""
 TABLE2: dict[str, tuple[int, int]] = _REF["table2"]
-# Table 3 (10 labels) and Table 4 (100 labels): test accuracy %, mean and "variance";
-# Table 5: computation time (s) with 10 labels, mean and variance.  {name: {method: (mean, var)}}.
-TABLE3: dict[str, dict[str, tuple[float, float]]] = _REF["table3"]
-TABLE4: dict[str, dict[str, tuple[float, float]]] = _REF["table4"]
-TABLE5: dict[str, dict[str, tuple[float, float]]] = _REF["table5"]
-
+TABLE3, TABLE4, TABLE5 = _REF["table3"], _REF["table4"], _REF["table5"]
+METHOD_TITLES: dict[str, str] = _REF["method_titles"]
 _TEXT: dict[str, str] = _REF["report_text"]
-"""The reports' fixed text (``str.format`` templates)."""
 
 FIXED_MAX_LABELS = 10
 """Label counts up to this use the paper's fixed 10-label parameters; larger ones use CV."""
@@ -78,35 +71,23 @@ QUICK_MAX_SIZE = 400
 LABEL_COUNTS = {"3": 10, "4": 100}
 """Cell-key table -> labeled points."""
 GRIDS = ("coarse", "paper")
-_SPACE: dict[str, dict[str, tuple[float, ...]]] = _REF["space"]
-"""The searched parameters of each method: {name: values}, in the paper's order."""
 _GRAPH = {"kernel": "linear", "n_neighbors": 10, "weights": "heat"}
 
 
 # -- data ------------------------------------------------------------------------------------
-def _load_automobile() -> tuple[np.ndarray, np.ndarray, str]:
-    X, y = load_dataset("automobile", return_X_y=True, missing="drop")
-    risky = np.asarray(y).astype(int) > 0
-    return X, risky.astype(int), "rows with missing cells dropped; symboling > 0 vs <= 0"
-
-
-def _load_vehicle() -> tuple[np.ndarray, np.ndarray, str]:
-    X, y = load_dataset("vehicle", return_X_y=True)
+def _two_class(name: str, source: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """``(X, y, how)``: data set ``source`` as the paper's two-class set ``name``, ``y`` in 0, 1."""
+    if name == "Automobile":
+        X, y = load_dataset(source, return_X_y=True, missing="drop")
+        risky = np.asarray(y).astype(int) > 0
+        return X, risky.astype(int), "rows with missing cells dropped; symboling > 0 vs <= 0"
+    X, y = load_dataset(source, return_X_y=True)
     y = np.asarray(y).astype(str)
-    keep = np.isin(y, ["bus", "saab"])
-    return X[keep], (y[keep] == "saab").astype(int), "bus vs saab (inferred from the size 435)"
-
-
-def _load_plain(name: str) -> tuple[np.ndarray, np.ndarray, str]:
-    X, y = load_dataset(name, return_X_y=True)
-    classes, codes = np.unique(np.asarray(y).astype(str), return_inverse=True)
+    if name == "Vehicle":
+        keep = np.isin(y, ["bus", "saab"])
+        return X[keep], (y[keep] == "saab").astype(int), "bus vs saab (inferred from the size 435)"
+    classes, codes = np.unique(y, return_inverse=True)
     return X, codes.astype(int), f"as shipped ({', '.join(classes)})"
-
-
-SOURCES: dict[str, tuple[str, ...]] = _REF["sources"]
-"""Table-2 name -> the data set names to look for (``reference/damr.json``)."""
-_LOADERS: dict[str, Callable] = {"Automobile": _load_automobile, "Vehicle": _load_vehicle}
-"""The sets whose two-class version needs its own loader (the others: :func:`_load_plain`)."""
 
 
 @functools.cache
@@ -117,11 +98,11 @@ def load_table2_dataset(name: str) -> tuple[np.ndarray, np.ndarray, str] | str:
     process (the arrays are read-only).
     """
     available = set(list_datasets())
-    found = [c for c in SOURCES[name] if c in available]
+    found = [c for c in _REF["sources"][name] if c in available]
     if not found:
         return "skipped: not among structreg's data sets"
     try:
-        X, y, how = _LOADERS[name]() if name in _LOADERS else _load_plain(found[0])
+        X, y, how = _two_class(name, found[0])
     except (OSError, ValueError) as exc:  # listed in the manifest but not loadable
         return f"skipped: {found[0]!r} could not be loaded ({exc})"
     n_classes = len(np.unique(y))
@@ -152,12 +133,7 @@ class _FixedClusters(ClusterMixin, BaseEstimator):
 
 
 def make_estimator(
-    method: str,
-    seed: int,
-    *,
-    graph=None,
-    clusters: np.ndarray | None = None,
-    **params: float,
+    method: str, seed: int, *, graph=None, clusters: np.ndarray | None = None, **params: float
 ):
     """One of the four methods: the paper's 10-label parameters, overridden by ``params``.
 
@@ -165,28 +141,16 @@ def make_estimator(
     SSDR [16] (what they would build themselves); ``clusters``: precomputed fuzzy c-means ids
     for DA_LapRLSC (what its default clusterer with ``random_state=seed`` would find).
     """
-    knn = {**_GRAPH, "graph": "knn" if graph is None else graph}
-    if method == "LapRLSC":
-        return LapRLSC(**{"gamma_A": 1.0, "gamma_I": 1.0, **knn, **params})
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
+    params = {**_REF["fixed"][method], **params}
     if method == "SSDR_Wang":
-        return SSDRWang(**{"kernel": "linear", "gamma_A": 1.0, "lam": 1.0, **params})
-    if method == "SSDR_Wu":
-        return SSDRWu(
-            **{"gamma_A": 1.0, "gamma_I": 1.0, "eta": 0.6, "gamma_D": 1.0, **knn, **params}
-        )
+        return SSDRWang(kernel="linear", **params)
     if method == "DA_LapRLSC":
         clusterer = None if clusters is None else _FixedClusters(clusters)
-        return DALapRLSC(
-            **{"gamma_A": 1.0, "gamma_D": 1.0, "reliability": 1.0, **_GRAPH, **params},
-            clusterer=clusterer,
-            random_state=seed,
-        )
-    raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
-
-
-def fixed_estimators(seed: int) -> dict[str, Any]:
-    """The four methods with the paper's fixed 10-label parameters (see docs/reproducing)."""
-    return {method: make_estimator(method, seed) for method in METHODS}
+        return DALapRLSC(**_GRAPH, **params, clusterer=clusterer, random_state=seed)
+    graph = "knn" if graph is None else graph
+    return (LapRLSC if method == "LapRLSC" else SSDRWu)(**_GRAPH, graph=graph, **params)
 
 
 def search_axes(method: str, grid: str) -> tuple[list[Axis], bool]:
@@ -198,30 +162,31 @@ def search_axes(method: str, grid: str) -> tuple[list[Axis], bool]:
     if grid not in GRIDS:
         raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
     step = 1 if grid == "paper" else 2
-    return [Axis(name, values, step) for name, values in _SPACE[method].items()], grid == "coarse"
+    space = _REF["space"][method].items()
+    return [Axis(name, values, step) for name, values in space], grid == "coarse"
 
 
 # -- one cell: a (data set, repetition, number of labels) ------------------------------------
 def _pick_labeled(y: np.ndarray, n_labeled: int, rng: np.random.Generator) -> np.ndarray:
     """One random point per class (in random class order), then uniform random points."""
-    n = len(y)
-    if n_labeled >= n:
-        return np.arange(n)
+    if n_labeled >= len(y):
+        return np.arange(len(y))
     first = [int(rng.choice(np.flatnonzero(y == c))) for c in rng.permutation(np.unique(y))]
-    first = first[:n_labeled]
-    rest = np.setdiff1d(np.arange(n), first)
-    more = rng.choice(rest, n_labeled - len(first), replace=False)
-    return np.sort(np.concatenate([np.asarray(first, dtype=int), more]))
+    first = np.asarray(first[:n_labeled], dtype=int)
+    more = rng.choice(np.setdiff1d(np.arange(len(y)), first), n_labeled - len(first), replace=False)
+    return np.sort(np.concatenate([first, more]))
 
 
-def _half_split(name: str, rep: int):
+def _half_split(name: str, rep: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The standardised stratified half split of repetition ``rep`` (shared by 10 and 100)."""
     X, y, _ = load_table2_dataset(name)
     rng = np.random.default_rng([list(TABLE2).index(name), rep])
     return standardised_halves(X, y, int(rng.integers(2**31 - 1)))
 
 
-def _transductive_fold_eval(method, seed, X, y_semi, graph, clusters):
+def _transductive_fold_eval(
+    method: str, seed: int, X: np.ndarray, y_semi: np.ndarray, graph, clusters: np.ndarray
+) -> Callable[[list[dict], np.ndarray, np.ndarray], list[float]]:
     """Fold evaluator for :func:`cv_evaluator`: hide the test fold's labels, count hits.
 
     A batch of candidates is fitted by :func:`~structreg.models.fit_path` on the shared graph
@@ -250,12 +215,7 @@ def _damr_cell(
     labeled = _pick_labeled(ytr, n_labeled, rng)
     y_semi = np.full_like(ytr, -1)
     y_semi[labeled] = ytr[labeled]
-    res: dict[str, Any] = {
-        "n_labeled": int(len(labeled)),
-        "n_train": int(len(ytr)),
-        "acc": {},
-        "time": {},
-    }
+    res: dict[str, Any] = {"n_labeled": len(labeled), "n_train": len(ytr), "acc": {}, "time": {}}
     cv = n_labeled > FIXED_MAX_LABELS
     if cv:
         res.update(params={}, cv_score={}, search_time={}, n_evaluated={})
@@ -263,62 +223,55 @@ def _damr_cell(
         graph = knn_graph(Xtr, _GRAPH["n_neighbors"], weights="heat")
         clusters = FuzzyCMeans(n_clusters=2, random_state=seed).fit_predict(Xtr)
         res["shared_time"] = time.perf_counter() - t0  # graph + clustering, once
-        counts = np.bincount(ytr[labeled])
-        splitter = SemiSupervisedKFold(
-            n_splits=5, stratify=bool(counts.min() >= 5), shuffle=True, random_state=seed
-        )
+        stratify = bool(np.bincount(ytr[labeled]).min() >= 5)
+        splitter = SemiSupervisedKFold(5, stratify=stratify, shuffle=True, random_state=seed)
         folds = list(splitter.split(Xtr, y_semi))
     messages: set[str] = set()
     predicted: dict[str, np.ndarray] = {}
-    for method_ in METHODS:
+    for m in METHODS:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             params: dict[str, float] = {}
             if cv:
                 t0 = time.perf_counter()
-                axes, refine = search_axes(method_, grid)
-                fold_eval = _transductive_fold_eval(method_, seed, Xtr, y_semi, graph, clusters)
+                axes, refine = search_axes(m, grid)
+                fold_eval = _transductive_fold_eval(m, seed, Xtr, y_semi, graph, clusters)
                 found = coarse_to_fine(cv_evaluator(fold_eval, folds), axes, refine=refine)
-                params = {k: float(v) for k, v in found.best_params.items()}
-                res["search_time"][method_] = time.perf_counter() - t0
-                res["params"][method_] = params
-                res["cv_score"][method_] = 100.0 * found.best_score
-                res["n_evaluated"][method_] = found.n_evaluated
-            est = make_estimator(method_, seed, **params)  # builds its own graph, clusters
+                params = {k: float(value) for k, value in found.best_params.items()}
+                res["search_time"][m] = time.perf_counter() - t0
+                res["params"][m] = params
+                res["cv_score"][m] = 100.0 * found.best_score
+                res["n_evaluated"][m] = found.n_evaluated
+            est = make_estimator(m, seed, **params)  # builds its own graph, clusters
             t0 = time.perf_counter()
             est.fit(Xtr, y_semi)
-            res["time"][method_] = time.perf_counter() - t0
-            predicted[method_] = est.predict(Xte)
-            res["acc"][method_] = 100.0 * float(np.mean(predicted[method_] == yte))
-        messages.update(f"{method_}: {w.category.__name__}: {w.message}" for w in caught)
+            res["time"][m] = time.perf_counter() - t0
+            predicted[m] = est.predict(Xte)
+            res["acc"][m] = 100.0 * float(np.mean(predicted[m] == yte))
+        messages.update(f"{m}: {w.category.__name__}: {w.message}" for w in caught)
     res["warnings"] = sorted(messages)
     res["disagree"] = 100.0 * float(np.mean(predicted["DA_LapRLSC"] != predicted["LapRLSC"]))
     return res
 
 
 # -- plan ------------------------------------------------------------------------------------
-def _resolve(datasets: Iterable[str] | None) -> list[str] | None:
-    if datasets is None:
-        return None
-    lookup = {k.lower(): k for k in TABLE2}
-    for k, names in SOURCES.items():
-        lookup.update({n.lower(): k for n in names})
-    chosen = []
-    for name in datasets:
-        key = lookup.get(str(name).lower().replace("-", "_"))
-        if key is None:
-            raise ValueError(f"{name!r} is not a data set of the paper's Table 2: {list(TABLE2)}")
-        chosen.append(key)
-    return chosen
-
-
 def _settings(options: Options) -> dict[str, Any]:
-    extra = dict(options.extra or {})
+    """Repetitions, search grid and the requested sets (Table-2 names; None: all)."""
     draws = n_draws(options, quick=QUICK_REPEATS, full=N_REPEATS)
     grid = grid_name(options, GRIDS, paper="damr", quick="coarse", full="paper")
     if draws < 1:
         raise ValueError(f"draws must be positive, got {draws}")
-    return {"draws": int(draws), "grid": grid, "datasets": _resolve(extra.get("datasets"))}
+    requested, datasets = (options.extra or {}).get("datasets"), None
+    if requested is not None:  # Table-2 or data set names
+        requested = list(requested)
+        lookup = {n.lower(): k for k, names in _REF["sources"].items() for n in (k, *names)}
+        datasets = [lookup.get(str(name).lower().replace("-", "_")) for name in requested]
+        if None in datasets:
+            unknown = requested[datasets.index(None)]
+            raise ValueError(
+                f"{unknown!r} is not a data set of the paper's Table 2: {list(TABLE2)}"
+            )
+    return {"draws": draws, "grid": grid, "datasets": datasets}
 
 
 def _plan(options: Options, cell_tables: tuple[str, ...]) -> Plan:
@@ -330,43 +283,48 @@ def _plan(options: Options, cell_tables: tuple[str, ...]) -> Plan:
         loaded = load_table2_dataset(name)
         if isinstance(loaded, str):
             skipped[name] = loaded
-            continue
-        if s["datasets"] is not None and name not in s["datasets"]:
+        elif s["datasets"] is not None and name not in s["datasets"]:
             skipped[name] = "not run: not requested"
-            continue
-        X, y, how = loaded
-        if options.quick and s["datasets"] is None and len(y) > QUICK_MAX_SIZE:
+        elif options.quick and s["datasets"] is None and len(loaded[1]) > QUICK_MAX_SIZE:
             skipped[name] = f"not run: --quick runs only the sets of <= {QUICK_MAX_SIZE} points"
-            continue
-        built[name] = f"{how}; n = {len(y)}, d = {X.shape[1]}, classes {np.bincount(y).tolist()}"
+        else:
+            X, y, how = loaded
+            classes = np.bincount(y).tolist()
+            built[name] = f"{how}; n = {len(y)}, d = {X.shape[1]}, classes {classes}"
+    common = {"paper": PAPER, "datasets": built, "draws": s["draws"], "methods": ["all"]}
     cells = []
     for table in cell_tables:
         n_labeled = LABEL_COUNTS[table]
-        params: dict[str, Any] = {"v": VERSION, "n_labeled": n_labeled}
-        if n_labeled > FIXED_MAX_LABELS:
-            params["grid"] = s["grid"]
+        grid = {"grid": s["grid"]} if n_labeled > FIXED_MAX_LABELS else {}
         cells += cell_grid(
-            _damr_cell,
-            paper=PAPER,
-            table=table,
-            datasets=built,
-            draws=s["draws"],
-            methods=["all"],
-            **params,
+            _damr_cell, table=table, **common, v=VERSION, n_labeled=n_labeled, **grid
         )
     return Plan(cells, skipped, context={"settings": s, "built": built})
 
 
 # -- report ----------------------------------------------------------------------------------
-def _var100(acc: np.ndarray) -> float:
-    """The paper's "variance": of the accuracy as a fraction, times 100."""
-    return float(np.var(np.asarray(acc) / 100.0) * 100.0)
-
-
 def _rows(plan: Plan, results: dict[CellKey, dict], table: str) -> dict[str, list[dict]]:
     """``{data set: [cell result per repetition, in order]}`` of one cell table."""
     by = runs_table(plan, results, col=lambda k: k.table)
     return {name: per[table] for name, per in by.items() if table in per}
+
+
+def _of(reps: list[dict], key: str, method: str) -> np.ndarray:
+    """``r[key][method]`` of every repetition ``r`` (accuracies, times, ...)."""
+    return np.array([r[key][method] for r in reps])
+
+
+def _mean_var(reps: list[dict], key: str, method: str) -> tuple[float, float]:
+    """Mean and variance of ``r[key][method]`` over the repetitions."""
+    values = _of(reps, key, method)
+    return values.mean(), values.var()
+
+
+def _per_method(rows: dict[str, list[dict]], cell: Callable[[str, list[dict], str], str]):
+    """A Markdown table of ``cell(name, runs, method)``: one row per data set, one column per
+    method."""
+    table = [[name, *(cell(name, reps, m) for m in METHODS)] for name, reps in rows.items()]
+    return markdown_table(["data set", *(METHOD_TITLES[m] for m in METHODS)], table)
 
 
 def _intro(plan: Plan) -> list[str]:
@@ -377,22 +335,23 @@ def _accuracy_report(
     plan: Plan, results: dict[CellKey, dict], out: Path, options: Options, *, table: str
 ) -> list[Path]:
     """``damr_<table>.md`` and ``.csv``: test accuracy beside the paper's Table 3 or 4."""
-    paper_table = TABLE3 if table == "3" else TABLE4
-    rows = _rows(plan, results, table)
-    titles = [METHOD_TITLES[m] for m in METHODS]
-    values = {
-        name: {METHOD_TITLES[m]: [r["acc"][m] for r in reps] for m in METHODS}
-        for name, reps in rows.items()
-    }
-    paper = {name: {METHOD_TITLES[m]: paper_table[name][m][0] for m in METHODS} for name in TABLE2}
-    n_labeled = LABEL_COUNTS[table]
+    rows, n_labeled = _rows(plan, results, table), LABEL_COUNTS[table]
+    paper_table = _REF[f"table{table}"]
+
+    def spread(name: str, reps: list[dict], m: str) -> str:
+        # the paper's "variance": of the accuracy as a fraction, times 100
+        acc, ref = _of(reps, "acc", m), paper_table[name][m]
+        return f"{acc.mean():.2f} ± {np.var(acc / 100.0) * 100.0:.2f} / {ref[0]:.2f} ± {ref[1]:.2f}"
+
+    def chosen(name: str, reps: list[dict], m: str) -> str:
+        best, k = most_frequent(format_params(r["params"][m]) for r in reps)
+        return f"{best} ({k}/{len(reps)}; {_of(reps, 'n_evaluated', m).mean():.0f} cand.)"
+
+    notes = [_TEXT["spread"], "", *_per_method(rows, spread), "", _summary(rows, paper_table)]
+    how = _TEXT["fixed"]
     if n_labeled > FIXED_MAX_LABELS:
         how = _TEXT["cv"].format(search=_TEXT[plan.context["settings"]["grid"]])
-    else:
-        how = _TEXT["fixed"]
-    notes = _spread_table(rows, paper_table) + [""] + _summary(rows, paper_table)
-    if n_labeled > FIXED_MAX_LABELS:
-        notes += [""] + _chosen_params(rows)
+        notes += ["", _TEXT["chosen"], "", *_per_method(rows, chosen)]
     notes += ["", "Data sets run (version used):", ""]
     notes += [f"- {name}: {version}" for name, version in plan.context["built"].items()]
     messages = sorted(
@@ -404,9 +363,11 @@ def _accuracy_report(
         out,
         f"damr_{table}",
         title=f"DAMR paper, Table {table}: test accuracy (%) with {n_labeled} labeled points",
-        values=values,
-        methods=titles,
-        paper=paper,
+        values={
+            n: {METHOD_TITLES[m]: _of(reps, "acc", m) for m in METHODS} for n, reps in rows.items()
+        },
+        methods=[METHOD_TITLES[m] for m in METHODS],
+        paper={n: {METHOD_TITLES[m]: paper_table[n][m][0] for m in METHODS} for n in TABLE2},
         reference=METHOD_TITLES["DA_LapRLSC"],
         skipped=plan.skipped,
         intro=[*_intro(plan), "", how],
@@ -414,107 +375,65 @@ def _accuracy_report(
     )
 
 
-def _per_method(rows: dict[str, list[dict]], cell: Callable) -> list[str]:
-    """A Markdown table of ``cell(name, runs, method)``: one row per data set, one column per
-    method."""
-    table = [[name, *(cell(name, reps, m) for m in METHODS)] for name, reps in rows.items()]
-    return markdown_table(["data set", *(METHOD_TITLES[m] for m in METHODS)], table)
-
-
-def _spread_table(rows: dict[str, list[dict]], paper_table: dict) -> list[str]:
-    def cell(name: str, reps: list[dict], m: str) -> str:
-        acc = np.array([r["acc"][m] for r in reps])
-        ref = paper_table[name][m]
-        return f"{acc.mean():.2f} ± {_var100(acc):.2f} / {ref[0]:.2f} ± {ref[1]:.2f}"
-
-    return [_TEXT["spread"], "", *_per_method(rows, cell)]
-
-
-def _summary(rows: dict[str, list[dict]], paper_table: dict) -> list[str]:
-    means = {
-        n: {m: np.mean([r["acc"][m] for r in reps]) for m in METHODS} for n, reps in rows.items()
-    }
-    ge = sum(v["DA_LapRLSC"] >= v["LapRLSC"] for v in means.values())
-    gt = sum(v["DA_LapRLSC"] > v["LapRLSC"] for v in means.values())
-    paper_gt = sum(paper_table[n]["DA_LapRLSC"][0] > paper_table[n]["LapRLSC"][0] for n in means)
-    used = {n: reps[0]["n_labeled"] for n, reps in rows.items()}
+def _summary(rows: dict[str, list[dict]], paper_table: dict) -> str:
+    """DA_LapRLSC against Lap_RLSC: mean accuracies, the paper's, predictions that differ."""
+    da, lap = (
+        {n: _of(reps, "acc", m).mean() for n, reps in rows.items()}
+        for m in ("DA_LapRLSC", "LapRLSC")
+    )
     short = [
-        f"{n} ({k} labels: the whole training half)" for n, k in used.items() if k not in (10, 100)
+        f"{n} ({reps[0]['n_labeled']} labels: the whole training half)"
+        for n, reps in rows.items()
+        if reps[0]["n_labeled"] not in (10, 100)
     ]
-    return [
-        f"DA_LapRLSC's mean ≥ Lap_RLSC's on {ge} of {len(means)} reproduced sets (strictly "
-        f"greater on {gt}); the paper has DA_LapRLSC > Lap_RLSC on {paper_gt} of these "
-        f"{len(means)} sets. DA_LapRLSC and Lap_RLSC predict different labels on this % of the "
-        "test points (mean over the repetitions): "
-        + ", ".join(f"{n} {np.mean([r['disagree'] for r in reps]):.2f}" for n, reps in rows.items())
-        + "."
-        + (f" Fewer labels than asked: {', '.join(short)}." if short else "")
-    ]
+    return _TEXT["summary"].format(
+        ge=sum(da[n] >= lap[n] for n in rows),
+        gt=sum(da[n] > lap[n] for n in rows),
+        n=len(rows),
+        paper_gt=sum(paper_table[n]["DA_LapRLSC"][0] > paper_table[n]["LapRLSC"][0] for n in rows),
+        disagree=", ".join(
+            f"{n} {np.mean([r['disagree'] for r in reps]):.2f}" for n, reps in rows.items()
+        ),
+    ) + (_TEXT["short"].format(", ".join(short)) if short else "")
 
 
-def _chosen_params(rows: dict[str, list[dict]]) -> list[str]:
-    def cell(name: str, reps: list[dict], m: str) -> str:
-        best, k = most_frequent(format_params(r["params"][m]) for r in reps)
-        n_eval = np.mean([r["n_evaluated"][m] for r in reps])
-        return f"{best} ({k}/{len(reps)}; {n_eval:.0f} cand.)"
-
-    return [_TEXT["chosen"], "", *_per_method(rows, cell)]
-
-
-def _fit_time(name: str, reps: list[dict], m: str) -> str:
-    t, ref = np.array([r["time"][m] for r in reps]), TABLE5[name][m]
-    return f"{t.mean():.4f} ± {t.var():.1e} ({ref[0]:.4f} ± {ref[1]:.4f})"
-
-
-def _search_time(name: str, reps: list[dict], m: str) -> str:
-    search, fit = (np.array([r[k][m] for r in reps]) for k in ("search_time", "time"))
-    return f"{search.mean():.2f} + {fit.mean():.4f}"
-
-
-def report_table5(plan: Plan, results: dict[CellKey, dict], out: Path, options: Options):
+def report_table5(
+    plan: Plan, results: dict[CellKey, dict], out: Path, options: Options
+) -> list[Path]:
     """``damr_5.md`` and ``.csv``: fit times at 10 labels, search + refit times at 100."""
-    out.mkdir(parents=True, exist_ok=True)
     rows3, rows4 = _rows(plan, results, "3"), _rows(plan, results, "4")
-    lines = [
-        "# DAMR paper, Table 5: computation time (s)",
-        "",
-        *_intro(plan),
-        "",
-        f"## {FIXED_MAX_LABELS} labeled points",
-        "",
-        _TEXT["fit_times"],
-        "",
-        *_per_method(rows3, _fit_time),
-    ]
+
+    def fit_time(name: str, reps: list[dict], m: str) -> str:
+        (mean, var), ref = _mean_var(reps, "time", m), TABLE5[name][m]
+        return f"{mean:.4f} ± {var:.1e} ({ref[0]:.4f} ± {ref[1]:.4f})"
+
+    def search_time(name: str, reps: list[dict], m: str) -> str:
+        return f"{_of(reps, 'search_time', m).mean():.2f} + {_of(reps, 'time', m).mean():.4f}"
+
+    lines = ["# DAMR paper, Table 5: computation time (s)", "", *_intro(plan), ""]
+    lines += ["## 10 labeled points", "", _TEXT["fit_times"], "", *_per_method(rows3, fit_time)]
     if rows4:
         shared = ", ".join(
             f"{n} {np.mean([r['shared_time'] for r in reps]):.3f} s" for n, reps in rows4.items()
         )
         lines += ["", "## 100 labeled points (not in the paper)", ""]
-        lines += [
-            _TEXT["search_times"].format(shared=shared),
-            "",
-            *_per_method(rows4, _search_time),
-        ]
-    lines += skipped_lines(plan.skipped)
+        lines += [_TEXT["search_times"].format(shared=shared), "", *_per_method(rows4, search_time)]
     csv_rows: list[list[Any]] = []
     for n_labeled, rows in ((10, rows3), (100, rows4)):
         for name, reps in rows.items():
             for m in METHODS:
-                fit = np.array([r["time"][m] for r in reps])
-                if n_labeled == 10:
-                    extra = [*TABLE5[name][m], "", ""]
-                else:
-                    search = np.array([r["search_time"][m] for r in reps])
-                    extra = ["", "", search.mean(), search.var()]
-                csv_rows.append([n_labeled, name, m, len(fit), fit.mean(), fit.var(), *extra])
+                paper = TABLE5[name][m] if n_labeled == 10 else ("", "")
+                search = ("", "") if n_labeled == 10 else _mean_var(reps, "search_time", m)
+                row = [n_labeled, name, m, len(reps), *_mean_var(reps, "time", m), *paper, *search]
+                csv_rows.append(row)
     csv_rows += [
         ["", n, "", 0, "", "", "", "", "", f"skipped: {why}"] for n, why in plan.skipped.items()
     ]
     header = "n_labeled data_set method n_splits fit_s_mean fit_s_var paper_fit_s_mean"
     header += " paper_fit_s_var search_s_mean search_s_var"
+    out.mkdir(parents=True, exist_ok=True)
     return [
-        write_markdown(out / "damr_5.md", lines),
+        write_markdown(out / "damr_5.md", lines + skipped_lines(plan.skipped)),
         write_csv(out / "damr_5.csv", header.split(), csv_rows),
     ]
 

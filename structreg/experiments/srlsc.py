@@ -8,6 +8,7 @@ the reuse of the data-only work are described in ``docs/reproducing/srlsc.md``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -28,8 +29,8 @@ from ..models import GFHF, SRC, LapRLSC, SparseRLSC, drop_label_work, fit_path
 from ..models._base import UNLABELED
 from ..structure.l1graph import l1_graph
 from . import reference
-from .engine import Cell, Options, Plan, Table
-from .protocol import runs_by
+from .engine import Options, Plan, Table, cell_grid
+from .protocol import per_class_sample, runs_by, runs_table
 from .report import comparison_table, pyplot
 from .store import CellKey
 
@@ -49,21 +50,18 @@ CELL_TABLE = "usps"
 """Table name in the cell keys: Fig. 7 and Table 4 share their cells."""
 VERSION = 1
 METHODS = ("S-RLSC", "LapRLSC", "GFHF", "SRC", "1-NN")
-FIG7_M = (5, 10, 20, 40, 70, 100, 130, 160, 190)
-TABLE4_M = (5, 10, 40, 100, 160)
-# Table 4 of the paper (``reference/srlsc.json``): out-of-sample accuracy (%) on USPS, one run,
-# {method: (m = 5, 10, 40, 100, 160)}.
-SRLSC_TABLE4 = reference.load(PAPER)["table4"]
-UNAVAILABLE = {
-    "MIT CBCL faces": "not among structreg's data sets (the paper's Fig. 5 and Table 2)",
-    "ITS pedestrians": "not among structreg's data sets (the paper's Fig. 6 and Table 3)",
-    "Extended Yale B": "not among structreg's data sets (the paper's Fig. 8 and Tables 5-7, "
-    "with the noisy versions)",
-}
+_REF = reference.load(PAPER)
+"""The paper's numbers, the protocol's settings and the reports' text (``reference/srlsc.json``)."""
+FIG7_M, TABLE4_M = _REF["fig7_m"], _REF["table4_m"]
+SRLSC_TABLE4: dict[str, tuple[float, ...]] = _REF["table4"]
+"""Table 4 of the paper: out-of-sample accuracy (%) on USPS, one run, {method: (m = 5, 10, 40,
+100, 160)}."""
+UNAVAILABLE: dict[str, str] = _REF["unavailable"]
+"""The paper's other data sets, with the reason they are not run."""
+FULL, QUICK = {"m_values": FIG7_M, **_REF["full"]}, _REF["quick"]
+_TEXT: dict[str, str] = _REF["report_text"]
 C_A, C_I, KERNEL_GAMMA, K_GRAPH, SRC_EPSILON = 0.005, 0.01, 1.0 / 0.5**2, 7, 0.05
-PER_CLASS, HOLDOUT, SUBSET_SEED, DRAW_SEED = 250, 0.15, 0, 2011
-FULL = {"m_values": FIG7_M, "draws": 5, "l1_mode": "exact", "src_max_points": 200}
-QUICK = {"m_values": (5, 10, 40), "draws": 2, "l1_mode": "lasso", "src_max_points": 20}
+PER_CLASS, HOLDOUT, DRAW_SEED = 250, 0.15, 2011
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -75,14 +73,10 @@ def usps_subset(per_class: int = PER_CLASS, holdout: float = HOLDOUT, random_sta
     """
     X, y = load_dataset("usps", return_X_y=True)
     y = np.asarray(y).astype(int)
-    rng = np.random.default_rng(random_state)
     n_out = int(np.ceil(holdout * per_class))
-    keep, out = [], []
-    for c in np.unique(y):
-        idx = rng.choice(np.flatnonzero(y == c), per_class, replace=False)
-        out.append(idx[:n_out])
-        keep.append(idx[n_out:])
-    keep, out = np.concatenate(keep), np.concatenate(out)
+    picked = per_class_sample(y, per_class, np.random.default_rng(random_state))
+    keep = np.concatenate([idx[n_out:] for idx in picked])
+    out = np.concatenate([idx[:n_out] for idx in picked])
     X = normalize(np.asarray(X, dtype=float))
     arrays = (X[keep], y[keep], X[out], y[out])
     for a in arrays:
@@ -94,11 +88,6 @@ def default_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/structreg/l1graph`` (``~/.cache/structreg/l1graph``)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache")
     return Path(base).expanduser() / "structreg" / "l1graph"
-
-
-def _graph_path(X: np.ndarray, per_class: int, mode: str, cache_dir: Path) -> Path:
-    digest = hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()[:16]
-    return cache_dir / f"l1graph_usps_{per_class}pc_{mode}_{digest}.npz"
 
 
 def cached_l1_graph(
@@ -114,7 +103,8 @@ def cached_l1_graph(
     Read from ``cache_dir`` if there, else computed and written there (atomically; a folder
     that cannot be written only loses the cache, never the result).
     """
-    path = _graph_path(X, per_class, mode, Path(cache_dir))
+    digest = hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()[:16]
+    path = Path(cache_dir) / f"l1graph_usps_{per_class}pc_{mode}_{digest}.npz"
     if path.exists():
         with np.load(path) as f:
             A = sp.csr_matrix((f["data"], f["indices"], f["indptr"]), shape=tuple(f["shape"]))
@@ -128,59 +118,48 @@ def cached_l1_graph(
     t0 = time.perf_counter()
     A = sp.csr_matrix(l1_graph(X, mode=mode, n_jobs=n_jobs))
     seconds = time.perf_counter() - t0
-    try:
+    with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as fh:
             np.savez(
                 fh, data=A.data, indices=A.indices, indptr=A.indptr, shape=A.shape, seconds=seconds
             )
         os.replace(fh.name, path)
-    except OSError:
-        pass
     return A, seconds, path, True
 
 
-# -- shared data-only work inside one worker process ------------------------------------------
-class _Shared:
-    """Data-only structures of one USPS subset, built on first use in this process."""
-
-    def __init__(self, per_class: int) -> None:
-        self.per_class = per_class
-        self.X1 = usps_subset(per_class)[0]
-        self.graphs: dict[str, sp.csr_matrix] = {}  # l1 mode -> A
-        self.cache: dict = {}  # fit_path's work over X1 that reads no labels
-
-    def l1(self, mode: str, cache_dir: str | None) -> sp.csr_matrix:
-        """The l1-graph ``A`` of X1 in ``mode`` (from the file cache)."""
-        if mode not in self.graphs:
-            folder = cache_dir or default_cache_dir()
-            self.graphs[mode] = cached_l1_graph(self.X1, self.per_class, mode, folder)[0]
-        return self.graphs[mode]
-
-    def fit(self, estimator, y: np.ndarray):
-        """``estimator`` fitted on ``(X1, y)`` by ``fit_path``, reusing the data-only work."""
-        (fitted,) = fit_path(estimator, self.X1, y, [{}], cache=self.cache)
-        drop_label_work(self.cache)  # keep what reads no labels: the kernel map, the kNN graph
-        return fitted
+# -- the data-only work, shared by the cells of one worker process ---------------------------
+@functools.lru_cache(maxsize=4)
+def _l1_graph_of(per_class: int, mode: str, cache_dir: str | None) -> sp.csr_matrix:
+    """The l1-graph ``A`` of the subset's X1 in ``mode`` (from the file cache)."""
+    X1 = usps_subset(per_class)[0]
+    return cached_l1_graph(X1, per_class, mode, cache_dir or default_cache_dir())[0]
 
 
-@functools.lru_cache(maxsize=2)
-def _shared(per_class: int) -> _Shared:
-    return _Shared(per_class)
+_PATH_CACHES: dict[int, dict] = {}
+"""``per_class`` -> ``fit_path``'s cache over that subset's X1, kept in this process."""
 
 
-def _estimator(method: str, n_labeled: int, n_total: int, store: _Shared, l1=None):
-    """One of the five classifiers with the paper's fixed parameters."""
+def _fit_on_x1(estimator, per_class: int, y: np.ndarray):
+    """``estimator`` fitted on ``(X1, y)`` by ``fit_path``, reusing the data-only work."""
+    cache = _PATH_CACHES.setdefault(per_class, {})
+    (fitted,) = fit_path(estimator, usps_subset(per_class)[0], y, [{}], cache=cache)
+    drop_label_work(cache)  # keep what reads no labels: the kernel map, the kNN graph
+    return fitted
+
+
+def _estimator(method: str, n_labeled: int, n_total: int, graph: sp.csr_matrix | None = None):
+    """One of the five classifiers with the paper's fixed parameters (``graph``: S-RLSC's
+    l1-graph).  LapRLSC's ``gamma_A = C_A / l`` and ``gamma_I = C_I n^2 / l`` give the
+    weights of S-RLSC's objective (LapRLSC divides ``gamma_I`` by ``n^2``)."""
     if method == "S-RLSC":
-        mode, cache_dir = l1
-        return SparseRLSC(C_A=C_A, C_I=C_I, gamma=KERNEL_GAMMA, graph=store.l1(mode, cache_dir))
+        return SparseRLSC(C_A=C_A, C_I=C_I, gamma=KERNEL_GAMMA, graph=graph)
     if method == "LapRLSC":
-        # LapRLSC's objective uses gamma_A and gamma_I / n^2: C_A = gamma_A l and
-        # C_I = gamma_I l / n^2 give the same weights as S-RLSC's.
+        gamma_A, gamma_I = C_A / n_labeled, C_I * n_total**2 / n_labeled
         return LapRLSC(
             gamma=KERNEL_GAMMA,
-            gamma_A=C_A / n_labeled,
-            gamma_I=C_I * n_total**2 / n_labeled,
+            gamma_A=gamma_A,
+            gamma_I=gamma_I,
             n_neighbors=K_GRAPH,
             weights="heat",
         )
@@ -215,28 +194,26 @@ def _usps_cell(
 ) -> dict[str, Any]:
     """Fit one method on draw ``split`` with ``m`` labels per class; both accuracies (%)."""
     X1, y1, X_out, y_out = usps_subset(per_class)
-    store = _shared(per_class)
     labeled = labeled_points(y1, m, split)
     y_semi = np.full(len(y1), UNLABELED)
     y_semi[labeled] = y1[labeled]
-    unl = np.flatnonzero(y_semi == UNLABELED)
-    out = np.arange(len(y_out))
-    if method == "SRC" and src_max_points:
+    unl, out = np.flatnonzero(y_semi == UNLABELED), np.arange(len(y_out))
+    if method == "SRC" and src_max_points:  # SRC scores random subsets (one l1 problem a point)
         rng = np.random.default_rng([DRAW_SEED, split, m])
         if len(unl) > src_max_points:
             unl = np.sort(rng.choice(unl, src_max_points, replace=False))
         if len(out) > src_max_points:
             out = np.sort(rng.choice(out, src_max_points, replace=False))
-    if method == "S-RLSC":
-        store.l1(l1_mode, graph_cache)  # load (or compute) the graph outside the timing
-    est = _estimator(method, len(labeled), len(y1), store, (l1_mode, graph_cache))
+    # S-RLSC's l1-graph is loaded (or computed) outside the timing
+    graph = _l1_graph_of(per_class, l1_mode, graph_cache) if method == "S-RLSC" else None
+    est = _estimator(method, len(labeled), len(y1), graph)
     t0 = time.perf_counter()
     if method in ("SRC", "1-NN"):
         est.fit(X1[labeled], y1[labeled])
         pred = est.predict(np.vstack([X1[unl], X_out[out]]))
         pred_unl, pred_out = pred[: len(unl)], pred[len(unl) :]
     else:
-        est = store.fit(est, y_semi)
+        est = _fit_on_x1(est, per_class, y_semi)
         pred_unl, pred_out = est.transduction_[unl], est.predict(X_out[out])
     seconds = time.perf_counter() - t0
     return {
@@ -251,17 +228,18 @@ def _usps_cell(
 
 # -- plan ------------------------------------------------------------------------------------
 def _settings(options: Options) -> dict[str, Any]:
+    """The full protocol's or ``--quick``'s settings, overridden by ``options``."""
     s = dict(QUICK if options.quick else FULL)
     extra = dict(options.extra or {})
-    if options.draws is not None:
-        s["draws"] = int(options.draws)
-    for name in ("l1_mode", "src_max_points", "m_values"):
-        if extra.get(name) is not None:
-            s[name] = extra[name]
-    s["m_values"] = tuple(int(m) for m in s["m_values"])
-    s["per_class"] = int(extra.get("per_class") or PER_CLASS)
-    s["cache_dir"] = str(extra.get("cache_dir") or default_cache_dir())
-    s["datasets"] = extra.get("datasets")
+    given = ("l1_mode", "src_max_points", "m_values")
+    s.update({k: extra[k] for k in given if extra.get(k) is not None})
+    s.update(
+        draws=int(s["draws"] if options.draws is None else options.draws),
+        m_values=tuple(int(m) for m in s["m_values"]),
+        per_class=int(extra.get("per_class") or PER_CLASS),
+        cache_dir=str(extra.get("cache_dir") or default_cache_dir()),
+        datasets=extra.get("datasets"),
+    )
     if s["l1_mode"] not in ("exact", "lasso"):
         raise ValueError(f"l1_mode must be 'exact' or 'lasso', got {s['l1_mode']!r}")
     if s["draws"] < 1 or not s["m_values"] or min(s["m_values"]) < 1:
@@ -272,117 +250,76 @@ def _settings(options: Options) -> dict[str, Any]:
 
 
 def _plan(options: Options, m_filter: Sequence[int] | None) -> Plan:
+    """The cells of the run's m values (those in ``m_filter`` only, if given)."""
     s = _settings(options)
-    skipped = dict(UNAVAILABLE)
     context: dict[str, Any] = {"settings": s, "graph": None}
     if s["datasets"] is not None and "usps" not in {str(d).lower() for d in s["datasets"]}:
-        return Plan([], {"USPS": "not run: not requested", **skipped}, context=context)
+        return Plan([], {"USPS": "not run: not requested", **UNAVAILABLE}, context=context)
     try:
         X1, y1, X_out, _ = usps_subset(s["per_class"])
     except (OSError, ValueError) as exc:
-        return Plan([], {"USPS": f"data not available: {exc}", **skipped}, context=context)
+        return Plan([], {"USPS": f"data not available: {exc}", **UNAVAILABLE}, context=context)
     n_x1 = int(np.bincount(y1).min())
     if max(s["m_values"]) >= n_x1:
         raise ValueError(
             f"m must be below the {n_x1} points per class of X1 (per_class={s['per_class']}), "
             f"got m_values={s['m_values']}"
         )
-    A, seconds, path, computed = cached_l1_graph(
+    A, seconds, path, _ = cached_l1_graph(
         X1, s["per_class"], s["l1_mode"], s["cache_dir"], n_jobs=options.n_jobs, verbose=True
     )
-    context["graph"] = {
-        "seconds": seconds,
-        "file": str(path),
-        "computed_now": computed,
-        "nnz_per_row": float(A.nnz / A.shape[0]),
-    }
-    context.update(n_x1=len(y1), n_out=len(X_out))
+    graph = {"seconds": seconds, "file": str(path), "nnz_per_row": float(A.nnz / A.shape[0])}
     m_values = [m for m in s["m_values"] if m_filter is None or m in m_filter]
+    context.update(graph=graph, n_x1=len(y1), n_out=len(X_out), m_values=m_values)
     func = functools.partial(_usps_cell, graph_cache=s["cache_dir"])
-    common = {"paper": PAPER, "table": CELL_TABLE, "dataset": "USPS", "v": VERSION}
-    common["per_class"] = s["per_class"]
+    common = {"paper": PAPER, "table": CELL_TABLE, "datasets": ["USPS"], "draws": s["draws"]}
+    common.update(v=VERSION, per_class=s["per_class"])
+    own = {"S-RLSC": {"l1_mode": s["l1_mode"]}, "SRC": {"src_max_points": s["src_max_points"]}}
     cells = []
     # SRC cells first, the largest m first: the longest cells start early (load balance)
     for method in ("SRC", "S-RLSC", "LapRLSC", "GFHF", "1-NN"):
         for m in sorted(m_values, reverse=method == "SRC"):
-            extra: dict[str, Any] = {}
-            if method == "S-RLSC":
-                extra["l1_mode"] = s["l1_mode"]
-            if method == "SRC":
-                extra["src_max_points"] = s["src_max_points"]
-            for draw in range(s["draws"]):
-                cells.append(Cell.make(func, method=method, split=draw, m=m, **common, **extra))
-    context["m_values"] = m_values
-    return Plan(cells, skipped, context=context)
-
-
-def plan_fig7(options: Options) -> Plan:
-    """Cells of Fig. 7 (every m)."""
-    return _plan(options, None)
-
-
-def plan_table4(options: Options) -> Plan:
-    """Cells of Table 4 (the m of the paper's Table 4 among the run's m values)."""
-    return _plan(options, TABLE4_M)
+            cells += cell_grid(func, methods=[method], m=m, **common, **own.get(method, {}))
+    return Plan(cells, dict(UNAVAILABLE), context=context)
 
 
 # -- report ----------------------------------------------------------------------------------
 def _collect(plan: Plan, results: dict[CellKey, dict], part: str) -> dict[str, dict[str, list]]:
     """``{"m = 5": {method: [accuracy per draw, in draw order]}}``."""
-    table: dict[int, dict[str, list[float]]] = {}
-    for (m, meth), runs in runs_by(plan, results, lambda k: (k.params["m"], k.method)).items():
-        table.setdefault(m, {})[meth] = [r[part] for r in runs]
-    return {f"m = {m}": dict(sorted(by.items())) for m, by in sorted(table.items())}
+    by_m = runs_table(plan, results, row=lambda k: k.params["m"])
+    return {
+        f"m = {m}": {method: [r[part] for r in runs] for method, runs in sorted(by.items())}
+        for m, by in sorted(by_m.items())
+    }
 
 
 def _intro(plan: Plan, results: dict[CellKey, dict]) -> list[str]:
-    s, g = plan.context["settings"], plan.context.get("graph")
+    """The protocol as run, the l1-graph and the seconds spent per method."""
+    s, g = plan.context["settings"], plan.context["graph"]
     if g is None:
-        return ["Nothing run: USPS is not available (see below)."]
-    src = s["src_max_points"]
+        return [_TEXT["no_data"]]
     runs = runs_by(plan, results, lambda k: k.method)
-    seconds = {method: sum(float(r["seconds"]) for r in rs) for method, rs in runs.items()}
+    spent = ", ".join(f"{k} {sum(float(r['seconds']) for r in rs):.1f}" for k, rs in runs.items())
+    sizes = {"n_out": plan.context["n_out"], "n_x1": plan.context["n_x1"]}
+    params = {"C_A": C_A, "C_I": C_I, "k": K_GRAPH, "epsilon": SRC_EPSILON}
+    src = _TEXT["src"].format(src=s["src_max_points"]) if s["src_max_points"] else ""
     return [
-        f"USPS: {s['per_class']} random points per digit, unit l2 norm; 15 % per class held out "
-        f"({plan.context['n_out']} points), X1 = {plan.context['n_x1']} points; m labeled "
-        f"points per class drawn from X1, {s['draws']} random draws per m (the paper: one "
-        "run). S-RLSC, LapRLSC and GFHF train on all of X1, SRC and 1-NN on the labeled points. "
-        f"Fixed parameters (the paper's): C_A = {C_A}, C_I = {C_I}, Gaussian width 0.5 on "
-        f"unit-norm data, k = {K_GRAPH} heat graph (LapRLSC, GFHF; width: mean squared edge "
-        f"length), SRC epsilon = {SRC_EPSILON}.",
+        _TEXT["protocol"].format(**s, **sizes, **params),
         "",
-        f"l1-graph: mode `{s['l1_mode']}`, {g['nnz_per_row']:.1f} nonzeros per row, "
-        f"{g['seconds']:.1f} s to compute (once over X1, cached in `{g['file']}`).  Fit + "
-        "predict seconds summed over the cells: "
-        + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items())
-        + "."
-        + (
-            f"  SRC's accuracies are measured on at most {src} random unlabeled and {src} "
-            "random held-out points per cell (one l1 problem per point)."
-            if src
-            else ""
-        ),
+        _TEXT["graph"].format(**g, l1_mode=s["l1_mode"], cell_seconds=spent) + src,
     ]
 
 
 def _curve_figure(path: Path, values: dict[str, dict[str, list]]) -> Path:
+    """Fig. 7: every method's mean accuracy (± std over the draws) against m."""
     plt = pyplot()
     ms = [int(row.split("=")[1]) for row in values]
     fig, ax = plt.subplots(figsize=(6, 4.5))
     for method in METHODS:
         acc = [np.asarray(values[row].get(method, [np.nan])) for row in values]
-        ax.errorbar(
-            ms,
-            [a.mean() for a in acc],
-            yerr=[a.std() for a in acc],
-            marker="o",
-            ms=3,
-            capsize=2,
-            label=method,
-        )
-    ax.set_xlabel("m (labeled points per class)")
-    ax.set_ylabel("accuracy on the unlabeled points of X1 (%)")
-    ax.set_title("USPS (Fan et al. 2011, Fig. 7 protocol)")
+        mean, std = [a.mean() for a in acc], [a.std() for a in acc]
+        ax.errorbar(ms, mean, yerr=std, marker="o", ms=3, capsize=2, label=method)
+    ax.set(**_REF["figure"])  # the labels and the title
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -391,71 +328,42 @@ def _curve_figure(path: Path, values: dict[str, dict[str, list]]) -> Path:
     return path
 
 
-def report_fig7(plan: Plan, results: dict[CellKey, dict], out: Path, options: Options):
-    """``srlsc_fig7.md``, ``.csv`` and ``.png``."""
-    values = _collect(plan, results, "unlabeled")
+def _report(
+    plan: Plan, results: dict[CellKey, dict], out: Path, options: Options, *, table: str
+) -> list[Path]:
+    """``srlsc_<table>.md`` and ``.csv`` (Fig. 7: and the curve, ``srlsc_fig7.png``)."""
+    text = _REF["reports"][table]
+    values = _collect(plan, results, text["part"])
+    paper = {
+        f"m = {m}": {method: SRLSC_TABLE4[method][j] for method in METHODS}
+        for j, m in enumerate(TABLE4_M)
+    }
     paths = comparison_table(
         out,
-        "srlsc_fig7",
-        title="S-RLSC paper, Fig. 7: accuracy (%) on the unlabeled points of X1, USPS",
+        f"srlsc_{table}",
+        title=text["title"],
         values=values,
         methods=METHODS,
+        paper=paper if table == "4" else None,
         reference="S-RLSC",
         skipped=plan.skipped,
         intro=_intro(plan, results),
-        notes=[
-            "The paper plots these curves (Fig. 7) without printing numbers, so no paper value "
-            "is shown; its text says S-RLSC is best except at m = 5 and 10."
-        ],
+        notes=[text["notes"]],
         row_label="m per class",
     )
-    if values:
+    if table == "fig7" and values:
         paths.append(_curve_figure(out / "srlsc_fig7.png", values))
     return paths
 
 
-def report_table4(plan: Plan, results: dict[CellKey, dict], out: Path, options: Options):
-    """``srlsc_4.md`` and ``.csv``."""
-    values = _collect(plan, results, "out_of_sample")
-    paper = {
-        f"m = {m}": {meth: SRLSC_TABLE4[meth][j] for meth in METHODS}
-        for j, m in enumerate(TABLE4_M)
-    }
-    return comparison_table(
-        out,
-        "srlsc_4",
-        title="S-RLSC paper, Table 4: out-of-sample accuracy (%) on USPS",
-        values=values,
-        methods=METHODS,
-        paper=paper,
-        reference="S-RLSC",
-        skipped=plan.skipped,
-        intro=_intro(plan, results),
-        notes=[
-            "The paper's values are from one run (one draw of the labeled points); ours are "
-            "mean ± std over the draws. The paper's SRC at m = 5 and 10 (5.26 %, 9.47 %) is "
-            "below chance (10 %); with 50-100 atoms in 256 dimensions SRC's noisy basis "
-            "pursuit is mostly infeasible at epsilon = 0.05, and structreg's SRC then uses the "
-            "least-squares code (see structreg.models.SRC)."
-        ],
-        row_label="m per class",
+TABLES = tuple(
+    Table(
+        PAPER,
+        name,
+        _REF["tables"][name],
+        functools.partial(_plan, m_filter=m_filter),
+        functools.partial(_report, table=name),
+        aliases=aliases,
     )
-
-
-TABLES = (
-    Table(
-        PAPER,
-        "fig7",
-        "Fig. 7: S-RLSC, LapRLSC, GFHF, SRC, 1-NN on USPS, accuracy on the unlabeled points vs m",
-        plan_fig7,
-        report_fig7,
-        aliases=("7", "curve"),
-    ),
-    Table(
-        PAPER,
-        "4",
-        "Table 4: out-of-sample accuracy on USPS for m = 5, 10, 40, 100, 160",
-        plan_table4,
-        report_table4,
-    ),
+    for name, m_filter, aliases in (("fig7", None, ("7", "curve")), ("4", TABLE4_M, ()))
 )

@@ -3,7 +3,7 @@
 The experiment modules (:mod:`structreg.experiments.drlsc`, ``dr``, ``srsvm``, ``srlsc``,
 ``damr``) print these values beside their own results.  Each file maps a table name
 (``"table6"``, ...) to the paper's values as the module uses them, plus a ``"source"`` string
-naming the paper; the drlsc, dr and damr files also hold protocol data that reads better as
+naming the paper; the drlsc, dr, damr and srlsc files also hold protocol data that reads better as
 data (data-set mappings with their notes, search grids) and their reports' fixed text
 (``"report_text"``: ``str.format`` templates).
 
