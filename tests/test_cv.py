@@ -416,3 +416,22 @@ def test_fit_path_shares_the_deformed_kernel_of_hinge_models_across_C():
     # an invalid weight fails that point only
     out = fit_path(SRSVM(), X, y, {"C": [1.0, -1.0]}, errors="return")
     assert hasattr(out[0], "svm_") and isinstance(out[1], Exception)
+
+
+def test_fit_path_clusters_grbfn_centres_once_per_seed(monkeypatch):
+    from structreg import GRBFN
+    from structreg.clustering import FuzzyCMeans
+
+    X, y = make_classification(80, n_features=4, random_state=5)
+    calls = []
+    fit = FuzzyCMeans.fit
+    monkeypatch.setattr(FuzzyCMeans, "fit", lambda self, X, y=None: calls.append(1) or fit(self, X))
+    grid = {"gamma": [0.1, 1.0], "gamma_A": [1e-3, 1e-1], "random_state": [0, 1]}
+    fits = fit_path(GRBFN(n_centers=6), X, y, grid)
+    assert len(calls) == 2  # one clustering per seed, shared by the widths and ridges
+    for point, est in zip(ParameterGrid(grid), fits):
+        alone = GRBFN(n_centers=6, **point).fit(X, y)
+        np.testing.assert_allclose(est.decision_function(X), alone.decision_function(X))
+    calls.clear()
+    fit_path(GRBFN(n_centers=6, random_state=None), X, y, {"gamma": [0.1, 1.0]})
+    assert len(calls) == 2  # no seed: every structure group clusters afresh

@@ -379,10 +379,12 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
     def _multi_class(self) -> str:
         return getattr(self, "multi_class", "ovr")
 
-    def _make_feature_map(self, X: np.ndarray):
+    def _make_feature_map(self, X: np.ndarray, memo: dict | None = None):
         """The map phi of this model's kernel for ``solver_``: the identity (linear kernel,
         primal path), Nystroem features on ``n_components`` centres, the full kernel
-        expansion (iterative exact kernel), or the exact factor ``K = V V^T``."""
+        expansion (iterative exact kernel), or the exact factor ``K = V V^T``.  ``memo``: the
+        dict :func:`~structreg.models.fit_path` keeps for one X (what a map learns from X alone
+        may be kept there)."""
         solver = getattr(self, "solver_", "dense")
         if self.kernel == "linear" and (X.shape[1] < X.shape[0] or solver == "cg"):
             return LinearFeatures()
@@ -457,7 +459,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
 
         self.solver_ = self._resolve_solver(X)
         self.loss_ = loss_for(self, self.solver_)
-        self.feature_map_ = self._make_feature_map(X)
+        self.feature_map_ = self._make_feature_map(X, memo)
         key = memo_key(self.feature_map_) if memo is not None else None
         if key is not None and ("feature_map", key) in memo:
             self.feature_map_, Z = memo["feature_map", key]

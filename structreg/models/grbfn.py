@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from numbers import Integral
+
 from ..clustering import FuzzyCMeans
 from ..kernels import LandmarkFeatureMap
-from ._base import StructuralClassifier
+from ._base import StructuralClassifier, memo_key
 
 
 class GRBFN(StructuralClassifier):
@@ -85,13 +87,20 @@ class GRBFN(StructuralClassifier):
     def _penalty_terms(self, n_samples, n_labeled):
         return []
 
-    def _make_feature_map(self, X):
+    def _make_feature_map(self, X, memo=None):
         if self.n_centers > X.shape[0]:
             raise ValueError(
                 f"n_centers={self.n_centers} exceeds the number of samples ({X.shape[0]})"
             )
         fcm = FuzzyCMeans(n_clusters=self.n_centers, m=self.m, random_state=self.random_state)
-        self.centers_ = fcm.fit(X).cluster_centers_
+        seeded = isinstance(self.random_state, Integral) and not isinstance(self.random_state, bool)
+        key = memo_key(fcm) if seeded else None  # an unseeded clustering is drawn per fit
+        if memo is None or key is None:
+            self.centers_ = fcm.fit(X).cluster_centers_
+        else:  # fit_path on one X: the centres do not depend on the kernel width or gamma_A
+            if ("centers", key) not in memo:
+                memo["centers", key] = fcm.fit(X).cluster_centers_
+            self.centers_ = memo["centers", key]
         return LandmarkFeatureMap(
             landmarks=self.centers_,
             kernel=self.kernel,

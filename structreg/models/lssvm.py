@@ -76,7 +76,7 @@ class LSSVM(StructuralClassifier):
     def _penalty_terms(self, n_samples, n_labeled):
         return []
 
-    def _make_feature_map(self, X):
+    def _make_feature_map(self, X, memo=None):
         return KernelExpansion(
             kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
         )

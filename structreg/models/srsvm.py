@@ -137,7 +137,7 @@ class SRSVM(StructuralClassifier):
         ids = self.cluster_ids_[labeled]
         return ClusterScatterPenalty(ids).root(len(ids)), float(self.lam)
 
-    def _make_feature_map(self, X):
+    def _make_feature_map(self, X, memo=None):
         """The inputs (linear kernel, fewer features than samples), else the unfactored
         kernel whose Gram matrix the clustering and the deformed kernel share."""
         if self.kernel == "linear" and X.shape[1] < X.shape[0]:

@@ -302,8 +302,8 @@ class SSDRWang(StructuralClassifier):
 
     _exact_kernel_cg = False  # "cg": CG on the centred exact feature map (see _CenteredFeatures)
 
-    def _make_feature_map(self, X):
-        return _CenteredFeatures(super()._make_feature_map(X))
+    def _make_feature_map(self, X, memo=None):
+        return _CenteredFeatures(super()._make_feature_map(X, memo))
 
     def _ridge(self) -> float:
         return self.gamma_A * self.lam
