@@ -64,7 +64,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", required=True, help="git revision of the 'before' code")
     parser.add_argument("--paper", default="drlsc")
-    parser.add_argument("--table", default="7")
+    parser.add_argument("--table", default=None, help="one table (default: all of the paper's)")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--datasets", default=None, help="passed to reproduce (a subset)")
     parser.add_argument("--n-jobs", type=int, default=1)
@@ -88,7 +88,8 @@ def main() -> None:
                             sys.exit(f"the {key} run failed; see {runs[key][1]}.log")
                 time.sleep(1.0)
             cells = {k: _cell_seconds(out / "results.sqlite") for k, (_, out) in runs.items()}
-            what = f"reproduce {args.paper} --table {args.table}" + " --quick" * args.quick
+            what = f"reproduce {args.paper}" + f" --table {args.table}" * bool(args.table)
+            what += " --quick" * args.quick
             what += f" --datasets {args.datasets}" if args.datasets else ""
             print(f"{what}, --n-jobs {args.n_jobs} each, both at once")
             print("| run | wall s | sum of cell s |\n| --- | --- | --- |")
