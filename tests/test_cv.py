@@ -429,7 +429,7 @@ def test_fit_path_clusters_grbfn_centres_once_per_seed(monkeypatch):
     grid = {"gamma": [0.1, 1.0], "gamma_A": [1e-3, 1e-1], "random_state": [0, 1]}
     fits = fit_path(GRBFN(n_centers=6), X, y, grid)
     assert len(calls) == 2  # one clustering per seed, shared by the widths and ridges
-    for point, est in zip(ParameterGrid(grid), fits):
+    for point, est in zip(ParameterGrid(grid), fits, strict=True):
         alone = GRBFN(n_centers=6, **point).fit(X, y)
         np.testing.assert_allclose(est.decision_function(X), alone.decision_function(X))
     calls.clear()

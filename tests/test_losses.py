@@ -148,7 +148,7 @@ def test_hinge_gram_form_equals_its_feature_form():
 
 def test_hinge_on_an_unfactored_kernel_needs_a_penalty_root():
     class NoRoot(StructuralClassifier):
-        def _make_feature_map(self, X):
+        def _make_feature_map(self, X, memo=None):
             return TrainingGram(kernel=self.kernel, gamma=self.gamma)
 
     X, y = make_blobs(30, centers=2, random_state=0)

@@ -220,7 +220,7 @@ def test_paths_on_one_design_share_its_complement(rng):
     design: dict = {}
     graphs = [sp.diags(rng.uniform(0.1, 1.0, 12)).tocsr() for _ in range(2)]
     paths = [SquareLossPath(Zb, Y, c, [M], fit_intercept=True, design_cache=design) for M in graphs]
-    for path, M in zip(paths, graphs):
+    for path, M in zip(paths, graphs, strict=True):
         shared = path.solve(0.0, [0.3])
         alone = SquareLossPath(Zb, Y, c, [M], fit_intercept=True).solve(0.0, [0.3])
         assert shared.factorization.startswith("projected")

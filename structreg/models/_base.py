@@ -537,12 +537,15 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
     def _square_tol(self) -> float:
         return self.tol
 
-    def _set_solution(self, coef, intercept, loss: str, n_components: int, info: dict) -> None:
+    def _set_solution(
+        self, coef, intercept, loss: str, n_components: int, info: dict, dual_coef=None
+    ) -> None:
         """Store a linear solution on the feature map (and its kernel expansion) and
-        ``solver_info_``; used by ``fit`` and by :func:`~structreg.models.fit_path`."""
+        ``solver_info_``; used by ``fit`` and by :func:`~structreg.models.fit_path` (which
+        passes the kernel expansion ``dual_coef``, computed for a whole grid at once)."""
         self.coef_, self.intercept_ = coef, intercept
         if hasattr(self.feature_map_, "dual_coef"):
-            self.dual_coef_ = self.feature_map_.dual_coef(coef)
+            self.dual_coef_ = self.feature_map_.dual_coef(coef) if dual_coef is None else dual_coef
         self.solver_info_ = {
             "loss": loss,
             "solver": self.solver_,

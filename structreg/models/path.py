@@ -148,25 +148,38 @@ class _SharedFit:
         for cand in candidates:
             vars(cand).update(fitted_state)
         settings = [(cand._ridge(), self._weights(cand)) for cand in candidates]
-        for cand, sol in zip(candidates, self.path.solve_grid(settings, warn=warn), strict=True):
-            self._assemble(cand, sol)
+        sols = self.path.solve_grid(settings, warn=warn)
+        if not sols:
+            return
+        # the grid's coefficients side by side: one BLAS-3 product each for the kernel
+        # expansions and the training outputs instead of one matrix-vector product per point
+        coefs = np.hstack([sol.coef for sol in sols])
+        width = sols[0].coef.shape[1]
+        cols = [slice(i * width, (i + 1) * width) for i in range(len(sols))]
+        feature_map = self.template.feature_map_
+        duals = feature_map.dual_coef(coefs) if hasattr(feature_map, "dual_coef") else None
+        outputs = self.Z @ coefs if self.template._semi_supervised else None
+        for cand, sol, col in zip(candidates, sols, cols, strict=True):
+            dual = None if duals is None else np.ascontiguousarray(duals[:, col])
+            self._assemble(cand, sol, dual)
+            if outputs is not None:
+                fitted = cand._square_output(outputs[:, col])
+                cand.transduction_ = cand.classes_[cand._decide(fitted)]
 
-    def _assemble(self, cand: StructuralClassifier, sol) -> None:
+    def _assemble(self, cand: StructuralClassifier, sol, dual_coef) -> None:
         """Give ``cand`` the fitted attributes that ``fit`` would have given it, but for
-        ``penalty_`` (the combined matrix, ``sum_k w_k M_k``, not needed to predict)."""
+        ``penalty_`` (the combined matrix, ``sum_k w_k M_k``, not needed to predict) and
+        ``transduction_`` (set by :meth:`fit`)."""
         info = {
             "factorization": sol.factorization,
             "convex": sol.convex,
             "singular": sol.singular,
             "n_iter": 1,
         }
-        cand._set_solution(sol.coef, sol.intercept, "square", self.Z.shape[1], info)
+        cand._set_solution(sol.coef, sol.intercept, "square", self.Z.shape[1], info, dual_coef)
         if self.unexplained is not None:
             cand.solver_info_["unexplained_trace"] = self.unexplained
         cand.n_iter_ = 1
-        if cand._semi_supervised:
-            fitted = cand._square_output(self.Z @ sol.coef)
-            cand.transduction_ = cand.classes_[cand._decide(fitted)]
 
 
 def fit_path(

@@ -359,17 +359,21 @@ class SquareLossPath:
             S, rt = B, r
         lam, U = eigh(0.5 * (S + S.T), check_finite=False)
         Urt = U.T @ rt
+        shifted = lam[:, None] + np.asarray(ridges)[None, :]  # (p, n_ridges)
+        top = np.abs(shifted).max(axis=0, initial=0.0)
+        tol = (p + int(self.fit_intercept)) * np.finfo(float).eps * np.maximum(top, 1e-300)
+        keep = np.abs(shifted) > tol
+        inverse = np.divide(1.0, shifted, out=np.zeros_like(shifted), where=keep)
+        # every ridge's theta in one product: U (Urt / shifted), ridges side by side
+        thetas = U @ (Urt[:, None, :] * inverse[:, :, None]).reshape(len(lam), -1)
+        thetas = thetas.reshape(p, len(ridges), -1)
         out = []
         any_nonconvex = False
-        for ridge in ridges:
-            shifted = lam + ridge
-            top = float(np.abs(shifted).max(initial=0.0))
-            tol = (p + int(self.fit_intercept)) * np.finfo(float).eps * max(top, 1e-300)
-            keep = np.abs(shifted) > tol
-            theta = U[:, keep] @ (Urt[keep] / shifted[keep][:, None])
-            convex = bool(shifted.min(initial=np.inf) >= -tol)
+        for j in range(len(ridges)):
+            theta = np.ascontiguousarray(thetas[:, j, :])
+            convex = bool(shifted[:, j].min(initial=np.inf) >= -tol[j])
             any_nonconvex |= not convex
-            singular = bool(not keep.all())
+            singular = bool(not keep[:, j].all())
             if self.fit_intercept:
                 b = (r[p] - b12 @ theta) / b22
                 x = np.vstack([theta, b[None, :]])
