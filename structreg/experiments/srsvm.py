@@ -26,7 +26,7 @@ from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from ..bounds import fitted_bound, generalization_bound, plot_bounds
+from ..bounds import fitted_bound, plot_bounds
 from ..datasets import list_datasets, load_dataset, make_xor_gaussians
 from ..models import EKM, SLMM, SRSVM, LapSVM
 from ..solvers.hinge import PrecomputedSVM
@@ -380,16 +380,9 @@ def _n_support(est) -> int | None:
 
 
 def _bound(est, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
-    """Theorem 1's bound of a fitted binary model (SLMM: its linear model on the kernel map)."""
-    if isinstance(est, SLMM):
-        V = est.feature_map_.transform(X)
-        w, b = est.coef_[0], float(est.intercept_[0])
-        norm = max(float(np.linalg.norm(w)), 1e-300)
-        y_pm = np.where(y == est.classes_[1], 1.0, -1.0)
-        eig = np.linalg.eigvalsh(V @ V.T) / len(y)
-        res = generalization_bound(eig, y_pm * (V @ w + b) / norm, bias=abs(b) / norm)
-    else:
-        res = fitted_bound(est, X, y)
+    """Theorem 1's bound of a fitted binary model (:func:`~structreg.bounds.fitted_bound`;
+    values that are not finite become None)."""
+    res = fitted_bound(est, X, y)
     return {k: (None if v is None or not np.isfinite(v) else float(v)) for k, v in res.items()}
 
 
