@@ -33,6 +33,7 @@ from ..solvers.hinge import PrecomputedSVM
 from ..structure import LaplacianPenalty
 from . import reference
 from .engine import Cell, Options, Plan, Table
+from .plots import boundary_figure
 from .protocol import grid_name, n_draws, runs_table, seed_from
 from .report import (
     comparison_table,
@@ -81,22 +82,14 @@ QUICK_MAX_SIZE = 400
 QUICK_SOCP_SETS = ("automobile", "sonar")
 """``--quick`` runs EKM and SLMM on these sets only."""
 QUICK_SLMM_FRACTIONS = (10,)
-IMAGE_SETTINGS = {
-    "COIL-20 G9/P63": ("coil20", 9, METHODS),
-    "COIL-20 G18/P54": ("coil20", 18, METHODS),
-    "USPS 10%": ("usps", 0.1, ("SVM", "EKM", "LapSVM", "SRSVM")),
-    "USPS 20%": ("usps", 0.2, ("SVM", "LapSVM", "SRSVM")),
-    "USPS 30%": ("usps", 0.3, ("SVM", "LapSVM", "SRSVM")),
-}
+IMAGE_SETTINGS: dict[str, list] = _REF["image_settings"]
 """Fig. 9: image set, training images per class (or fraction of each class) and the methods
 run (SLMM on COIL-20 only; EKM's ellipsoid of 3300 images had not finished in 6 minutes)."""
 QUICK_IMAGE = {"COIL-20 G9/P63": ("SVM", "EKM", "LapSVM", "SRSVM")}
 IMAGE_CV_MAX = 550
 """Fig. 9: model selection on a stratified subsample of at most this many training points."""
-GRIDS: dict[str, dict[str, Any]] = {
-    "paper": {"lo": -10, "hi": 10, "steps": [4, 2, 1]},
-    "coarse": {"exps": {"gamma": [-7, -4, -1], "C": [0, 3, 6], "lam": [0, 3, 6]}},
-}
+GRIDS: dict[str, dict[str, Any]] = json.loads(json.dumps(_REF["grids"]))  # lists, not tuples
+"""The searches (:func:`_search`): ``"paper"`` coarse to fine, ``"coarse"`` a fixed subgrid."""
 SLMM_C_EXPS = (-4, 0, 4)
 """Exponents of SLMM's ``C`` searched by CV under ``grid="paper"``."""
 FIGURE_GRID = 100
@@ -698,35 +691,23 @@ def _report_xor(plan: Plan, results: dict, out: Path, options: Options) -> list[
 
 
 def _xor_figure(plan: Plan, results: dict, path: Path) -> Path | None:
-    """Figs. 5-6: the decision boundaries stored by the split-0 cells, over the data."""
-    shown: dict[int, dict[str, dict]] = {}
-    for cell in plan.cells:
-        res = results.get(cell.key)
-        if res is not None and "grid" in res:
-            shown.setdefault(_xor_pct(cell.key.dataset), {})[cell.key.method] = res["grid"]
-    if not shown:
+    """Figs. 5-6: the decision boundaries stored by the split-0 cells, over the training (dots)
+    and testing (crosses) points of that draw."""
+    grids = {
+        (c.key.method, _xor_pct(c.key.dataset)): results[c.key]["grid"]
+        for c in plan.cells
+        if "grid" in results.get(c.key, {})
+    }
+    if not grids:
         return None
-    lines = {"SVM": ("tab:green", "--"), "SLMM": ("tab:purple", "-."), "SRSVM": ("k", "-")}
-    points = ((0, "tab:red", "*", 10, "class I"), (1, "tab:blue", "o", 4, "class II"))
-    fig, axes = pyplot().subplots(len(shown), 2, figsize=(9, 4.2 * len(shown)), squeeze=False)
-    for r, pct in enumerate(sorted(shown)):
-        Xtr, ytr, Xte, yte = _task("xor", f"XOR {pct}%", 0)
-        for ax, X, y, part in zip(
-            axes[r], (Xtr, Xte), (ytr, yte), ("training", "testing"), strict=True
-        ):
-            for c, color, marker, size, label in points:
-                ax.scatter(X[y == c, 0], X[y == c, 1], s=size, c=color, marker=marker, label=label)
-            # SVM's dashes on top where they coincide
-            for m in [m for m in ("SRSVM", "SLMM", "SVM") if m in shown[pct]]:
-                g, (color, style) = shown[pct][m], lines[m]
-                F = np.asarray(g["values"])
-                gx = np.linspace(g["lo"][0], g["hi"][0], F.shape[1])
-                gy = np.linspace(g["lo"][1], g["hi"][1], F.shape[0])
-                ax.contour(gx, gy, F, levels=[0], colors=color, linestyles=style, linewidths=1.2)
-                ax.plot([], [], color=color, linestyle=style, label=m)
-            ax.set_title(f"{pct}% of each Gaussian training (draw 0): {part} set", fontsize=9)
-            ax.legend(fontsize=7, loc="upper right")
-    return _save(fig, path)
+    pcts = sorted({pct for _, pct in grids})
+    fitted = {
+        (m, pcts.index(pct)): (g, *_task("xor", f"XOR {pct}%", 0)) for (m, pct), g in grids.items()
+    }
+    cols = [m for m in XOR_METHODS if any(m == k[0] for k in grids)]
+    rows = [f"{pct}% of each Gaussian training (draw 0)" for pct in pcts]
+    boundary_figure(path, fitted, rows=rows, cols=cols, title=_TEXT["xor_figure"])
+    return path
 
 
 def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
