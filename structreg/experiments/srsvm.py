@@ -363,13 +363,10 @@ def _n_support(est) -> int | None:
     """Number of distinct training points that are support vectors (None for SLMM)."""
     if isinstance(est, SLMM):
         return None
-    if isinstance(est, EKM):
-        est = est.svc_
+    est = getattr(est, "svc_", est)  # EKM: its SVM on the remapped points
     if isinstance(est, OneVsRestClassifier):
         return int(np.unique(np.concatenate([e.support_ for e in est.estimators_])).size)
-    if isinstance(est, SVC):
-        return int(est.support_.size)
-    return int(np.asarray(est.svm_.support_).size)
+    return int(est.support_.size)
 
 
 def _bound(est, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
@@ -614,11 +611,6 @@ def _uci_intro(plan: Plan, *lines: str) -> list[str]:
     return [_TEXT["uci_intro"].format(**_protocol(plan)), *lines]
 
 
-def _tail(plan: Plan) -> list[str]:
-    """Markdown lines after a table: the skipped data sets, then the plan's notes."""
-    return [*skipped_lines(plan.skipped), *([""] + plan.notes if plan.notes else [])]
-
-
 def _warning_lines(plan: Plan, results: dict) -> list[str]:
     """Markdown lines counting the warnings caught in the cells (model selection included)."""
     runs = [(c.key.method, results.get(c.key, {})) for c in plan.cells]
@@ -637,8 +629,10 @@ def _mark(by_method: dict[str, list], method: str) -> str:
 def _write(
     out: Path, stem: str, lines: list[str], header: str, rows: list, plan: Plan, blanks: int
 ) -> list[Path]:
-    """``srsvm_<stem>.md`` from ``lines``; ``.csv`` from the header names, ``rows`` and the
-    skipped data sets (``blanks`` empty cells before the reason)."""
+    """``srsvm_<stem>.md`` from ``lines``, the skipped data sets and the plan's notes; ``.csv``
+    from the header names, ``rows`` and the skipped data sets (``blanks`` empty cells before
+    the reason)."""
+    lines += [*skipped_lines(plan.skipped), *([""] + plan.notes if plan.notes else [])]
     md = write_markdown(out / f"{PAPER}_{stem}.md", lines)
     rows = [*rows, *skipped_rows(plan.skipped, blanks)]
     return [md, write_csv(out / f"{PAPER}_{stem}.csv", header.split(), rows)]
@@ -743,7 +737,6 @@ def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> li
         *["", _TEXT["V_accuracy"], "", _TEXT["V_mark"], ""],
         *markdown_table(head, _rows(acc, methods, accuracy)),
         *_warning_lines(plan, results),
-        *_tail(plan),
     ]
     rows_csv = []
     for n, m in ((n, m) for n in times for m in methods if m in times[n]):
@@ -796,7 +789,6 @@ def _report_clusters(plan: Plan, results: dict, out: Path, options: Options) -> 
         "",
         *_uci_intro(plan, _TEXT["VII_values"], ""),
         *markdown_table(head, rows),
-        *_tail(plan),
     ]
     rows_csv += [[n, "paper", "", sum(r), r[0], r[1], "", "", ""] for n, r in TABLE7.items()]
     header = "data_set method n_splits split0_total split0_class0 split0_class1 mean_total"
@@ -827,7 +819,6 @@ def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> li
         "",
         *_uci_intro(plan, _TEXT["fig10_values"], "", _TEXT["fig10_paper"], ""),
         *markdown_table(["data set", *methods, "smallest"], rows),
-        *_tail(plan),
     ]
     rows_csv = [
         [n, m, len(by[m]), f"{np.mean(by[m]):.4f}", f"{np.std(by[m]):.4f}"]
