@@ -161,6 +161,22 @@ def classifier_bound(
     return generalization_bound(eig, y_pm * h / norm, bias=abs(intercept) / norm, theta=theta)
 
 
+def linear_bound(
+    features: np.ndarray, coef: np.ndarray, intercept: float, y_pm: np.ndarray, *, theta=0.05
+) -> dict:
+    """The bound for a fitted binary linear classifier ``h(x) = <w, v(x)> + b`` on explicit
+    training features ``V`` (rows ``v(x_i)``; the Gram matrix is ``V V^T``).
+
+    ``coef`` is ``w``, ``intercept`` is ``b`` and ``y_pm`` in {-1, +1}; the margins are
+    ``y_i h(x_i) / ||w||``.
+    """
+    V, w = np.asarray(features, dtype=float), np.ravel(coef)
+    norm = max(float(np.linalg.norm(w)), 1e-300)
+    eig = np.linalg.eigvalsh(V @ V.T) / V.shape[0]
+    margins = y_pm * (V @ w + intercept) / norm
+    return generalization_bound(eig, margins, bias=abs(intercept) / norm, theta=theta)
+
+
 def plot_bounds(results: dict[str, dict[str, float]], ax=None):
     """Bar chart of bounds, ``results[dataset][classifier] = bound`` (Fig. 10 style)."""
     import matplotlib.pyplot as plt
@@ -185,11 +201,14 @@ def fitted_bound(clf, X, y, *, theta: float = 0.05) -> dict:
 
     Supports structreg's hinge-loss models (``LapSVM``, ``SRSVM``, ``StructuralClassifier(
     loss="hinge")``: the Gram matrix is their deformed kernel; fit on fully labeled data),
-    ``EKM`` (the linear kernel of the remapped points) and scikit-learn's ``SVC``.  SLMM and MPM
-    are not SVMs in a kernel of their own and are not covered.
+    ``EKM`` (the linear kernel of the remapped points), scikit-learn's ``SVC`` and ``SLMM``
+    (:func:`linear_bound` of its linear model on its kernel features, or on ``X`` for the
+    linear kernel).  MPM is not covered.
     """
     from sklearn.metrics.pairwise import pairwise_kernels
     from sklearn.svm import SVC
+
+    from .models import SLMM
 
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
@@ -201,7 +220,7 @@ def fitted_bound(clf, X, y, *, theta: float = 0.05) -> dict:
         svc = clf
         if clf.kernel == "precomputed":
             raise ValueError("pass an SVC with a named kernel (the Gram matrix is recomputed)")
-        params = {"gamma": clf._gamma, "degree": clf.degree, "coef0": clf.coef0}
+        params = {"gamma": _svc_gamma(clf, X), "degree": clf.degree, "coef0": clf.coef0}
         keep = {"rbf": ["gamma"], "poly": ["gamma", "degree", "coef0"], "linear": []}
         gram = pairwise_kernels(X, metric=clf.kernel, **{k: params[k] for k in keep[clf.kernel]})
     elif hasattr(clf, "remap") and isinstance(getattr(clf, "svc_", None), SVC):  # EKM
@@ -211,8 +230,20 @@ def fitted_bound(clf, X, y, *, theta: float = 0.05) -> dict:
     elif hasattr(clf, "svm_") and hasattr(clf, "deformed_gram"):
         svc = clf.svm_.svms_[0]
         gram = clf.deformed_gram()
+    elif isinstance(clf, SLMM):
+        V = X if clf.feature_map_ is None else clf.feature_map_.transform(X)
+        return linear_bound(V, clf.coef_[0], float(clf.intercept_[0]), y_pm, theta=theta)
     else:
         raise TypeError(f"no bound for {type(clf).__name__}: need an SVC or a hinge-loss model")
     return classifier_bound(
         gram, svc.dual_coef_, svc.support_, float(svc.intercept_[0]), y_pm, theta=theta
     )
+
+
+def _svc_gamma(svc, X: np.ndarray) -> float:
+    """The kernel width of an ``SVC`` fitted on ``X`` (``gamma="scale"`` / ``"auto"`` resolved
+    as scikit-learn resolves them)."""
+    if svc.gamma == "scale":
+        var = float(X.var())
+        return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+    return 1.0 / X.shape[1] if svc.gamma == "auto" else float(svc.gamma)

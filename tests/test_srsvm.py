@@ -7,7 +7,13 @@ from sklearn.datasets import make_blobs
 from sklearn.svm import SVC
 
 from structreg import SRSVM
-from structreg.bounds import classifier_bound, fitted_bound, generalization_bound, upsilon
+from structreg.bounds import (
+    classifier_bound,
+    fitted_bound,
+    generalization_bound,
+    linear_bound,
+    upsilon,
+)
 from structreg.datasets import make_xor_gaussians
 
 
@@ -106,6 +112,45 @@ def test_classifier_bound_matches_manual_normalisation():
         np.linalg.eigvalsh(K) / len(X), margins, bias=abs(svc.intercept_[0]) / np.sqrt(w2[0, 0])
     )
     assert res["bound"] == pytest.approx(ref["bound"])
+
+
+@pytest.mark.parametrize("gamma", ["scale", "auto", 0.3])
+def test_fitted_bound_of_svc_resolves_gamma(gamma):
+    X, y = make_xor_gaussians(30, random_state=3)
+    X = 2.0 * X  # variance far from 1, so "scale" differs from "auto"
+    svc = SVC(kernel="rbf", gamma=gamma, C=5.0).fit(X, y)
+    K = np.exp(-svc._gamma * ((X[:, None] - X) ** 2).sum(-1))  # the width libsvm used
+    ref = classifier_bound(K, svc.dual_coef_, svc.support_, svc.intercept_[0], np.where(y, 1, -1))
+    assert fitted_bound(svc, X, y)["bound"] == pytest.approx(ref["bound"])
+
+
+def test_linear_bound_is_the_kernel_bound_of_a_linear_svc():
+    X, y = make_xor_gaussians(30, random_state=4)
+    X = np.c_[X, X[:, 0] * X[:, 1]]  # separable by a plane
+    svc = SVC(kernel="linear", C=5.0).fit(X, y)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    res = linear_bound(X, svc.coef_[0], svc.intercept_[0], y_pm)
+    assert res["bound"] == pytest.approx(fitted_bound(svc, X, y)["bound"])
+    assert res["empirical_risk"] == pytest.approx(
+        np.mean(y_pm * svc.decision_function(X) < res["gamma"] * np.linalg.norm(svc.coef_))
+    )
+
+
+def test_fitted_bound_of_slmm_is_its_linear_model_on_the_kernel_features():
+    pytest.importorskip("cvxpy")
+    from structreg.models import SLMM
+
+    X, y = make_xor_gaussians(30, random_state=5)
+    clf = SLMM(kernel="rbf", gamma=0.5, C=4.0).fit(X, y)
+    V = clf.feature_map_.transform(X)
+    y_pm = np.where(y == clf.classes_[1], 1.0, -1.0)
+    ref = linear_bound(V, clf.coef_[0], float(clf.intercept_[0]), y_pm)
+    assert fitted_bound(clf, X, y) == ref
+    w = clf.coef_[0]
+    margins = y_pm * clf.decision_function(X) / np.linalg.norm(w)
+    eig = np.linalg.eigvalsh(V @ V.T) / len(y)
+    bias = abs(clf.intercept_[0]) / np.linalg.norm(w)
+    assert ref["bound"] == pytest.approx(generalization_bound(eig, margins, bias=bias)["bound"])
 
 
 def test_errors():

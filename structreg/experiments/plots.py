@@ -1,9 +1,9 @@
 """Figures shared by the reproductions: decision boundaries of classifiers on 2-D data.
 
-:func:`boundary_figure` draws the decision regions of fitted classifiers on 2-D data.  The
-DRLSC two-moons toy (Xue, Chen & Yang 2009, Tables 4-5 and Fig. 1) is table ``4-5`` of
-:mod:`structreg.experiments.drlsc`; Zhang et al.'s Fig. 2 (GDR vs LDR) is in
-:mod:`structreg.experiments.dr`.  Both use this figure.
+:func:`boundary_figure` draws the decision regions of fitted classifiers (or their stored
+decision values) on 2-D data: the DRLSC two-moons toy (table ``4-5`` of
+:mod:`structreg.experiments.drlsc`), Zhang et al.'s Fig. 2 (:mod:`structreg.experiments.dr`)
+and the SRSVM XOR toy (Figs. 5-6, :mod:`structreg.experiments.srsvm`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,12 @@ import numpy as np
 def boundary_figure(
     path: Path, fitted: dict, *, rows: list[str], cols: list[str], title: str
 ) -> None:
+    """Decision regions and boundaries in a ``rows`` x ``cols`` grid of panels, saved to ``path``.
+
+    ``fitted[(col, row index)]`` is ``(clf, X_train, y_train, X_test, y_test)`` (test points
+    may be None; classes 0 and 1): ``clf`` a fitted classifier, or its decision values stored
+    as ``{"lo": [x, y], "hi": [x, y], "values": rows of the grid}`` (``y`` ascending by rows).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -26,10 +32,17 @@ def boundary_figure(
     )
     for (name, s), (clf, Xtr, ytr, Xte, yte) in fitted.items():
         ax = axes[s, cols.index(name)]
-        pts = Xtr if Xte is None else np.vstack([Xtr, Xte])
-        lo, hi = pts.min(0) - 0.3, pts.max(0) + 0.3
-        gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], 150), np.linspace(lo[1], hi[1], 150))
-        F = clf.decision_function(np.c_[gx.ravel(), gy.ravel()]).reshape(gx.shape)
+        if isinstance(clf, dict):  # decision values stored on a grid
+            F = np.asarray(clf["values"])
+            lo, hi = clf["lo"], clf["hi"]
+            gx, gy = np.meshgrid(
+                np.linspace(lo[0], hi[0], F.shape[1]), np.linspace(lo[1], hi[1], F.shape[0])
+            )
+        else:
+            pts = Xtr if Xte is None else np.vstack([Xtr, Xte])
+            lo, hi = pts.min(0) - 0.3, pts.max(0) + 0.3
+            gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], 150), np.linspace(lo[1], hi[1], 150))
+            F = clf.decision_function(np.c_[gx.ravel(), gy.ravel()]).reshape(gx.shape)
         ax.contourf(gx, gy, F > 0, levels=[-0.5, 0.5, 1.5], colors=["#dde8f5", "#f7e1d7"])
         ax.contour(gx, gy, F, levels=[0], colors="k", linewidths=1.2)
         for X_, y_, marker in ((Xtr, ytr, "."), (Xte, yte, "+")):
@@ -40,6 +53,8 @@ def boundary_figure(
         ax.set_title(f"{name}, {rows[s]}", fontsize=9)
         ax.set_xticks([])
         ax.set_yticks([])
+    for (r, c), ax in np.ndenumerate(axes):
+        ax.set_visible((cols[c], r) in fitted)  # panels without a fit stay blank
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

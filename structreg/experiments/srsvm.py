@@ -26,13 +26,14 @@ from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from ..bounds import fitted_bound, generalization_bound, plot_bounds
+from ..bounds import fitted_bound, plot_bounds
 from ..datasets import list_datasets, load_dataset, make_xor_gaussians
 from ..models import EKM, SLMM, SRSVM, LapSVM
 from ..solvers.hinge import PrecomputedSVM
 from ..structure import LaplacianPenalty
 from . import reference
 from .engine import Cell, Options, Plan, Table
+from .plots import boundary_figure
 from .protocol import grid_name, n_draws, runs_table, seed_from
 from .report import (
     comparison_table,
@@ -81,22 +82,14 @@ QUICK_MAX_SIZE = 400
 QUICK_SOCP_SETS = ("automobile", "sonar")
 """``--quick`` runs EKM and SLMM on these sets only."""
 QUICK_SLMM_FRACTIONS = (10,)
-IMAGE_SETTINGS = {
-    "COIL-20 G9/P63": ("coil20", 9, METHODS),
-    "COIL-20 G18/P54": ("coil20", 18, METHODS),
-    "USPS 10%": ("usps", 0.1, ("SVM", "EKM", "LapSVM", "SRSVM")),
-    "USPS 20%": ("usps", 0.2, ("SVM", "LapSVM", "SRSVM")),
-    "USPS 30%": ("usps", 0.3, ("SVM", "LapSVM", "SRSVM")),
-}
+IMAGE_SETTINGS: dict[str, list] = _REF["image_settings"]
 """Fig. 9: image set, training images per class (or fraction of each class) and the methods
 run (SLMM on COIL-20 only; EKM's ellipsoid of 3300 images had not finished in 6 minutes)."""
 QUICK_IMAGE = {"COIL-20 G9/P63": ("SVM", "EKM", "LapSVM", "SRSVM")}
 IMAGE_CV_MAX = 550
 """Fig. 9: model selection on a stratified subsample of at most this many training points."""
-GRIDS: dict[str, dict[str, Any]] = {
-    "paper": {"lo": -10, "hi": 10, "steps": [4, 2, 1]},
-    "coarse": {"exps": {"gamma": [-7, -4, -1], "C": [0, 3, 6], "lam": [0, 3, 6]}},
-}
+GRIDS: dict[str, dict[str, Any]] = json.loads(json.dumps(_REF["grids"]))  # lists, not tuples
+"""The searches (:func:`_search`): ``"paper"`` coarse to fine, ``"coarse"`` a fixed subgrid."""
 SLMM_C_EXPS = (-4, 0, 4)
 """Exponents of SLMM's ``C`` searched by CV under ``grid="paper"``."""
 FIGURE_GRID = 100
@@ -370,26 +363,16 @@ def _n_support(est) -> int | None:
     """Number of distinct training points that are support vectors (None for SLMM)."""
     if isinstance(est, SLMM):
         return None
-    if isinstance(est, EKM):
-        est = est.svc_
+    est = getattr(est, "svc_", est)  # EKM: its SVM on the remapped points
     if isinstance(est, OneVsRestClassifier):
         return int(np.unique(np.concatenate([e.support_ for e in est.estimators_])).size)
-    if isinstance(est, SVC):
-        return int(est.support_.size)
-    return int(np.asarray(est.svm_.support_).size)
+    return int(est.support_.size)
 
 
 def _bound(est, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
-    """Theorem 1's bound of a fitted binary model (SLMM: its linear model on the kernel map)."""
-    if isinstance(est, SLMM):
-        V = est.feature_map_.transform(X)
-        w, b = est.coef_[0], float(est.intercept_[0])
-        norm = max(float(np.linalg.norm(w)), 1e-300)
-        y_pm = np.where(y == est.classes_[1], 1.0, -1.0)
-        eig = np.linalg.eigvalsh(V @ V.T) / len(y)
-        res = generalization_bound(eig, y_pm * (V @ w + b) / norm, bias=abs(b) / norm)
-    else:
-        res = fitted_bound(est, X, y)
+    """Theorem 1's bound of a fitted binary model (:func:`~structreg.bounds.fitted_bound`;
+    values that are not finite become None)."""
+    res = fitted_bound(est, X, y)
     return {k: (None if v is None or not np.isfinite(v) else float(v)) for k, v in res.items()}
 
 
@@ -628,11 +611,6 @@ def _uci_intro(plan: Plan, *lines: str) -> list[str]:
     return [_TEXT["uci_intro"].format(**_protocol(plan)), *lines]
 
 
-def _tail(plan: Plan) -> list[str]:
-    """Markdown lines after a table: the skipped data sets, then the plan's notes."""
-    return [*skipped_lines(plan.skipped), *([""] + plan.notes if plan.notes else [])]
-
-
 def _warning_lines(plan: Plan, results: dict) -> list[str]:
     """Markdown lines counting the warnings caught in the cells (model selection included)."""
     runs = [(c.key.method, results.get(c.key, {})) for c in plan.cells]
@@ -651,8 +629,10 @@ def _mark(by_method: dict[str, list], method: str) -> str:
 def _write(
     out: Path, stem: str, lines: list[str], header: str, rows: list, plan: Plan, blanks: int
 ) -> list[Path]:
-    """``srsvm_<stem>.md`` from ``lines``; ``.csv`` from the header names, ``rows`` and the
-    skipped data sets (``blanks`` empty cells before the reason)."""
+    """``srsvm_<stem>.md`` from ``lines``, the skipped data sets and the plan's notes; ``.csv``
+    from the header names, ``rows`` and the skipped data sets (``blanks`` empty cells before
+    the reason)."""
+    lines += [*skipped_lines(plan.skipped), *([""] + plan.notes if plan.notes else [])]
     md = write_markdown(out / f"{PAPER}_{stem}.md", lines)
     rows = [*rows, *skipped_rows(plan.skipped, blanks)]
     return [md, write_csv(out / f"{PAPER}_{stem}.csv", header.split(), rows)]
@@ -705,35 +685,23 @@ def _report_xor(plan: Plan, results: dict, out: Path, options: Options) -> list[
 
 
 def _xor_figure(plan: Plan, results: dict, path: Path) -> Path | None:
-    """Figs. 5-6: the decision boundaries stored by the split-0 cells, over the data."""
-    shown: dict[int, dict[str, dict]] = {}
-    for cell in plan.cells:
-        res = results.get(cell.key)
-        if res is not None and "grid" in res:
-            shown.setdefault(_xor_pct(cell.key.dataset), {})[cell.key.method] = res["grid"]
-    if not shown:
+    """Figs. 5-6: the decision boundaries stored by the split-0 cells, over the training (dots)
+    and testing (crosses) points of that draw."""
+    grids = {
+        (c.key.method, _xor_pct(c.key.dataset)): results[c.key]["grid"]
+        for c in plan.cells
+        if "grid" in results.get(c.key, {})
+    }
+    if not grids:
         return None
-    lines = {"SVM": ("tab:green", "--"), "SLMM": ("tab:purple", "-."), "SRSVM": ("k", "-")}
-    points = ((0, "tab:red", "*", 10, "class I"), (1, "tab:blue", "o", 4, "class II"))
-    fig, axes = pyplot().subplots(len(shown), 2, figsize=(9, 4.2 * len(shown)), squeeze=False)
-    for r, pct in enumerate(sorted(shown)):
-        Xtr, ytr, Xte, yte = _task("xor", f"XOR {pct}%", 0)
-        for ax, X, y, part in zip(
-            axes[r], (Xtr, Xte), (ytr, yte), ("training", "testing"), strict=True
-        ):
-            for c, color, marker, size, label in points:
-                ax.scatter(X[y == c, 0], X[y == c, 1], s=size, c=color, marker=marker, label=label)
-            # SVM's dashes on top where they coincide
-            for m in [m for m in ("SRSVM", "SLMM", "SVM") if m in shown[pct]]:
-                g, (color, style) = shown[pct][m], lines[m]
-                F = np.asarray(g["values"])
-                gx = np.linspace(g["lo"][0], g["hi"][0], F.shape[1])
-                gy = np.linspace(g["lo"][1], g["hi"][1], F.shape[0])
-                ax.contour(gx, gy, F, levels=[0], colors=color, linestyles=style, linewidths=1.2)
-                ax.plot([], [], color=color, linestyle=style, label=m)
-            ax.set_title(f"{pct}% of each Gaussian training (draw 0): {part} set", fontsize=9)
-            ax.legend(fontsize=7, loc="upper right")
-    return _save(fig, path)
+    pcts = sorted({pct for _, pct in grids})
+    fitted = {
+        (m, pcts.index(pct)): (g, *_task("xor", f"XOR {pct}%", 0)) for (m, pct), g in grids.items()
+    }
+    cols = [m for m in XOR_METHODS if any(m == k[0] for k in grids)]
+    rows = [f"{pct}% of each Gaussian training (draw 0)" for pct in pcts]
+    boundary_figure(path, fitted, rows=rows, cols=cols, title=_TEXT["xor_figure"])
+    return path
 
 
 def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
@@ -769,7 +737,6 @@ def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> li
         *["", _TEXT["V_accuracy"], "", _TEXT["V_mark"], ""],
         *markdown_table(head, _rows(acc, methods, accuracy)),
         *_warning_lines(plan, results),
-        *_tail(plan),
     ]
     rows_csv = []
     for n, m in ((n, m) for n in times for m in methods if m in times[n]):
@@ -822,7 +789,6 @@ def _report_clusters(plan: Plan, results: dict, out: Path, options: Options) -> 
         "",
         *_uci_intro(plan, _TEXT["VII_values"], ""),
         *markdown_table(head, rows),
-        *_tail(plan),
     ]
     rows_csv += [[n, "paper", "", sum(r), r[0], r[1], "", "", ""] for n, r in TABLE7.items()]
     header = "data_set method n_splits split0_total split0_class0 split0_class1 mean_total"
@@ -853,7 +819,6 @@ def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> li
         "",
         *_uci_intro(plan, _TEXT["fig10_values"], "", _TEXT["fig10_paper"], ""),
         *markdown_table(["data set", *methods, "smallest"], rows),
-        *_tail(plan),
     ]
     rows_csv = [
         [n, m, len(by[m]), f"{np.mean(by[m]):.4f}", f"{np.std(by[m]):.4f}"]
