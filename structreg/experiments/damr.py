@@ -32,6 +32,7 @@ from .report import (
     markdown_table,
     most_frequent,
     skipped_lines,
+    skipped_rows,
     write_csv,
     write_markdown,
 )
@@ -426,12 +427,9 @@ def report_table5(
                 search = ("", "") if n_labeled == 10 else _mean_var(reps, "search_time", m)
                 row = [n_labeled, name, m, len(reps), *_mean_var(reps, "time", m), *paper, *search]
                 csv_rows.append(row)
-    csv_rows += [
-        ["", n, "", 0, "", "", "", "", "", f"skipped: {why}"] for n, why in plan.skipped.items()
-    ]
+    csv_rows += [["", *row] for row in skipped_rows(plan.skipped, blanks=5)]
     header = "n_labeled data_set method n_splits fit_s_mean fit_s_var paper_fit_s_mean"
     header += " paper_fit_s_var search_s_mean search_s_var"
-    out.mkdir(parents=True, exist_ok=True)
     return [
         write_markdown(out / "damr_5.md", lines + skipped_lines(plan.skipped)),
         write_csv(out / "damr_5.csv", header.split(), csv_rows),

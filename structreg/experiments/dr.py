@@ -456,8 +456,6 @@ def report_fig2(
     plan: Plan, results: Mapping[CellKey, dict[str, Any]], out: Path, options: Options
 ) -> list[Path]:
     """Fig. 2: the training accuracies (Markdown) and the decision boundaries (PNG)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     n_per_class = plan.context["n_per_class"]
     cols = [f"{m} ({label})" for label in _toy_settings(2 * n_per_class) for m in _TOY_MARGINS]
     cells = {(c.key.dataset, c.key.method): c.key for c in plan.cells}

@@ -110,9 +110,7 @@ def comparison_table(
         table.append([row, *cells])
     lines += markdown_table([row_label, *methods], table)
     lines += skipped_lines(skipped or {})
-    rows += [
-        [row, "", 0, "", "", "", "", f"skipped: {why}"] for row, why in (skipped or {}).items()
-    ]
+    rows += skipped_rows(skipped or {}, blanks=4)
     if notes:
         lines += ["", *notes]
     header = [row_label.replace(" ", "_"), "method", "n_splits", "mean", "std", "paper"]
@@ -136,6 +134,12 @@ def skipped_lines(skipped: Mapping[str, str]) -> list[str]:
     if not skipped:
         return []
     return ["", "Not run:", "", *(f"- {row}: {why}" for row, why in skipped.items())]
+
+
+def skipped_rows(skipped: Mapping[str, str], blanks: int) -> list[list[Any]]:
+    """CSV rows of the rows not run: the name, no method, 0 splits, ``blanks`` empty cells and
+    ``skipped: <reason>`` (``blanks=4``: :func:`comparison_table`'s form)."""
+    return [[row, "", 0, *[""] * blanks, f"skipped: {why}"] for row, why in skipped.items()]
 
 
 def format_params(
@@ -199,10 +203,3 @@ def pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
-
-
-# --- added for srsvm (issue 18) ---
-def skipped_rows(skipped: Mapping[str, str], blanks: int) -> list[list[Any]]:
-    """CSV rows of the rows not run: the name, no method, 0 splits, ``blanks`` empty cells and
-    ``skipped: <reason>`` (the form :func:`comparison_table` writes with ``blanks=4``)."""
-    return [[row, "", 0, *[""] * blanks, f"skipped: {why}"] for row, why in skipped.items()]

@@ -3,8 +3,7 @@
 A search space is a list of :class:`Axis` objects (:func:`log2_axis`, :func:`value_axis`);
 :func:`coarse_to_fine` evaluates a coarse grid, then refines around the best point by a
 pattern search; :func:`cv_evaluator` scores candidates by pooled CV accuracy from a fold
-evaluator; :func:`search_cv` is the one-call API.  The strategy in full:
-``docs/reproducing/search.md``.
+evaluator.  The strategy in full: ``docs/reproducing/search.md``.
 """
 
 from __future__ import annotations
@@ -15,16 +14,13 @@ from itertools import product
 from typing import Any
 
 import numpy as np
-from sklearn.base import clone
 
 __all__ = [
     "Axis",
-    "FitEvaluator",
     "SearchResult",
     "coarse_to_fine",
     "cv_evaluator",
     "log2_axis",
-    "search_cv",
     "stratified_folds",
     "trivial_gaussian_widths",
     "value_axis",
@@ -207,30 +203,6 @@ def stratified_folds(
     return folds
 
 
-class FitEvaluator:
-    """Generic fold evaluator: clone ``estimator``, set the candidate, fit, count hits.
-
-    ``errors``: exception types that make a candidate fail (score NaN) instead of stopping
-    the search (e.g. ``(ValueError,)`` for parameter combinations a fold cannot support).
-    """
-
-    def __init__(self, estimator, X: np.ndarray, y: np.ndarray, errors: tuple = ()):
-        self.estimator, self.X, self.y, self.errors = estimator, X, y, errors
-
-    def __call__(
-        self, candidates: list[Candidate], train: np.ndarray, test: np.ndarray
-    ) -> list[float]:
-        out = []
-        for params in candidates:
-            try:
-                model = clone(self.estimator).set_params(**params)
-                model.fit(self.X[train], self.y[train])
-                out.append(float(np.sum(model.predict(self.X[test]) == self.y[test])))
-            except self.errors:
-                out.append(np.nan)
-        return out
-
-
 def cv_evaluator(
     fold_eval: Callable[[list[Candidate], np.ndarray, np.ndarray], Sequence[float]],
     folds: Folds,
@@ -245,39 +217,6 @@ def cv_evaluator(
         return (hits / total).tolist()
 
     return evaluate
-
-
-def search_cv(
-    estimator,
-    axes: Sequence[Axis],
-    X: np.ndarray,
-    y: np.ndarray,
-    cv: Folds | int = 5,
-    *,
-    fixed: Mapping[str, Any] | None = None,
-    seed: int = 0,
-    errors: tuple = (),
-    refine: bool = True,
-) -> SearchResult:
-    """Best parameters of ``estimator`` by :func:`coarse_to_fine` with cross-validation.
-
-    ``cv``: a number of folds (:func:`stratified_folds` with ``seed``) or explicit
-    ``(train, test)`` index pairs.  Every candidate is a full ``fit`` (use a model-specific
-    fold evaluator with :func:`cv_evaluator` and :func:`coarse_to_fine` to share work).
-
-    Examples
-    --------
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.svm import SVC
-    >>> X, y = load_iris(return_X_y=True)
-    >>> res = search_cv(SVC(), [log2_axis("C", -4, 4, coarse_step=4)], X, y, cv=3)
-    >>> res.best_score > 0.9, res.n_evaluated <= 9
-    (True, True)
-    """
-    X, y = np.asarray(X), np.asarray(y)
-    folds = stratified_folds(y, cv, seed) if isinstance(cv, int) else list(cv)
-    evaluate = cv_evaluator(FitEvaluator(estimator, X, y, errors), folds)
-    return coarse_to_fine(evaluate, axes, fixed=fixed, refine=refine)
 
 
 def trivial_gaussian_widths(

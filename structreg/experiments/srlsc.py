@@ -155,14 +155,8 @@ def _estimator(method: str, n_labeled: int, n_total: int, graph: sp.csr_matrix |
     if method == "S-RLSC":
         return SparseRLSC(C_A=C_A, C_I=C_I, gamma=KERNEL_GAMMA, graph=graph)
     if method == "LapRLSC":
-        gamma_A, gamma_I = C_A / n_labeled, C_I * n_total**2 / n_labeled
-        return LapRLSC(
-            gamma=KERNEL_GAMMA,
-            gamma_A=gamma_A,
-            gamma_I=gamma_I,
-            n_neighbors=K_GRAPH,
-            weights="heat",
-        )
+        penalties = {"gamma_A": C_A / n_labeled, "gamma_I": C_I * n_total**2 / n_labeled}
+        return LapRLSC(gamma=KERNEL_GAMMA, **penalties, n_neighbors=K_GRAPH, weights="heat")
     if method == "GFHF":
         return GFHF(n_neighbors=K_GRAPH)
     if method == "SRC":
