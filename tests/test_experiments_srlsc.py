@@ -89,7 +89,8 @@ def test_shared_estimators_equal_the_plain_ones(tmp_path):
             maps.append(fitted.feature_map_)
     # one kernel map (both methods, both draws) and one Laplacian; nothing label-dependent
     assert all(fm is maps[0] for fm in maps)
-    assert sorted(k[0] for k in _PATH_CACHES[12]) == ["feature_map", "penalty"]  # no label work
+    kinds = sorted(k[0] for k in _PATH_CACHES[12])  # no label work; the design's own entry
+    assert kinds == ["design", "feature_map", "penalty"]
 
 
 def test_labeled_points_nested_and_per_class():
