@@ -292,11 +292,15 @@ class SquareLossPath:
         Z = self._Z
         p = self.n_features_
         q = p + int(self.fit_intercept)
-        T = np.empty((q, q))
-        T[:p, :p] = Z.T @ Z
-        if self.fit_intercept:
-            T[:p, p] = T[p, :p] = Z.sum(axis=0)
-            T[p, p] = Z.shape[0]
+        active, ca, _ = self._loss_rows
+        if 0 < len(active) == Z.shape[0] and np.all(ca == ca[0]):  # A^T A: the loss Gram / c
+            T = self.gram_ / ca[0]
+        else:
+            T = np.empty((q, q))
+            T[:p, :p] = Z.T @ Z
+            if self.fit_intercept:
+                T[:p, p] = T[p, :p] = Z.sum(axis=0)
+                T[p, p] = Z.shape[0]
         lam, U = eigh(T, check_finite=False)
         keep = lam > q * np.finfo(float).eps * max(float(lam[-1]), 1e-300)
         if keep.all():
