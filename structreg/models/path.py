@@ -455,17 +455,24 @@ def decision_values(fits: Sequence, X) -> list[np.ndarray]:
     ``k(X, basis_)`` computed once per feature map: the fits of one :func:`fit_path` group share
     theirs, and mapping ``X`` again per grid point costs more than the solves.  The section is
     held whole (n_X x n_basis): meant for test folds, not for predicting on millions of points."""
-    sections: dict[int, np.ndarray] = {}
-    out = []
-    for f in fits:
-        if not _shares_test_features(f):
-            out.append(f.decision_function(X))
-            continue
-        fm = f.feature_map_
-        if id(fm) not in sections:
-            Xv = validate_data(f, X, dtype=float, reset=False)
-            sections[id(fm)] = Xv if isinstance(fm, LinearFeatures) else fm.kernel_(Xv, fm.basis_)
-        section = sections[id(fm)]
-        coef = f.coef_ if isinstance(fm, LinearFeatures) else f.dual_coef_
-        out.append(f._square_output(section @ coef))
+    out: list[Any] = [None] * len(fits)
+    shared: dict[int, list[int]] = defaultdict(list)  # feature map -> the fits using it
+    for i, f in enumerate(fits):
+        if _shares_test_features(f):
+            shared[id(f.feature_map_)].append(i)
+        else:
+            out[i] = f.decision_function(X)
+    for idx in shared.values():
+        first = fits[idx[0]]
+        fm = first.feature_map_
+        Xv = validate_data(first, X, dtype=float, reset=False)
+        section = Xv if isinstance(fm, LinearFeatures) else fm.kernel_(Xv, fm.basis_)
+        coefs = [
+            fits[i].coef_ if isinstance(fm, LinearFeatures) else fits[i].dual_coef_ for i in idx
+        ]
+        F = section @ np.hstack(coefs)  # one product for the group's grid points
+        start = 0
+        for i, coef in zip(idx, coefs, strict=True):
+            out[i] = fits[i]._square_output(F[:, start : start + coef.shape[1]])
+            start += coef.shape[1]
     return out
