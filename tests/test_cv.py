@@ -189,6 +189,29 @@ def test_decision_path_shape_and_values():
     np.testing.assert_allclose(F[1], RLSC(gamma_A=1.0).fit(X, y).decision_function(X[:7]))
 
 
+@pytest.mark.parametrize(
+    "estimator, grid",
+    [
+        (DRLSC(kernel="rbf", gamma=0.5), {"eta": [0.0, 0.5, 1.0], "n_neighbors": [3, 5]}),
+        (LapRLSC(gamma=0.5, n_neighbors=4), {"gamma_A": [1e-3, 1e-1], "gamma_I": [0.0, 1.0]}),
+        (DRLSC(formulation="bordered"), {"eta": [0.5, 1.0]}),  # no shared path: fitted
+    ],
+)
+def test_decision_path_equals_the_fitted_estimators(estimator, grid):
+    X, y = _multi()
+    y_fit = y.copy()
+    if isinstance(estimator, LapRLSC):
+        y_fit[::3] = -1  # semi-supervised
+    cache: dict = {}
+    F = decision_path(estimator, X, y_fit, grid, X[:9], cache=cache)
+    again = decision_path(estimator, X, y_fit, grid, X[:9], cache=cache)  # from the cache
+    with _quiet():
+        for i, point in enumerate(ParameterGrid(grid)):
+            one = clone(estimator).set_params(**point).fit(X, y_fit)
+            np.testing.assert_allclose(F[i], one.decision_function(X[:9]), atol=1e-8)
+    np.testing.assert_array_equal(F, again)
+
+
 def test_fit_path_validates_each_point():
     X, y = _multi()
     with pytest.raises(ValueError, match="gamma_A"):
@@ -435,3 +458,19 @@ def test_fit_path_clusters_grbfn_centres_once_per_seed(monkeypatch):
     calls.clear()
     fit_path(GRBFN(n_centers=6, random_state=None), X, y, {"gamma": [0.1, 1.0]})
     assert len(calls) == 2  # no seed: every structure group clusters afresh
+
+
+def test_parameter_names_are_cached_per_class():
+    from structreg import DRLSC, StructuralClassifier
+
+    class Fewer(StructuralClassifier):
+        def __init__(self, gamma_A=1e-3):
+            super().__init__(gamma_A=gamma_A)
+
+    assert StructuralClassifier._get_param_names() == sorted(StructuralClassifier().get_params())
+    assert Fewer().get_params() == {"gamma_A": 1e-3}  # not the parent's cached names
+    assert "penalties" in StructuralClassifier().get_params()
+    assert (
+        DRLSC._get_param_names() == sorted(DRLSC().get_params()) and "eta" in DRLSC().get_params()
+    )
+    assert clone(Fewer(gamma_A=3.0)).gamma_A == 3.0

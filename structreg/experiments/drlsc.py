@@ -24,7 +24,7 @@ from sklearn.svm import SVC
 
 from ..datasets import list_datasets, load_dataset, make_drlsc_moons
 from ..kernels import kernel_matrix
-from ..models import DRGV, DRLSC, GRBFN, LSSVM, RLSC, LapRLSC, decision_values, fit_path
+from ..models import DRGV, DRLSC, GRBFN, LSSVM, RLSC, LapRLSC, decision_path
 from ..models._base import pm_one_targets
 from ..solvers import BorderedPath, NonConvexObjectiveWarning, PrecomputedSVM
 from . import reference
@@ -52,7 +52,7 @@ from .search import (
 )
 
 PAPER = "drlsc"
-VERSION = 2
+VERSION = 3
 """Protocol version: part of every cell key (bump it when a cell's result would change)."""
 
 # The paper's numbers, the protocol's data and the reports' fixed text (reference/drlsc.json)
@@ -219,29 +219,34 @@ def cv_folds(y: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray, n
 
 
 # -- The estimators, and the fold evaluator that shares work across the candidates -------------
-def make_estimator(method: str, kernel: str, params: dict[str, Any], n_classes: int) -> Any:
-    """The estimator of ``method`` with the searched ``params`` (sigma -> gamma)."""
+_MODELS = {"RN": RLSC, "GRBFN": GRBFN, "LS-SVM": LSSVM, "MR": LapRLSC, "DRGV": DRGV, "DRLSC": DRLSC}
+
+
+def model_params(method: str, kernel: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of ``method``'s model for the searched ``params`` (sigma ->
+    gamma, k -> n_neighbors; MR is LapRLSC on a heat-weighted kNN graph with a bias)."""
     kw: dict[str, Any] = {"kernel": kernel}
     if kernel == "rbf":
         kw["gamma"] = sigma_to_gamma(params["sigma"])
-    if method == "RN":
-        return RLSC(gamma_A=params["gamma_A"], **kw)
-    if method == "GRBFN":
-        return GRBFN(**{k: params[k] for k in ("n_centers", "gamma_A", "random_state")}, **kw)
-    if method == "SVM":
-        svc = SVC(C=params["C"], max_iter=params.get("max_iter", -1), **kw)
-        return svc if n_classes == 2 else OneVsRestClassifier(svc)
-    if method == "LS-SVM":
-        return LSSVM(C=params["C"], **kw)
+    names = {"RN": ("gamma_A",), "GRBFN": ("n_centers", "gamma_A", "random_state")}
+    names |= {"LS-SVM": ("C",), "MR": ("gamma_A", "gamma_I"), "DRGV": ("eta",), "DRLSC": ("eta",)}
+    kw.update({k: params[k] for k in names[method]})
+    if method in ("MR", "DRLSC"):
+        kw["n_neighbors"] = params["k"]
     if method == "MR":
-        weights = {"gamma_A": params["gamma_A"], "gamma_I": params["gamma_I"]}
-        mr = {"graph": "knn", "weights": "heat", "fit_intercept": True}
-        return LapRLSC(**weights, n_neighbors=params["k"], **mr, **kw)
-    if method == "DRGV":
-        return DRGV(eta=params["eta"], **kw)
-    if method == "DRLSC":
-        return DRLSC(eta=params["eta"], n_neighbors=params["k"], **kw)
-    raise ValueError(f"unknown method {method!r}")
+        kw.update(graph="knn", weights="heat", fit_intercept=True)
+    return kw
+
+
+def make_estimator(method: str, kernel: str, params: dict[str, Any], n_classes: int) -> Any:
+    """The estimator of ``method`` with the searched ``params`` (sigma -> gamma)."""
+    if method == "SVM":
+        gamma = {"gamma": sigma_to_gamma(params["sigma"])} if kernel == "rbf" else {}
+        svc = SVC(C=params["C"], max_iter=params.get("max_iter", -1), kernel=kernel, **gamma)
+        return svc if n_classes == 2 else OneVsRestClassifier(svc)
+    if method not in _MODELS:
+        raise ValueError(f"unknown method {method!r}")
+    return _MODELS[method](**model_params(method, kernel, params))
 
 
 class FoldPath:
@@ -278,13 +283,10 @@ class FoldPath:
         fold and width, the other methods from one :func:`~structreg.models.fit_path` batch."""
         fold, ytr = train.tobytes(), self.y[train]
         if self.method not in ("SVM", "LS-SVM"):
-            models = [
-                make_estimator(self.method, self.kernel, c, self.n_classes) for c in candidates
-            ]
-            points = [m.get_params(deep=False) for m in models]
+            points = [model_params(self.method, self.kernel, c) for c in candidates]
+            model = _MODELS[self.method](**points[0])
             cache = self._cached((fold, "fit_path"), dict)
-            fits = fit_path(models[0], self.X[train], ytr, points, warn=False, cache=cache)
-            return decision_values(fits, self.X[test])  # the test section once per feature map
+            return list(decision_path(model, self.X[train], ytr, points, self.X[test], cache=cache))
         # LS-SVM: [0 1^T; 1 K + I/C] with the one-of-c +-1 targets, as the estimators code them
         Y = pm_one_targets(ytr, np.ones(len(train), bool), self.n_classes)
         outs = []

@@ -138,9 +138,17 @@ def check_supervised_classes(estimator, y: np.ndarray) -> tuple[np.ndarray, np.n
 
 def pm_one_targets(y_codes: np.ndarray, labeled: np.ndarray, n_classes: int) -> np.ndarray:
     """One-of-c targets coded +-1 (a single +-1 column for two classes); 0 where unlabeled."""
-    binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(np.arange(n_classes))
     Y = np.zeros((len(y_codes), 1 if n_classes == 2 else n_classes))
-    Y[labeled] = binarizer.transform(y_codes[labeled])
+    codes = np.asarray(y_codes)[labeled]
+    if n_classes == 2:
+        Y[labeled, 0] = np.where(codes == 1, 1.0, -1.0)
+    elif n_classes > 2:
+        block = np.full((len(codes), n_classes), -1.0)
+        block[np.arange(len(codes)), codes] = 1.0
+        Y[labeled] = block
+    else:  # one class: LabelBinarizer's convention
+        binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(np.arange(n_classes))
+        Y[labeled] = binarizer.transform(codes)
     return Y
 
 
@@ -314,6 +322,17 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
     >>> clf.fit(X, y).score(X, y) > 0.9
     True
     """
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        """scikit-learn's parameter names, read from the signature once per class:
+        ``get_params`` and ``clone`` run per grid point in :func:`~structreg.models.fit_path`
+        and the searches, and ``inspect.signature`` dominated their cost on small data."""
+        names = cls.__dict__.get("_param_names")
+        if names is None:
+            names = tuple(super()._get_param_names())
+            cls._param_names = names
+        return list(names)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -166,6 +166,32 @@ class _SharedFit:
                 fitted = cand._square_output(outputs[:, col])
                 cand.transduction_ = cand.classes_[cand._decide(fitted)]
 
+    def decisions(self, points: Sequence[dict], path_params, checked: set, X_eval, warn: bool):
+        """Decision values on ``X_eval`` of the group's grid points, straight from the
+        solutions (no fitted estimator per point), or None when this model's decision is not
+        ``section @ dual_coef + intercept`` (then the points are fitted as estimators)."""
+        probe = copy.copy(self.template)
+        fm = probe.feature_map_
+        if not (probe._primal_output() and (hasattr(fm, "dual_coef") or _linear(fm))):
+            return None
+        settings = []
+        for point in points:
+            vars(probe).update(_checked_weights(self.template, point, path_params, checked))
+            settings.append((probe._ridge(), self._weights(probe)))
+        sols = self.path.solve_grid(settings, warn=warn)
+        coefs = np.hstack([sol.coef for sol in sols])
+        Xv = validate_data(probe, X_eval, dtype=float, reset=False)
+        if _linear(fm):
+            F = Xv @ coefs
+        else:
+            F = fm.kernel_(Xv, fm.basis_) @ fm.dual_coef(coefs)
+        width = sols[0].coef.shape[1]
+        out = []
+        for i, sol in enumerate(sols):
+            Fi = F[:, i * width : (i + 1) * width] + sol.intercept
+            out.append(Fi.ravel() if width == 1 else Fi)
+        return out
+
     def _assemble(self, cand: StructuralClassifier, sol, dual_coef) -> None:
         """Give ``cand`` the fitted attributes that ``fit`` would have given it, but for
         ``penalty_`` (the combined matrix, ``sum_k w_k M_k``, not needed to predict) and
@@ -242,21 +268,30 @@ def fit_path(
     >>> bool(np.allclose(fits[-1].decision_function(X), one.decision_function(X)))
     True
     """
+    return _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, None)
+
+
+def _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval) -> list:
+    """:func:`fit_path`; with ``X_eval``, the decision values on it in place of each fitted
+    estimator (a shared square-loss group's straight from its solutions)."""
     if errors not in ("raise", "return"):
         raise ValueError(f"errors must be 'raise' or 'return', got {errors!r}")
     candidates = candidate_list(param_grid)
     if _shares_deformation(estimator):
-        return _hinge_path(estimator, X, y, candidates, unlabeled, warn, errors)
+        out = _hinge_path(estimator, X, y, candidates, unlabeled, warn, errors)
+        return out if X_eval is None else _decisions_of_fits(out, X_eval)
     if not _shares_factorisation(estimator):
-        return [
+        out = [
             _guarded(errors, _plain_fit, estimator, X, y, p, unlabeled, warn) for p in candidates
         ]
+        return out if X_eval is None else _decisions_of_fits(out, X_eval)
     path_params = set(estimator._path_params)
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, point in enumerate(candidates):
         key = _structure_key(point, path_params)
         groups[key].append(i)
     out: list[Any] = [None] * len(candidates)
+    checked: set = set()  # (weight, value) pairs validated once for the grid
     cache = {} if cache is None else cache
     labels = joblib.hash((y, unlabeled))
     n = getattr(X, "shape", (len(X),))[0]
@@ -266,8 +301,12 @@ def fit_path(
             base = clone(estimator).set_params(**structure)
             try:
                 shared = _shared_fit(base, X, y, unlabeled, path_params, cache, labels)
-                if shared.shared:
-                    fitted = [_with_weights(base, candidates[i], path_params) for i in idx]
+                fitted = None
+                if shared.shared and X_eval is not None:
+                    points = [candidates[i] for i in idx]
+                    fitted = shared.decisions(points, path_params, checked, X_eval, warn)
+                if shared.shared and fitted is None:
+                    fitted = [_with_weights(base, candidates[i], path_params, checked) for i in idx]
                     shared.fit(fitted, warn)
             except Exception:  # the group's structure (or a weight) is invalid here
                 if errors == "raise":
@@ -285,6 +324,14 @@ def fit_path(
                 continue
             for i, f in zip(idx, fitted, strict=True):
                 out[i] = f
+    return out if X_eval is None else _decisions_of_fits(out, X_eval)
+
+
+def _decisions_of_fits(out: list, X_eval) -> list:
+    """``out`` with each fitted estimator replaced by its decision values on ``X_eval``."""
+    rest = [i for i, f in enumerate(out) if not isinstance(f, (np.ndarray, Exception))]
+    for i, F in zip(rest, decision_values([out[i] for i in rest], X_eval), strict=True):
+        out[i] = F
     return out
 
 
@@ -385,19 +432,31 @@ def drop_label_work(cache: dict) -> None:
         del cache[key]
 
 
-def _with_weights(base: StructuralClassifier, point: dict, path_params) -> StructuralClassifier:
+def _with_weights(
+    base: StructuralClassifier, point: dict, path_params, checked: set | None = None
+) -> StructuralClassifier:
     """``base`` with the point's weight parameters: a shallow copy (``clone`` per grid point
-    costs more than the solve), the weights checked against the model's constraints."""
+    costs more than the solve), the weights checked by :func:`_checked_weights`."""
+    cand = copy.copy(base)
+    vars(cand).update(_checked_weights(base, point, path_params, checked))
+    return cand
+
+
+def _checked_weights(base, point: dict, path_params, checked: set | None = None) -> dict:
+    """The point's weight parameters, checked against the model's constraints (each
+    ``(name, value)`` once when the caller keeps a ``checked`` set across the grid)."""
     weights = {k: v for k, v in point.items() if k in path_params}
     constraints = getattr(base, "_parameter_constraints", {})
-    validate_parameter_constraints(
-        {k: constraints[k] for k in weights if k in constraints},
-        weights,
-        caller_name=type(base).__name__,
-    )
-    cand = copy.copy(base)
-    vars(cand).update(weights)
-    return cand
+    todo = {k: v for k, v in weights.items() if k in constraints}
+    if checked is not None:
+        todo = {k: v for k, v in todo.items() if (k, _key(v)) not in checked}
+    if todo:
+        validate_parameter_constraints(
+            {k: constraints[k] for k in todo}, todo, caller_name=type(base).__name__
+        )
+        if checked is not None:
+            checked.update((k, _key(v)) for k, v in todo.items())
+    return weights
 
 
 def _guarded(errors: str, func, *args):
@@ -428,8 +487,14 @@ def decision_path(
     X_eval=None,
     *,
     unlabeled=None,
+    cache: dict | None = None,
 ) -> np.ndarray:
-    """Decision values along a grid: ``fit_path`` then ``decision_function(X_eval)``.
+    """Decision values along a grid: those of ``fit_path(...)[i].decision_function(X_eval)``.
+
+    A square-loss structure group's points are not made into fitted estimators: their
+    decision values come straight from the group's solutions, the kernel section
+    ``k(X_eval, basis)`` formed once per group and multiplied by every point's coefficients at
+    once.  ``cache``: as in :func:`fit_path`.
 
     Returns
     -------
@@ -437,8 +502,11 @@ def decision_path(
         ``X_eval`` defaults to ``X``.
     """
     X_eval = X if X_eval is None else X_eval
-    fits = fit_path(estimator, X, y, param_grid, unlabeled=unlabeled, warn=False)
-    return np.stack(decision_values(fits, X_eval))
+    return np.stack(_path(estimator, X, y, param_grid, unlabeled, False, "raise", cache, X_eval))
+
+
+def _linear(feature_map) -> bool:
+    return isinstance(feature_map, LinearFeatures)
 
 
 def _shares_test_features(est) -> bool:
