@@ -162,7 +162,12 @@ def classifier_bound(
 
 
 def linear_bound(
-    features: np.ndarray, coef: np.ndarray, intercept: float, y_pm: np.ndarray, *, theta=0.05
+    features: np.ndarray,
+    coef: np.ndarray,
+    intercept: float,
+    y_pm: np.ndarray,
+    *,
+    theta: float = 0.05,
 ) -> dict:
     """The bound for a fitted binary linear classifier ``h(x) = <w, v(x)> + b`` on explicit
     training features ``V`` (rows ``v(x_i)``; the Gram matrix is ``V V^T``).
