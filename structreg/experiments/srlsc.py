@@ -25,8 +25,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import normalize
 
 from ..datasets import load_dataset
-from ..models import GFHF, SRC, LapRLSC, SparseRLSC, drop_label_work, fit_path
-from ..models._base import UNLABELED
+from ..models import GFHF, SRC, UNLABELED, LapRLSC, SparseRLSC, drop_label_work, fit_path
 from ..structure.l1graph import l1_graph
 from . import reference
 from .engine import Options, Plan, Table, cell_grid
