@@ -166,10 +166,14 @@ class _SharedFit:
                 fitted = cand._square_output(outputs[:, col])
                 cand.transduction_ = cand.classes_[cand._decide(fitted)]
 
-    def decisions(self, points: Sequence[dict], path_params, checked: set, X_eval, warn: bool):
+    def decisions(
+        self, points: Sequence[dict], path_params, checked: set, X_eval, warn: bool, sections
+    ):
         """Decision values on ``X_eval`` of the group's grid points, straight from the
         solutions (no fitted estimator per point), or None when this model's decision is not
-        ``section @ dual_coef + intercept`` (then the points are fitted as estimators)."""
+        ``section @ dual_coef + intercept`` (then the points are fitted as estimators).
+        ``sections``: the caller's ``{id(feature map): (feature map, section)}`` for this
+        ``X_eval``, shared by the groups on one feature map (e.g. other graphs)."""
         probe = copy.copy(self.template)
         fm = probe.feature_map_
         if not (probe._primal_output() and (hasattr(fm, "dual_coef") or _linear(fm))):
@@ -180,11 +184,11 @@ class _SharedFit:
             settings.append((probe._ridge(), self._weights(probe)))
         sols = self.path.solve_grid(settings, warn=warn)
         coefs = np.hstack([sol.coef for sol in sols])
-        Xv = validate_data(probe, X_eval, dtype=float, reset=False)
-        if _linear(fm):
-            F = Xv @ coefs
-        else:
-            F = fm.kernel_(Xv, fm.basis_) @ fm.dual_coef(coefs)
+        if id(fm) not in sections:  # the entry holds fm, so its id is not reused meanwhile
+            Xv = validate_data(probe, X_eval, dtype=float, reset=False)
+            sections[id(fm)] = (fm, Xv if _linear(fm) else fm.kernel_(Xv, fm.basis_))
+        section = sections[id(fm)][1]
+        F = section @ (coefs if _linear(fm) else fm.dual_coef(coefs))
         width = sols[0].coef.shape[1]
         out = []
         for i, sol in enumerate(sols):
@@ -292,6 +296,7 @@ def _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval) -
         groups[key].append(i)
     out: list[Any] = [None] * len(candidates)
     checked: set = set()  # (weight, value) pairs validated once for the grid
+    sections: dict = {}  # X_eval's kernel section per feature map (decision values only)
     cache = {} if cache is None else cache
     labels = joblib.hash((y, unlabeled))
     n = getattr(X, "shape", (len(X),))[0]
@@ -304,7 +309,7 @@ def _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval) -
                 fitted = None
                 if shared.shared and X_eval is not None:
                     points = [candidates[i] for i in idx]
-                    fitted = shared.decisions(points, path_params, checked, X_eval, warn)
+                    fitted = shared.decisions(points, path_params, checked, X_eval, warn, sections)
                 if shared.shared and fitted is None:
                     fitted = [_with_weights(base, candidates[i], path_params, checked) for i in idx]
                     shared.fit(fitted, warn)
