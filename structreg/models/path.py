@@ -497,9 +497,9 @@ def decision_path(
     """Decision values along a grid: those of ``fit_path(...)[i].decision_function(X_eval)``.
 
     A square-loss structure group's points are not made into fitted estimators: their
-    decision values come straight from the group's solutions, the kernel section
-    ``k(X_eval, basis)`` formed once per group and multiplied by every point's coefficients at
-    once.  ``cache``: as in :func:`fit_path`.
+    decision values come straight from the group's solutions: the kernel section
+    ``k(X_eval, basis)`` is formed once per feature map and multiplied by all of a group's
+    coefficients at once.  ``cache``: as in :func:`fit_path`.
 
     Returns
     -------
