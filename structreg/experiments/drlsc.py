@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.multiclass import OneVsRestClassifier
-from sklearn.preprocessing import LabelBinarizer, StandardScaler
+from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from ..datasets import list_datasets, load_dataset, make_drlsc_moons
 from ..kernels import kernel_matrix
-from ..models import DRGV, DRLSC, GRBFN, LSSVM, RLSC, LapRLSC, decision_path
+from ..models import DRGV, DRLSC, GRBFN, LSSVM, RLSC, LapRLSC, decision_path, pm_one_targets
 from ..solvers import BorderedPath, NonConvexObjectiveWarning, PrecomputedSVM
 from . import reference
 from .engine import Cell, Options, Plan, Table
@@ -287,7 +287,7 @@ class FoldPath:
             cache = self._cached((fold, "fit_path"), dict)
             return list(decision_path(model, self.X[train], ytr, points, self.X[test], cache=cache))
         # LS-SVM: [0 1^T; 1 K + I/C] with the one-of-c +-1 targets, as the estimators code them
-        Y = LabelBinarizer(neg_label=-1).fit(np.arange(self.n_classes)).transform(ytr) * 1.0
+        Y = pm_one_targets(ytr, np.ones(len(ytr), bool), self.n_classes)
         outs = []
         for c in candidates:
             sigma = c.get("sigma")

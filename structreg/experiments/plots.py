@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .report import pyplot
+
 
 def boundary_figure(
     path: Path, fitted: dict, *, rows: list[str], cols: list[str], title: str
@@ -22,11 +24,7 @@ def boundary_figure(
     may be None; classes 0 and 1): ``clf`` a fitted classifier, or its decision values stored
     as ``{"lo": [x, y], "hi": [x, y], "values": rows of the grid}`` (``y`` ascending by rows).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, axes = plt.subplots(
         len(rows), len(cols), figsize=(3.2 * len(cols), 3.0 * len(rows)), squeeze=False
     )

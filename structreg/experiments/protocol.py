@@ -146,7 +146,6 @@ def runs_by(
     return {g: [r for _, r in sorted(v, key=lambda t: t[0])] for g, v in out.items()}
 
 
-# --- added for drlsc/dr (issue 18) ---
 def uci_rows(
     options: Options,
     sets: Mapping[str, tuple[str | None, str]],

@@ -1,6 +1,6 @@
 """Model layer: the estimators users import."""
 
-from ._base import UNLABELED, StructuralClassifier, is_unlabeled
+from ._base import UNLABELED, StructuralClassifier, is_unlabeled, pm_one_targets
 from .cv import DRLSCCV, DiscriminativeRLSCV, LapRLSCCV, StructuralClassifierCV
 from .damr import DALapRLSC
 from .discriminative import DRGV, DRLSC, DiscriminativeRLS
@@ -40,6 +40,7 @@ __all__ = [
     "LapSVM",
     "StructuralClassifier",
     "is_unlabeled",
+    "pm_one_targets",
     "fit_path",
     "drop_label_work",
     "decision_path",

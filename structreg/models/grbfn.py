@@ -93,8 +93,8 @@ class GRBFN(StructuralClassifier):
                 f"n_centers={self.n_centers} exceeds the number of samples ({X.shape[0]})"
             )
         fcm = FuzzyCMeans(n_clusters=self.n_centers, m=self.m, random_state=self.random_state)
-        seeded = isinstance(self.random_state, Integral) and not isinstance(self.random_state, bool)
-        key = memo_key(fcm) if seeded else None  # an unseeded clustering is drawn per fit
+        # an unseeded clustering is drawn per fit; a seeded one is the same on one X
+        key = memo_key(fcm) if isinstance(self.random_state, Integral) else None
         if memo is None or key is None:
             self.centers_ = fcm.fit(X).cluster_centers_
         else:  # fit_path on one X: the centres do not depend on the kernel width or gamma_A

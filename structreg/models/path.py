@@ -153,9 +153,7 @@ class _SharedFit:
             return
         # the grid's coefficients side by side: one BLAS-3 product each for the kernel
         # expansions and the training outputs instead of one matrix-vector product per point
-        coefs = np.hstack([sol.coef for sol in sols])
-        width = sols[0].coef.shape[1]
-        cols = [slice(i * width, (i + 1) * width) for i in range(len(sols))]
+        coefs, cols = _side_by_side([sol.coef for sol in sols])
         feature_map = self.template.feature_map_
         duals = feature_map.dual_coef(coefs) if hasattr(feature_map, "dual_coef") else None
         outputs = self.Z @ coefs if self.template._semi_supervised else None
@@ -183,17 +181,14 @@ class _SharedFit:
             vars(probe).update(_checked_weights(self.template, point, path_params, checked))
             settings.append((probe._ridge(), self._weights(probe)))
         sols = self.path.solve_grid(settings, warn=warn)
-        coefs = np.hstack([sol.coef for sol in sols])
+        coefs, cols = _side_by_side([sol.coef for sol in sols])
         if id(fm) not in sections:  # the entry holds fm, so its id is not reused meanwhile
-            Xv = validate_data(probe, X_eval, dtype=float, reset=False)
-            sections[id(fm)] = (fm, Xv if _linear(fm) else fm.kernel_(Xv, fm.basis_))
-        section = sections[id(fm)][1]
-        F = section @ (coefs if _linear(fm) else fm.dual_coef(coefs))
-        width = sols[0].coef.shape[1]
+            sections[id(fm)] = (fm, _test_section(probe, X_eval))
+        F = sections[id(fm)][1] @ (coefs if _linear(fm) else fm.dual_coef(coefs))
         out = []
-        for i, sol in enumerate(sols):
-            Fi = F[:, i * width : (i + 1) * width] + sol.intercept
-            out.append(Fi.ravel() if width == 1 else Fi)
+        for sol, col in zip(sols, cols, strict=True):
+            Fi = F[:, col] + sol.intercept
+            out.append(Fi.ravel() if Fi.shape[1] == 1 else Fi)
         return out
 
     def _assemble(self, cand: StructuralClassifier, sol, dual_coef) -> None:
@@ -514,12 +509,28 @@ def _linear(feature_map) -> bool:
     return isinstance(feature_map, LinearFeatures)
 
 
+def _test_section(est, X) -> np.ndarray:
+    """What ``est``'s decision multiplies its coefficients with: the inputs (linear features)
+    or the kernel section ``k(X, basis_)`` of its feature map."""
+    fm = est.feature_map_
+    Xv = validate_data(est, X, dtype=float, reset=False)
+    return Xv if _linear(fm) else fm.kernel_(Xv, fm.basis_)
+
+
+def _side_by_side(blocks: Sequence[np.ndarray]) -> tuple[np.ndarray, list[slice]]:
+    """The blocks stacked as columns (for one BLAS-3 product over a grid) and each block's
+    columns."""
+    stacked = np.hstack(blocks)
+    ends = np.cumsum([0, *(b.shape[1] for b in blocks)])
+    return stacked, [slice(a, b) for a, b in zip(ends[:-1], ends[1:], strict=True)]
+
+
 def _shares_test_features(est) -> bool:
     """A square-loss fit whose decision is ``k(X, basis_) @ dual_coef_`` or ``X @ coef_``."""
     return (
         isinstance(est, StructuralClassifier)
         and est._primal_output()
-        and (hasattr(est, "dual_coef_") or isinstance(est.feature_map_, LinearFeatures))
+        and (hasattr(est, "dual_coef_") or _linear(est.feature_map_))
     )
 
 
@@ -537,15 +548,9 @@ def decision_values(fits: Sequence, X) -> list[np.ndarray]:
             out[i] = f.decision_function(X)
     for idx in shared.values():
         first = fits[idx[0]]
-        fm = first.feature_map_
-        Xv = validate_data(first, X, dtype=float, reset=False)
-        section = Xv if isinstance(fm, LinearFeatures) else fm.kernel_(Xv, fm.basis_)
-        coefs = [
-            fits[i].coef_ if isinstance(fm, LinearFeatures) else fits[i].dual_coef_ for i in idx
-        ]
-        F = section @ np.hstack(coefs)  # one product for the group's grid points
-        start = 0
-        for i, coef in zip(idx, coefs, strict=True):
-            out[i] = fits[i]._square_output(F[:, start : start + coef.shape[1]])
-            start += coef.shape[1]
+        linear = _linear(first.feature_map_)
+        coefs, cols = _side_by_side([fits[i].coef_ if linear else fits[i].dual_coef_ for i in idx])
+        F = _test_section(first, X) @ coefs  # one product for the group's grid points
+        for i, col in zip(idx, cols, strict=True):
+            out[i] = fits[i]._square_output(F[:, col])
     return out

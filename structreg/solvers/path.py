@@ -71,6 +71,17 @@ restricted system is nearly singular itself, its minimum-norm solution depends o
 eigenvalues count as zero, and the eigendecomposition of the whole system decides as before."""
 
 
+def _weighted_gram(A: np.ndarray, c: np.ndarray, fit_intercept: bool) -> np.ndarray:
+    """``[A, 1]^T diag(c) [A, 1]`` (or ``A^T diag(c) A``), the ones column not formed."""
+    p = A.shape[1]
+    G = np.empty((p + int(fit_intercept),) * 2)
+    G[:p, :p] = A.T @ (c[:, None] * A)
+    if fit_intercept:
+        G[:p, p] = G[p, :p] = A.T @ c
+        G[p, p] = c.sum()
+    return G
+
+
 def _add_weighted(H: np.ndarray, weights, parts) -> np.ndarray:
     """``H += sum_k w_k parts_k`` in place (zero weights skipped); returns H."""
     for w, P in zip(weights, parts, strict=True):
@@ -142,15 +153,11 @@ class SquareLossPath:
         active = np.flatnonzero(c)
         Za, ca = Z[active], c[active]
         q = p + int(fit_intercept)
-        G = np.zeros((q, q))
-        G[:p, :p] = Za.T @ (ca[:, None] * Za)
         CY = ca[:, None] * Y[active]
         rhs = Za.T @ CY
         if fit_intercept:
-            G[:p, p] = G[p, :p] = Za.T @ ca
-            G[p, p] = ca.sum()
             rhs = np.vstack([rhs, CY.sum(axis=0)])
-        self.gram_ = G
+        self.gram_ = _weighted_gram(Za, ca, fit_intercept)
         self.rhs_ = rhs
         self._Z = Z
         # C^(1/2) Z, C^(1/2) 1, C^(1/2) Y on the rows with loss: the factors of G and r that
@@ -274,7 +281,7 @@ class SquareLossPath:
                 AVa = AV[active]
                 self._complement = (
                     V,
-                    AVa.T @ (ca[:, None] * AVa),
+                    _weighted_gram(AVa, ca, False),
                     [design_penalty_gram(AV, M, fit_intercept=False) for M in self._penalties],
                     AVa.T @ CY,
                 )
@@ -296,11 +303,7 @@ class SquareLossPath:
         if 0 < len(active) == Z.shape[0] and np.all(ca == ca[0]):  # A^T A: the loss Gram / c
             T = self.gram_ / ca[0]
         else:
-            T = np.empty((q, q))
-            T[:p, :p] = Z.T @ Z
-            if self.fit_intercept:
-                T[:p, p] = T[p, :p] = Z.sum(axis=0)
-                T[p, p] = Z.shape[0]
+            T = _weighted_gram(Z, np.ones(Z.shape[0]), self.fit_intercept)
         lam, U = eigh(T, check_finite=False)
         keep = lam > q * np.finfo(float).eps * max(float(lam[-1]), 1e-300)
         if keep.all():
