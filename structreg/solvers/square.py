@@ -216,7 +216,10 @@ def ldl_solve(
     reciprocal condition number), else None.  Returns ``(x, number of negative eigenvalues)``:
     by Sylvester's law of inertia D (1x1 and 2x2 blocks) has H's signs."""
     q = H.shape[0]
-    ldu, ipiv, info = lapack.dsytrf(H, lower=0)
+    # the blocked factorisation needs the queried workspace: the wrapper's default (n) runs
+    # LAPACK's unblocked code, 3-4x slower at q ~ 300
+    lwork = int(lapack.dsytrf_lwork(q, lower=0)[0])
+    ldu, ipiv, info = lapack.dsytrf(H, lower=0, lwork=max(lwork, 1))
     if info != 0:
         return None
     rcond, info = lapack.dsycon(ldu, ipiv, float(np.max(np.sum(np.abs(H), axis=0))), lower=0)
