@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from sklearn.metrics.pairwise import pairwise_kernels
 
 from structreg.kernels import (
     EmpiricalKernelMap,
@@ -85,3 +86,22 @@ def test_landmark_map_reports_the_unexplained_trace(rng, kernel):
     # a narrow Gaussian keeps almost nothing of the points that are not landmarks
     narrow = LandmarkFeatureMap(landmarks=X[:8], gamma=1e3).fit(X)
     assert narrow.unexplained_trace_ == pytest.approx(72 / 80, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "kernel, params",
+    [("rbf", {"gamma": 0.3}), ("rbf", {"gamma": None}), ("linear", {}), ("poly", {"gamma": 0.5})],
+)
+def test_kernel_matrix_gives_scikit_learns_bits(kernel, params):
+    # the dense float64 path skips pairwise_kernels' validation, not its arithmetic
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(60, 5)), rng.normal(size=(25, 5))
+    for A, B in [(X, None), (X, Y), (np.asfortranarray(X), None), (X[::2], Y[::3]), (X, X)]:
+        ours = kernel_matrix(A, B, kernel=kernel, **params)
+        np.testing.assert_array_equal(ours, pairwise_kernels(A, B, metric=kernel, **params))
+    with pytest.raises(ValueError, match="Incompatible dimension"):
+        kernel_matrix(X, Y[:, :3], kernel=kernel, **params)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        kernel_matrix(bad, Y, kernel=kernel, **params)

@@ -213,6 +213,38 @@ def test_a_rank_deficient_design_is_solved_on_its_complement(rng):
         np.testing.assert_allclose(x, np.linalg.pinv(H) @ path.rhs_, atol=1e-8)
 
 
+def test_a_singular_restricted_system_gets_the_minimum_norm_solution_of_the_full_one(rng):
+    # the bias in the span of the features AND a loss-plus-penalty S = c (I - P) singular on
+    # the design's range (P projects on two columns of A): neither the design's complement
+    # nor H can be factored; the pseudo-inverse comes from H's restriction to its range
+    Z0 = rng.normal(size=(15, 4))
+    A = np.hstack([Z0, np.ones((15, 1))])
+    Zb, Y, c = A, rng.normal(size=(15, 2)), np.full(15, 1 / 15)
+    Q, _ = np.linalg.qr(A[:, :2])
+    M = -(Q @ Q.T) / 15  # a weight of 1: S = (I - Q Q^T) / 15, singular on span(Q)
+    path = SquareLossPath(Zb, Y, c, [M], fit_intercept=True)
+    sol = path.solve(0.0, [1.0], warn=False)
+    assert sol.factorization == "eigh" and sol.singular and sol.convex
+    H = path.system(0.0, [1.0])
+    x = np.vstack([sol.coef, sol.intercept[None]])
+    x_ref = np.linalg.pinv(H, rcond=1e-10, hermitian=True) @ path.rhs_
+    np.testing.assert_allclose(x, x_ref, atol=1e-9)
+    assert np.linalg.matrix_rank(H) == 3  # 6 unknowns: the design's null space and span(Q)
+    # an indefinite singular one: S = I/15 - 2 Q Q^T / 15 on span(Q), 0 on a third direction
+    R, _ = np.linalg.qr(A[:, 2:4])
+    R -= Q @ (Q.T @ R)
+    R = R[:, :1] / np.linalg.norm(R[:, 0])
+    M2 = -(2 * Q @ Q.T + R @ R.T) / 15
+    path = SquareLossPath(Zb, Y, c, [M2], fit_intercept=True)
+    sol = path.solve(0.0, [1.0], warn=False)
+    assert sol.factorization == "eigh" and not sol.convex
+    x = np.vstack([sol.coef, sol.intercept[None]])
+    H = path.system(0.0, [1.0])
+    np.testing.assert_allclose(
+        x, np.linalg.pinv(H, rcond=1e-10, hermitian=True) @ path.rhs_, atol=1e-9
+    )
+
+
 def test_paths_on_one_design_share_its_complement(rng):
     Z0 = rng.normal(size=(12, 3))
     Zb = np.hstack([Z0, np.ones((12, 1))])  # the bias in the span of the features
@@ -225,7 +257,7 @@ def test_paths_on_one_design_share_its_complement(rng):
         alone = SquareLossPath(Zb, Y, c, [M], fit_intercept=True).solve(0.0, [0.3])
         assert shared.factorization.startswith("projected")
         np.testing.assert_array_equal(shared.coef, alone.coef)
-    V, AV = design["complement_basis"]
+    V, AV, _ = design["complement_basis"]
     assert V.shape == (5, 4)
     np.testing.assert_allclose(AV.T @ AV, np.eye(4), atol=1e-10)  # A V orthonormal
     assert all(p._design_complement()[0] is V for p in paths)  # computed once

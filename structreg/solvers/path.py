@@ -237,14 +237,16 @@ class SquareLossPath:
         loss and penalties on the design's range, not squared by the spread of the design's
         singular values (a smooth kernel's factor spans 1e7 of them).  Without a ridge the
         complement is therefore looked for first (once per design), and H itself, singular
-        then, is not factored.  Otherwise Cholesky, Bunch-Kaufman on H, then the
-        eigendecomposition with a pseudo-inverse, as
+        then, is not factored; when the restricted system is numerically singular too, the
+        pseudo-inverse of H comes from the eigendecomposition of H's restriction to its range
+        ``U_+^T H U_+`` (the same spectrum, without forming H).  Otherwise Cholesky,
+        Bunch-Kaufman on H, then the eigendecomposition with a pseudo-inverse, as
         :func:`~structreg.solvers.square.solve_symmetric`."""
         if self.gram_.shape[0] == 0:
             return solve_symmetric(self.gram_, self.rhs_)
         complement = self._design_complement() if ridge == 0 else None
         if complement is not None:  # singular on the design's null space, whatever the weights:
-            V, G_r, P_r, r_r = complement  # no factorisation of H itself can pass its estimate
+            V, G_r, P_r, r_r, root = complement  # no factorisation of H itself can pass its test
             H_r = _add_weighted(G_r.copy(), weights, P_r)
             x_r = cholesky_solve(H_r, r_r, PROJECTED_MIN_RCOND)
             if x_r is not None:
@@ -252,21 +254,26 @@ class SquareLossPath:
             ldl = ldl_solve(H_r, r_r, PROJECTED_MIN_RCOND)
             if ldl is not None:
                 return V @ ldl[0], "projected-ldl", ldl[1] == 0, True
+            # H's minimum-norm solution lies in range(H), inside span(U_+) = range(A^T), and
+            # U_+^T H U_+ = S H_r S with S = Lambda_+^(1/2): the eigendecomposition of that
+            # restriction is H's own on its range, and H is never formed
+            K = H_r * root[:, None] * root[None, :]
+            z, psd, _ = eigh_solve(0.5 * (K + K.T), root[:, None] * r_r, self.gram_.shape[0])
+            return (V * root) @ z, "eigh", psd, True
         H = self.system(ridge, weights)
         H = 0.5 * (H + H.T)
-        if complement is None:
-            x = cholesky_solve(H, self.rhs_)
-            if x is not None:
-                return x, "cholesky", True, False
-            ldl = ldl_solve(H, self.rhs_)
-            if ldl is not None:
-                return ldl[0], "ldl", ldl[1] == 0, False
+        x = cholesky_solve(H, self.rhs_)
+        if x is not None:
+            return x, "cholesky", True, False
+        ldl = ldl_solve(H, self.rhs_)
+        if ldl is not None:
+            return ldl[0], "ldl", ldl[1] == 0, False
         x, psd, singular = eigh_solve(H, self.rhs_)
         return x, "eigh", psd, singular
 
     def _design_complement(self) -> tuple | None:
-        """``(V, (AV)^T C (AV), [(AV)^T M_k (AV)], (AV)^T C Y)`` for the scaled basis V of the
-        complement of the design's null space (:meth:`_complement_basis`), or None when the
+        """``(V, (AV)^T C (AV), [(AV)^T M_k (AV)], (AV)^T C Y, Lambda_+^(1/2))`` for the scaled
+        basis V of the complement of the design's null space (:meth:`_complement_basis`), or None when the
         design has full column rank.  The parts come from ``A V`` directly: forming them as
         ``V^T G V`` from the Gram matrix would lose the small singular values' digits."""
         if self._complement is None:
@@ -276,7 +283,7 @@ class SquareLossPath:
             if basis is None:
                 self._complement = (None,)
             else:
-                V, AV = basis
+                V, AV, root = basis
                 active, ca, CY = self._loss_rows
                 AVa = AV[active]
                 self._complement = (
@@ -284,11 +291,12 @@ class SquareLossPath:
                     _weighted_gram(AVa, ca, False),
                     [design_penalty_gram(AV, M, fit_intercept=False) for M in self._penalties],
                     AVa.T @ CY,
+                    root,
                 )
         return None if self._complement[0] is None else self._complement
 
-    def _complement_basis(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(V, A V)`` with ``V = U_+ Lambda_+^{-1/2}`` from ``A^T A = U Lambda U^T``, ``U_+``
+    def _complement_basis(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """``(V, A V, Lambda_+^(1/2))`` with ``V = U_+ Lambda_+^{-1/2}`` from ``A^T A = U Lambda U^T``, ``U_+``
         the eigenvectors whose eigenvalues exceed ``q eps max`` (the threshold of the
         eigendecomposition solve); None when the design has full column rank.
 
@@ -308,11 +316,12 @@ class SquareLossPath:
         keep = lam > q * np.finfo(float).eps * max(float(lam[-1]), 1e-300)
         if keep.all():
             return None
-        V = U[:, keep] / np.sqrt(lam[keep])
+        root = np.sqrt(lam[keep])
+        V = U[:, keep] / root
         AV = Z @ V[:p]
         if self.fit_intercept:
             AV += V[p]
-        return V, AV
+        return V, AV, root
 
     def ridge_path(
         self,

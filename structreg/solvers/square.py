@@ -241,13 +241,16 @@ def ldl_solve(
     return x, negative
 
 
-def eigh_solve(H: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, bool, bool]:
+def eigh_solve(
+    H: np.ndarray, rhs: np.ndarray, size: int | None = None
+) -> tuple[np.ndarray, bool, bool]:
     """Pseudo-inverse solve through ``eigh``: returns ``(x, psd, singular)``.
 
-    Eigenvalues below ``p * eps * max|lambda|`` in magnitude are treated as zero, so a
+    Eigenvalues below ``p * eps * max|lambda|`` in magnitude are treated as zero (``p``: H's
+    order, or ``size`` when H is the restriction of a larger system to a subspace), so a
     singular H gets the minimum-norm solution.
     """
-    p = H.shape[0]
+    p = H.shape[0] if size is None else size
     w, U = eigh(H, check_finite=False)
     tol = p * np.finfo(float).eps * max(float(np.max(np.abs(w))), 1e-300)
     keep = np.abs(w) > tol
