@@ -273,9 +273,10 @@ class SquareLossPath:
 
     def _design_complement(self) -> tuple | None:
         """``(V, (AV)^T C (AV), [(AV)^T M_k (AV)], (AV)^T C Y, Lambda_+^(1/2))`` for the scaled
-        basis V of the complement of the design's null space (:meth:`_complement_basis`), or None when the
-        design has full column rank.  The parts come from ``A V`` directly: forming them as
-        ``V^T G V`` from the Gram matrix would lose the small singular values' digits."""
+        basis V of the complement of the design's null space (:meth:`_complement_basis`), or
+        None when the design has full column rank.  The parts come from ``A V`` directly:
+        forming them as ``V^T G V`` from the Gram matrix would lose the small singular values'
+        digits."""
         if self._complement is None:
             basis = self._design_cache.get("complement_basis", False)
             if basis is False:
@@ -296,9 +297,10 @@ class SquareLossPath:
         return None if self._complement[0] is None else self._complement
 
     def _complement_basis(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """``(V, A V, Lambda_+^(1/2))`` with ``V = U_+ Lambda_+^{-1/2}`` from ``A^T A = U Lambda U^T``, ``U_+``
-        the eigenvectors whose eigenvalues exceed ``q eps max`` (the threshold of the
-        eigendecomposition solve); None when the design has full column rank.
+        """``(V, A V, Lambda_+^(1/2))`` with ``V = U_+ Lambda_+^{-1/2}`` from
+        ``A^T A = U Lambda U^T``, ``U_+`` the eigenvectors whose eigenvalues exceed
+        ``q eps max`` (the threshold of the eigendecomposition solve); None when the design has
+        full column rank.
 
         ``A V`` is computed from A, and each column divided by the eigenvalue's square root
         (not by its own computed norm): a direction that only rounding put above the threshold
