@@ -461,17 +461,24 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         sparse = "csr" if self._accepts_sparse() else False
         return validate_data(self, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
 
-    def _fit_structure(self, X, y, unlabeled, memo: dict | None = None):
+    def _check_labels(self, y_codes: np.ndarray) -> None:
+        """Hook: refuse labels this model's parameters cannot serve (e.g. too few samples in
+        a class for its graph), after they are encoded."""
+
+    def _fit_structure(self, X, y, unlabeled, memo: dict | None = None, encoded=None):
         """Everything of ``fit`` before the penalties: labels, solver, feature map, ``_prepare``.
 
         Sets ``classes_``, ``solver_`` and ``feature_map_``; returns ``(y_codes, labeled, Z,
         unexplained)`` (Z is None for the iterative exact-kernel path, ``unexplained`` the
         Nystroem centres' missed share of the kernel trace, or None).  Shared by ``fit`` and
         :func:`structreg.models.fit_path`, which passes a ``memo`` (kept for one X) so that
-        models with the same feature map (e.g. other graph parameters) reuse its design.
+        models with the same feature map (e.g. other graph parameters) reuse its design, and
+        ``encoded``, what :meth:`_encode_labels` returned for these labels (once per grid).
         """
-        y = column_or_1d(y, warn=True)
-        classes, y_codes, labeled = self._encode_labels(y, unlabeled)
+        if encoded is None:
+            encoded = self._encode_labels(column_or_1d(y, warn=True), unlabeled)
+        classes, y_codes, labeled = encoded
+        self._check_labels(y_codes)
         self.classes_ = classes
         for stale in _SOLUTION_ATTRIBUTES:
             self.__dict__.pop(stale, None)  # a refit with another loss / solver

@@ -48,14 +48,6 @@ class _DRLSCBase(StructuralClassifier):
     def _loss_weights(self, labeled):
         return labeled.astype(float)  # the paper's 1/2 sum e_i^2 (the 1/2 is common)
 
-    def _check_neighbors(self, y_codes):
-        smallest = int(np.bincount(y_codes[y_codes >= 0]).min())
-        if self.n_neighbors >= smallest:
-            raise ValueError(
-                f"n_neighbors={self.n_neighbors} must be smaller than the smallest class "
-                f"({smallest} samples); the paper chooses k in [2, min_c n_c - 1]"
-            )
-
     _exact_kernel_cg = False  # no RKHS norm: "cg" runs CG/MINRES on the exact feature map
 
     @property
@@ -193,10 +185,13 @@ class DRLSC(_DRLSCBase):
             (-(1.0 - self.eta), LaplacianPenalty(graph="between-class", **graph)),
         ]
 
-    def _encode_labels(self, y, unlabeled):
-        classes, y_codes, labeled = super()._encode_labels(y, unlabeled)
-        self._check_neighbors(y_codes)
-        return classes, y_codes, labeled
+    def _check_labels(self, y_codes):
+        smallest = int(np.bincount(y_codes[y_codes >= 0]).min())
+        if self.n_neighbors >= smallest:
+            raise ValueError(
+                f"n_neighbors={self.n_neighbors} must be smaller than the smallest class "
+                f"({smallest} samples); the paper chooses k in [2, min_c n_c - 1]"
+            )
 
 
 class DRGV(_DRLSCBase):

@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import validate_parameter_constraints
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import column_or_1d, validate_data
 
 from ..solvers import NonConvexObjectiveWarning, SquareLossPath
 from ._base import (
@@ -88,17 +88,19 @@ class _SharedFit:
     """One group of grid points: the structure built once, the weights solved per point."""
 
     def __init__(
-        self, estimator: StructuralClassifier, X, y, unlabeled, memo: dict, labels: str
+        self, estimator: StructuralClassifier, X, y, unlabeled, memo: dict, labels: str, call: dict
     ) -> None:
         self.labels = labels  # fingerprint of (y, unlabeled)
         est = clone(estimator)
-        X, y = est._validated(X, y)
+        X, y = _validated(est, X, y, call)
         self.template = est
         # the iterative solver, or a group (e.g. DRLSC bordered) without weights: one fit per point
         self.shared = bool(est._path_params) and est._resolve_solver(X) != "cg"
         if not self.shared:
             return
-        structure = est._fit_structure(X, y, unlabeled, memo)
+        if "encoded" not in call:
+            call["encoded"] = est._encode_labels(column_or_1d(y, warn=True), unlabeled)
+        structure = est._fit_structure(X, y, unlabeled, memo, call["encoded"])
         self.y_codes, self.labeled, self.Z, self.unexplained = structure
         self.n, self.n_labeled = X.shape[0], int(self.labeled.sum())
         terms = est._penalty_terms(self.n, self.n_labeled)
@@ -294,13 +296,14 @@ def _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval) -
     sections: dict = {}  # X_eval's kernel section per feature map (decision values only)
     cache = {} if cache is None else cache
     labels = joblib.hash((y, unlabeled))
+    call: dict = {}  # the validated data and encoded labels, shared by the groups
     n = getattr(X, "shape", (len(X),))[0]
     with blas_threads_for(n):  # the whole grid: its factorisations are as small as one fit's
         for idx in groups.values():
             structure = {k: v for k, v in candidates[idx[0]].items() if k not in path_params}
             base = clone(estimator).set_params(**structure)
             try:
-                shared = _shared_fit(base, X, y, unlabeled, path_params, cache, labels)
+                shared = _shared_fit(base, X, y, unlabeled, path_params, cache, labels, call)
                 fitted = None
                 if shared.shared and X_eval is not None:
                     points = [candidates[i] for i in idx]
@@ -408,12 +411,30 @@ def _refit_svm(cand, ref, grams: dict, X):
     return cand
 
 
-def _shared_fit(base, X, y, unlabeled, path_params, cache: dict, labels: str) -> _SharedFit:
-    """The group's :class:`_SharedFit`, from ``cache`` when it holds it for these labels."""
+def _shared_fit(
+    base, X, y, unlabeled, path_params, cache: dict, labels: str, call: dict
+) -> _SharedFit:
+    """The group's :class:`_SharedFit`, from ``cache`` when it holds it for these labels.
+    ``call``: what one call validates and encodes once for all its groups."""
     key = _structure_key(base.get_params(deep=False), path_params)
     if ("group", key, labels) not in cache:
-        cache["group", key, labels] = _SharedFit(base, X, y, unlabeled, cache, labels)
+        cache["group", key, labels] = _SharedFit(base, X, y, unlabeled, cache, labels, call)
     return cache["group", key, labels]
+
+
+def _validated(est: StructuralClassifier, X, y, call: dict):
+    """``est._validated(X, y)``; the data are converted and checked on the call's first group
+    only (per answer of ``_accepts_sparse``), the later ones check their parameters and take
+    the first's input attributes."""
+    key = ("data", est._accepts_sparse())
+    if key not in call:
+        data = est._validated(X, y)
+        attrs = {k: v for k, v in vars(est).items() if k in ("n_features_in_", "feature_names_in_")}
+        call[key] = (data, attrs)
+        return data
+    est._validate_params()
+    vars(est).update(call[key][1])
+    return call[key][0]
 
 
 def drop_label_work(cache: dict) -> None:
