@@ -218,6 +218,22 @@ def test_fit_path_validates_each_point():
         fit_path(RLSC(), X, y, {"gamma_A": [1e-3, -1.0]})
 
 
+def test_fit_path_on_sparse_input_serves_the_groups_that_accept_it():
+    # sparse X is a linear DiscriminativeRLS's (the groups of a call share the validated data
+    # only when they accept the same input), and still refused by an RBF one in the grid
+    import scipy.sparse as sp
+
+    X, y = _multi()
+    Xs = sp.csr_matrix(X)
+    grid = [{"kernel": ["linear"], "gamma_A": [0.1, 1.0]}, {"kernel": ["rbf"], "gamma_A": [1.0]}]
+    out = fit_path(DiscriminativeRLS(gamma_D=1e-3), Xs, y, grid, errors="return", warn=False)
+    assert all(isinstance(f, DiscriminativeRLS) for f in out[:2])
+    assert isinstance(out[2], TypeError) and "Sparse data" in str(out[2])
+    # the later groups of a call take the first group's input attributes
+    fits = fit_path(DRLSC(n_neighbors=3), X, y, {"n_neighbors": [2, 3], "eta": [1.0]})
+    assert [f.n_features_in_ for f in fits] == [X.shape[1]] * 2
+
+
 # ------------------------------------------------------------------------------------------
 # The CV estimators against GridSearchCV on the same folds
 # ------------------------------------------------------------------------------------------

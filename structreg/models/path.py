@@ -297,7 +297,7 @@ def _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval) -
     cache = {} if cache is None else cache
     labels = joblib.hash((y, unlabeled))
     call: dict = {}  # the validated data and encoded labels, shared by the groups
-    n = getattr(X, "shape", (len(X),))[0]
+    n = X.shape[0] if hasattr(X, "shape") else len(X)  # (len of a sparse matrix raises)
     with blas_threads_for(n):  # the whole grid: its factorisations are as small as one fit's
         for idx in groups.values():
             structure = {k: v for k, v in candidates[idx[0]].items() if k not in path_params}
