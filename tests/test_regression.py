@@ -339,3 +339,19 @@ def test_nystroem_with_every_point_as_centre_and_cg_match_dense(fit_intercept):
         np.testing.assert_allclose(other.predict(X_new), dense.predict(X_new), atol=1e-5)
         np.testing.assert_allclose(other.transduction_, dense.transduction_, atol=1e-5)
         assert other.transduction_.shape == (150,)
+
+
+def test_example_runs(tmp_path):
+    """examples/plot_laprls_regression.py: the figure is written and LapRLSRegressor beats
+    KernelRidge (leave-one-out CV and the best on the test points) on the unlabeled points."""
+    import runpy
+    from pathlib import Path
+
+    pytest.importorskip("matplotlib")
+    example = Path(__file__).parents[1] / "examples" / "plot_laprls_regression.py"
+    figure = tmp_path / "figure.png"
+    scores = runpy.run_path(str(example))["main"](str(figure))
+    assert figure.stat().st_size > 0
+    lap = scores["LapRLSRegressor"][0]
+    assert lap > scores["KernelRidge (LOO CV)"][0] + MANIFOLD_MARGIN
+    assert lap > scores["KernelRidge (best on test)"][0] + MANIFOLD_MARGIN
