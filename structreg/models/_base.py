@@ -154,6 +154,17 @@ def pm_one_targets(y_codes: np.ndarray, labeled: np.ndarray, n_classes: int) -> 
     return Y
 
 
+def check_unlabeled_mask(unlabeled, shape: tuple) -> np.ndarray:
+    """The ``unlabeled`` argument of ``fit``: a boolean mask of ``shape`` (else a clear error)."""
+    mask = column_or_1d(unlabeled)
+    if mask.dtype != bool or mask.shape != shape:
+        raise ValueError(
+            f"unlabeled must be a boolean mask of shape {shape}, got dtype {mask.dtype} and "
+            f"shape {mask.shape}"
+        )
+    return mask
+
+
 class LinearFeatures:
     """Identity feature map for the primal (explicit-feature) path of the linear kernel."""
 
@@ -189,13 +200,7 @@ class SemiSupervisedLabelsMixin:
 
     def _labeled_mask(self, y: np.ndarray, unlabeled) -> np.ndarray:
         if unlabeled is not None:
-            mask = column_or_1d(unlabeled)
-            if mask.dtype != bool or mask.shape != y.shape:
-                raise ValueError(
-                    f"unlabeled must be a boolean mask of shape {y.shape}, got dtype "
-                    f"{mask.dtype} and shape {mask.shape}"
-                )
-            return ~mask
+            return ~check_unlabeled_mask(unlabeled, y.shape)
         if not self._semi_supervised:
             return np.ones(y.shape, dtype=bool)
         return ~is_unlabeled(y)

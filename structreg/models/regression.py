@@ -19,11 +19,10 @@ from sklearn.metrics import r2_score
 from sklearn.utils.validation import (
     check_array,
     check_consistent_length,
-    column_or_1d,
     validate_data,
 )
 
-from ._base import StructuralEstimator
+from ._base import StructuralEstimator, check_unlabeled_mask
 from .manifold import _EDGE_DOC, _KERNEL_DOC, _SQUARE_SOLVER_DOC, _ManifoldMixin
 
 __all__ = ["LapRLSRegressor", "StructuralRegressor", "labeled_rows"]
@@ -88,6 +87,9 @@ _ATTRIBUTES_DOC = """
 """
 
 
+_FIT_DOC = _INTERCEPT_DOC + _SQUARE_SOLVER_DOC + _ATTRIBUTES_DOC
+
+
 class StructuralRegressor(RegressorMixin, StructuralEstimator):
     __doc__ = (
         """Least-squares regression with any weighted sum of structure penalties, in an RKHS.
@@ -117,9 +119,7 @@ class StructuralRegressor(RegressorMixin, StructuralEstimator):
     gamma_A : float, default=1e-2
         Weight of the RKHS norm ``||f||_K^2`` (ambient regularisation).
 """
-        + _INTERCEPT_DOC
-        + _SQUARE_SOLVER_DOC
-        + _ATTRIBUTES_DOC
+        + _FIT_DOC
         + """
     Examples
     --------
@@ -218,13 +218,7 @@ class StructuralRegressor(RegressorMixin, StructuralEstimator):
     def _encode_targets(self, y, unlabeled) -> tuple:
         labeled = labeled_rows(y)
         if unlabeled is not None:
-            mask = column_or_1d(unlabeled)
-            if mask.dtype != bool or mask.shape != labeled.shape:
-                raise ValueError(
-                    f"unlabeled must be a boolean mask of shape {labeled.shape}, got dtype "
-                    f"{mask.dtype} and shape {mask.shape}"
-                )
-            labeled &= ~mask
+            labeled &= ~check_unlabeled_mask(unlabeled, labeled.shape)
         if not labeled.any():
             raise ValueError(
                 f"{type(self).__name__} needs at least one labeled sample (a row of y that is "
@@ -261,16 +255,7 @@ class StructuralRegressor(RegressorMixin, StructuralEstimator):
 
     # -- outputs ------------------------------------------------------------------------------
     def predict(self, X) -> np.ndarray:
-        """Predicted targets, shape (n,) after a 1-d y, else (n, n_outputs).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-        """
+        """Predicted targets ``f(X)``: shape (n,) after a 1-d y, else (n, n_outputs)."""
         return self._outputs(X)
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -320,9 +305,7 @@ class LapRLSRegressor(_ManifoldMixin, StructuralRegressor):
         classifiers' label graphs, e.g. ``"class-wise"``, are refused.)
 """
         + _EDGE_DOC
-        + _INTERCEPT_DOC
-        + _SQUARE_SOLVER_DOC
-        + _ATTRIBUTES_DOC
+        + _FIT_DOC
         + """
     Examples
     --------
