@@ -383,7 +383,7 @@ class StructuralEstimator(BaseEstimator):
         Nystroem centres' missed share of the kernel trace, or None).  Shared by ``fit`` and
         :func:`structreg.models.fit_path`, which passes a ``memo`` (kept for one X) so that
         models with the same feature map (e.g. other graph parameters) reuse its design, and
-        ``encoded``, what :meth:`_encode_labels` returned for these labels (once per grid).
+        ``encoded``, what :meth:`_encode_targets` returned for these labels (once per grid).
         """
         if encoded is None:
             encoded = self._encode_targets(y, unlabeled)
