@@ -19,12 +19,14 @@ from .models import (
     DiscriminativeRLSCV,
     LapRLSC,
     LapRLSCCV,
+    LapRLSRegressor,
     LapSVM,
     SparseRLSC,
     SSDRWang,
     SSDRWu,
     StructuralClassifier,
     StructuralClassifierCV,
+    StructuralRegressor,
 )
 
 __version__ = "0.1.0"
@@ -51,6 +53,8 @@ __all__ = [
     "LapSVM",
     "StructuralClassifier",
     "StructuralClassifierCV",
+    "LapRLSRegressor",
+    "StructuralRegressor",
     "LapRLSCCV",
     "DiscriminativeRLSCV",
     "DRLSCCV",

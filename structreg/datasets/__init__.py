@@ -12,7 +12,8 @@ entries, checksums and downloads):
 Toy problems from the papers:
 
 - :func:`make_drlsc_moons`: the DRLSC paper's three two-moons sets;
-- :func:`make_xor_gaussians`: the SRSVM paper's XOR mixture of four Gaussians.
+- :func:`make_xor_gaussians`: the SRSVM paper's XOR mixture of four Gaussians;
+- :func:`make_spiral_regression`: a target along a noisy spiral (the regressors' manifold toy).
 """
 
 from ._base import load_dataset
@@ -28,6 +29,7 @@ from ._toys import (
     DRLSC_MOONS_LEVELS,
     XOR_GAUSSIANS_TABLE_I,
     make_drlsc_moons,
+    make_spiral_regression,
     make_xor_gaussians,
 )
 
@@ -41,6 +43,7 @@ __all__ = [
     "list_datasets",
     "load_dataset",
     "make_drlsc_moons",
+    "make_spiral_regression",
     "make_xor_gaussians",
     "packaged_data_dir",
 ]

@@ -4,6 +4,8 @@
   the toy figure of the DRLSC paper (Xue, Chen & Yang 2009, Sec. 6.1, Fig. 1, Tables 4-5).
 - :func:`make_xor_gaussians`: the XOR mixture of four Gaussians of the SRSVM paper (Xue, Chen &
   Yang 2011, Sec. VI-A, Table I).
+- :func:`make_spiral_regression`: a regression target along a noisy spiral (not from the papers:
+  the manifold problem of the regressors' tests and example).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ __all__ = [
     "DRLSC_MOONS_LEVELS",
     "XOR_GAUSSIANS_TABLE_I",
     "make_drlsc_moons",
+    "make_spiral_regression",
     "make_xor_gaussians",
 ]
 
@@ -199,3 +202,61 @@ def make_xor_gaussians(
     if return_components:
         return X, y, comp
     return X, y
+
+
+def make_spiral_regression(
+    n_samples: int = 600,
+    *,
+    turns: float = 4.0,
+    frequency: float = 2.0,
+    noise: float = 0.02,
+    random_state: int | np.random.RandomState | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A smooth target along a noisy spiral: a one-dimensional manifold in the plane.
+
+    The Archimedean spiral of ``turns`` turns from radius 0.1 to 1 is sampled uniformly in
+    arc length; isotropic Gaussian noise of standard deviation ``noise`` is added to the
+    points, and the target is ``sin(2 pi frequency u)`` with ``u`` in [0, 1] the normalised
+    arc length.  Neighbouring arms are closer in the plane (``0.9 / turns``) than far-apart
+    points along the curve, and carry different values: a kernel on the plane mixes them,
+    a kNN graph on dense samples follows the curve.
+
+    Parameters
+    ----------
+    n_samples : int, default=600
+    turns : float, default=4.0
+    frequency : float, default=2.0
+        Periods of the target along the whole curve.
+    noise : float, default=0.02
+        Standard deviation of the noise on the points (the target is noiseless).
+    random_state : int, RandomState instance or None, default=None
+        Seed or generator, passed through :func:`sklearn.utils.check_random_state`.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, 2)
+        The points, ordered along the curve (from the centre outwards).
+    y : ndarray of shape (n_samples,)
+        The target.
+
+    Examples
+    --------
+    >>> from structreg.datasets import make_spiral_regression
+    >>> X, y = make_spiral_regression(100, random_state=0)
+    >>> X.shape, bool(abs(y).max() <= 1)
+    ((100, 2), True)
+    """
+    n = _check_count(n_samples, "n_samples")
+    if not turns > 0 or noise < 0:
+        raise ValueError(f"turns must be positive and noise non-negative, got {turns}, {noise}")
+    rng = check_random_state(random_state)
+    theta = np.linspace(0.0, 2 * np.pi * turns, 20001)
+    radius = 0.1 + 0.9 * theta / theta[-1]
+    curve = np.column_stack([radius * np.cos(theta), radius * np.sin(theta)])
+    arc = np.r_[0.0, np.cumsum(np.linalg.norm(np.diff(curve, axis=0), axis=1))]
+    s = np.sort(rng.uniform(0.0, arc[-1], size=n))
+    angle = np.interp(s, arc, theta)
+    r = 0.1 + 0.9 * angle / theta[-1]
+    X = np.column_stack([r * np.cos(angle), r * np.sin(angle)])
+    X += noise * rng.standard_normal((n, 2))
+    return X, np.sin(2 * np.pi * frequency * s / arc[-1])

@@ -11,6 +11,7 @@ from .lssvm import LSSVM
 from .manifold import LapRLSC, LapSVM
 from .minimax import MPM
 from .path import decision_path, decision_values, drop_label_work, fit_path
+from .regression import LapRLSRegressor, StructuralRegressor
 from .rlsc import RLSC
 from .slmm import SLMM
 from .sparse_representation import SRC
@@ -39,6 +40,8 @@ __all__ = [
     "LapRLSC",
     "LapSVM",
     "StructuralClassifier",
+    "LapRLSRegressor",
+    "StructuralRegressor",
     "is_unlabeled",
     "pm_one_targets",
     "fit_path",

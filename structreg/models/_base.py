@@ -1,8 +1,10 @@
 """The structural classifier: loss x structure penalties x solver, with a scikit-learn API.
 
-Every named model in structreg is a preset of :class:`StructuralClassifier`; it only says
-which penalties to build (``_penalty_terms``), which loss to use (``_loss``: the base composes
-the loss object of :mod:`structreg.models._losses`) and its feature map / structure hooks.
+Every named model in structreg is a preset of :class:`StructuralClassifier` (the regressors
+of :mod:`structreg.models.regression`: of :class:`StructuralEstimator`, the machinery both
+share up to the targets); a preset only says which penalties to build (``_penalty_terms``),
+which loss to use (``_loss``: the base composes the loss object of
+:mod:`structreg.models._losses`) and its feature map / structure hooks.
 The objective is
 
     (1/l) sum_{i labeled} loss(y_i, f(x_i)) + gamma_A ||f||_K^2 + sum_k w_k f^T M_k f,
@@ -152,6 +154,17 @@ def pm_one_targets(y_codes: np.ndarray, labeled: np.ndarray, n_classes: int) -> 
     return Y
 
 
+def check_unlabeled_mask(unlabeled, shape: tuple) -> np.ndarray:
+    """The ``unlabeled`` argument of ``fit``: a boolean mask of ``shape`` (else a clear error)."""
+    mask = column_or_1d(unlabeled)
+    if mask.dtype != bool or mask.shape != shape:
+        raise ValueError(
+            f"unlabeled must be a boolean mask of shape {shape}, got dtype {mask.dtype} and "
+            f"shape {mask.shape}"
+        )
+    return mask
+
+
 class LinearFeatures:
     """Identity feature map for the primal (explicit-feature) path of the linear kernel."""
 
@@ -187,13 +200,7 @@ class SemiSupervisedLabelsMixin:
 
     def _labeled_mask(self, y: np.ndarray, unlabeled) -> np.ndarray:
         if unlabeled is not None:
-            mask = column_or_1d(unlabeled)
-            if mask.dtype != bool or mask.shape != y.shape:
-                raise ValueError(
-                    f"unlabeled must be a boolean mask of shape {y.shape}, got dtype "
-                    f"{mask.dtype} and shape {mask.shape}"
-                )
-            return ~mask
+            return ~check_unlabeled_mask(unlabeled, y.shape)
         if not self._semi_supervised:
             return np.ones(y.shape, dtype=bool)
         return ~is_unlabeled(y)
@@ -228,7 +235,283 @@ class SemiSupervisedLabelsMixin:
         return super().score(X, y[keep], sample_weight)
 
 
-class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
+class StructuralEstimator(BaseEstimator):
+    """The machinery shared by :class:`StructuralClassifier` and
+    :class:`~structreg.models.StructuralRegressor`: everything up to the targets.
+
+    Parameter validation, the solver choice, the feature map (exact factor, Nystroem, kernel
+    expansion, the identity of the linear primal path), the structure penalties, the loss
+    object and its solvers, the intercept, ``transduction_``.  A subclass says how ``y``
+    becomes targets through three hooks: :meth:`_encode_targets` (labeled mask, integer codes
+    for the penalties, classes), :meth:`_targets` (the ``(n, n_outputs)`` matrix the square
+    loss fits) and :meth:`_transduction` (what ``transduction_`` holds), and exposes the
+    outputs (``predict``, ``decision_function``) through :meth:`_outputs`.
+    """
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        """scikit-learn's parameter names, read from the signature once per class:
+        ``get_params`` and ``clone`` run per grid point in :func:`~structreg.models.fit_path`
+        and the searches, and ``inspect.signature`` dominated their cost on small data."""
+        names = cls.__dict__.get("_param_names")
+        if names is None:
+            names = tuple(super()._get_param_names())
+            cls._param_names = names
+        return list(names)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._parameter_constraints = constraints_for(cls)
+
+    # -- hooks for presets ------------------------------------------------------------------
+    _semi_supervised = True
+    """Whether ``fit`` reads unlabeled samples and sets ``transduction_``."""
+
+    _path_params: tuple[str, ...] = ("gamma_A",)
+    """Parameters that only weight terms of the objective (the ridge, penalty weights), never
+    change the design or a penalty matrix: :func:`structreg.models.fit_path` solves grids over
+    them from one assembly of the normal equations."""
+
+    def _loss(self) -> str:
+        """Name of the loss (``structreg.models._losses.LOSSES``): ``"square"``,
+        ``"bordered_square"`` or ``"hinge"``; ``fit`` composes the matching loss object
+        (``loss_``)."""
+        return self.loss
+
+    def _penalty_terms(self, n_samples: int, n_labeled: int) -> list:
+        """The (weight, Penalty) pairs of this model for ``n_samples`` training points."""
+        return list(self.penalties or [])
+
+    def _fit_intercept(self) -> bool:
+        return self.fit_intercept
+
+    def _ridge(self) -> float:
+        """Weight of the RKHS norm ``||f||_K^2`` in the objective."""
+        return self.gamma_A
+
+    def _multi_class(self) -> str:
+        return getattr(self, "multi_class", "ovr")
+
+    def _make_feature_map(self, X: np.ndarray, memo: dict | None = None):
+        """The map phi of this model's kernel for ``solver_``: the identity (linear kernel,
+        primal path), Nystroem features on ``n_components`` centres, the full kernel
+        expansion (iterative exact kernel), or the exact factor ``K = V V^T``.  ``memo``: the
+        dict :func:`~structreg.models.fit_path` keeps for one X (what a map learns from X alone
+        may be kept there)."""
+        solver = getattr(self, "solver_", "dense")
+        if self.kernel == "linear" and (X.shape[1] < X.shape[0] or solver == "cg"):
+            return LinearFeatures()
+        params = dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0)
+        if solver == "nystroem":
+            idx = select_centers(X, self.n_components, self.centers, self.random_state)
+            return LandmarkFeatureMap(landmarks=X[idx], **params)
+        if solver == "cg" and self._exact_kernel_cg:
+            return KernelExpansion(**params)
+        return KernelFeatureMap(**params)
+
+    def _prepare(self, X: np.ndarray, Z: np.ndarray, y_codes: np.ndarray, labeled: np.ndarray):
+        """Hook run after the feature map and before the penalties (e.g. clustering)."""
+
+    def _loss_weights(self, labeled: np.ndarray) -> np.ndarray:
+        """Per-sample loss weights c_i: ``1/l`` on the l labeled samples."""
+        return labeled / labeled.sum()
+
+    def _bordered_system(self, X, Z, weights, M):
+        """The bordered dual system (:class:`~structreg.models._losses.BorderedDual`) of a
+        model with ``_loss() == "bordered_square"``."""
+        raise NotImplementedError(f"{type(self).__name__} has no bordered formulation")
+
+    def _penalty_root(self, labeled: np.ndarray):
+        """``(R, w)`` with ``M / gamma_A = w R R^T`` on the labeled points: what the hinge
+        loss needs to deform a Gram matrix (:class:`~structreg.models._losses.TrainingGram`)
+        instead of explicit features."""
+        raise ValueError(
+            f"{type(self).__name__}: the hinge loss on an unfactored kernel needs a penalty "
+            "given as a root (M / gamma_A = w R R^T)"
+        )
+
+    # -- targets: what a classifier and a regressor do differently ----------------------------
+    def _encode_targets(self, y, unlabeled) -> tuple:
+        """``(classes, y_codes, labeled)`` for the training targets ``y``: ``classes`` is stored
+        as ``classes_`` (None: a regressor, no classes), ``y_codes`` are the integer codes the
+        penalties read (-1 where unlabeled) and ``labeled`` the boolean mask of the samples
+        that carry loss."""
+        raise NotImplementedError
+
+    def _targets(self, y, y_codes: np.ndarray, labeled: np.ndarray) -> np.ndarray:
+        """The ``(n_samples, n_outputs)`` targets of the loss (zero rows where unlabeled)."""
+        raise NotImplementedError
+
+    def _transduction(self, fitted: np.ndarray):
+        """``transduction_`` from the outputs at the training points."""
+        raise NotImplementedError
+
+    # -- fit / predict -----------------------------------------------------------------------
+    def fit(self, X, y, unlabeled=None):
+        """Fit on X with labels y (``-1`` / ``None`` or the ``unlabeled`` mask: unlabeled).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        unlabeled : array-like of bool, shape (n_samples,), optional
+            Marks unlabeled samples explicitly (use when -1 is a real class).
+
+        Returns
+        -------
+        self
+        """
+        X, y = self._validated(X, y)
+        with blas_threads_for(X.shape[0]):
+            return self._fit(X, y, unlabeled)
+
+    def _validated(self, X, y):
+        """Parameters and training data checked as ``fit`` checks them; returns ``(X, y)``."""
+        self._validate_params()
+        sparse = "csr" if self._accepts_sparse() else False
+        return validate_data(self, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
+
+    def _check_labels(self, y_codes: np.ndarray) -> None:
+        """Hook: refuse labels this model's parameters cannot serve (e.g. too few samples in
+        a class for its graph), after they are encoded."""
+
+    def _fit_structure(self, X, y, unlabeled, memo: dict | None = None, encoded=None):
+        """Everything of ``fit`` before the penalties: labels, solver, feature map, ``_prepare``.
+
+        Sets ``classes_``, ``solver_`` and ``feature_map_``; returns ``(y_codes, labeled, Z,
+        unexplained)`` (Z is None for the iterative exact-kernel path, ``unexplained`` the
+        Nystroem centres' missed share of the kernel trace, or None).  Shared by ``fit`` and
+        :func:`structreg.models.fit_path`, which passes a ``memo`` (kept for one X) so that
+        models with the same feature map (e.g. other graph parameters) reuse its design, and
+        ``encoded``, what :meth:`_encode_targets` returned for these labels (once per grid).
+        """
+        if encoded is None:
+            encoded = self._encode_targets(y, unlabeled)
+        classes, y_codes, labeled = encoded
+        self._check_labels(y_codes)
+        if classes is not None:  # a regressor has no classes
+            self.classes_ = classes
+        for stale in _SOLUTION_ATTRIBUTES:
+            self.__dict__.pop(stale, None)  # a refit with another loss / solver
+
+        self.solver_ = self._resolve_solver(X)
+        self.loss_ = loss_for(self, self.solver_)
+        self.feature_map_ = self._make_feature_map(X, memo)
+        key = memo_key(self.feature_map_) if memo is not None else None
+        if key is not None and ("feature_map", key) in memo:
+            self.feature_map_, Z = memo["feature_map", key]
+        elif isinstance(self.feature_map_, KernelExpansion):  # iterative exact kernel: no Z
+            Z = None
+            self.feature_map_.fit(X)
+        else:
+            Z = self.feature_map_.fit_transform(X)
+            if key is not None:
+                memo["feature_map", key] = (self.feature_map_, Z)
+        unexplained = None  # share of the kernel the Nystroem centres miss
+        if self.solver_ == "nystroem":
+            unexplained = getattr(self.feature_map_, "unexplained_trace_", None)
+        if unexplained is not None:
+            self._warn_nystroem(unexplained, Z.shape[1])
+        self._prepare(X, Z, y_codes, labeled)
+        return y_codes, labeled, Z, unexplained
+
+    def _fit(self, X, y, unlabeled):
+        y_codes, labeled, Z, unexplained = self._fit_structure(X, y, unlabeled)
+        n, n_lab = X.shape[0], int(labeled.sum())
+        M, psd = build_penalties(self._penalty_terms(n, n_lab), X, y_codes, labeled)
+        self.penalty_ = M
+        self.loss_.check(self, M, psd)
+        Y = self._targets(y, y_codes, labeled)
+        data = FitData(X, Z, y_codes, labeled, self._loss_weights(labeled), M, Y)
+        fitted = self.loss_.fit(self, data)
+        if unexplained is not None:
+            self.solver_info_["unexplained_trace"] = unexplained
+        self.n_iter_ = int(self.solver_info_.get("n_iter", 1))
+        if self._semi_supervised:  # outputs at the training points, unlabeled ones included
+            if fitted is None:
+                fitted = self.loss_.decision(self, X)
+            self.transduction_ = self._transduction(fitted)
+        return self
+
+    def _warn_nystroem(self, unexplained: float, n_components: int) -> None:
+        """Warn when the Nystroem centres miss much of the kernel (see
+        :data:`NYSTROEM_WARN_UNEXPLAINED`)."""
+        if unexplained > NYSTROEM_WARN_UNEXPLAINED:
+            warnings.warn(
+                f"{type(self).__name__}: the {n_components} Nystroem centres leave "
+                f"{100 * unexplained:.0f}% of the kernel's trace over the training samples "
+                "unexplained, so the fit may differ markedly from the exact-kernel solution; "
+                "use more centres (n_components), a wider kernel, or solver='dense' / 'cg'",
+                NystroemApproximationWarning,
+                stacklevel=4,
+            )
+
+    # -- solver choice ---------------------------------------------------------------------
+    def _primal_output(self) -> bool:
+        """Whether the fitted model is linear on its features (``phi(x) @ coef_ +
+        intercept_``: the square losses and the hinge's primal solvers) rather than a libsvm
+        machine on the deformed kernel."""
+        return self.loss_.linear
+
+    def _resolve_solver(self, X) -> str:
+        """The solver ``fit`` uses: ``solver``, or what ``"auto"`` picks for this X (see
+        :data:`AUTO_DENSE_MAX`)."""
+        solver = getattr(self, "solver", "dense")
+        loss_for(self, solver)  # refuses a solver the loss does not accept
+        if solver != "auto":
+            return solver
+        if sp.issparse(X):
+            return "cg"
+        if self.kernel == "linear" and X.shape[1] < X.shape[0]:
+            return "dense"
+        return "dense" if X.shape[0] <= AUTO_DENSE_MAX else "nystroem"
+
+    _exact_kernel_cg = True
+    """Whether ``solver="cg"`` with a kernel solves on the full kernel expansion by the
+    K-preconditioned CG of :mod:`structreg.solvers.kernel_cg` (False: models whose feature map
+    is not the plain kernel map run CG on the normal equations of their exact feature map)."""
+
+    def _square_tol(self) -> float:
+        return self.tol
+
+    def _set_solution(
+        self, coef, intercept, loss: str, n_components: int, info: dict, dual_coef=None
+    ) -> None:
+        """Store a linear solution on the feature map (and its kernel expansion) and
+        ``solver_info_``; used by ``fit`` and by :func:`~structreg.models.fit_path` (which
+        passes the kernel expansion ``dual_coef``, computed for a whole grid at once)."""
+        self.coef_, self.intercept_ = coef, intercept
+        if hasattr(self.feature_map_, "dual_coef"):
+            self.dual_coef_ = self.feature_map_.dual_coef(coef) if dual_coef is None else dual_coef
+        self.solver_info_ = {
+            "loss": loss,
+            "solver": self.solver_,
+            "n_components": n_components,
+            **info,
+        }
+
+    def _square_output(self, F: np.ndarray) -> np.ndarray:
+        F = F + self.intercept_
+        return F.ravel() if F.shape[1] == 1 else F
+
+    def _outputs(self, X) -> np.ndarray:
+        """The fitted model's outputs ``f(x)`` at new inputs (checked as at fit)."""
+        check_is_fitted(self)
+        sparse = "csr" if self._accepts_sparse() else False
+        X = validate_data(self, X, dtype=float, reset=False, accept_sparse=sparse)
+        return self.loss_.decision(self, X)
+
+    def _accepts_sparse(self) -> bool:
+        """Whether this configuration takes scipy.sparse X (matrix-free linear paths only)."""
+        return False
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self._accepts_sparse()
+        return tags
+
+
+class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, StructuralEstimator):
     """Any loss with any weighted sum of structure penalties, in an RKHS.
 
     Minimises ``(1/l) sum_labeled loss + gamma_A ||f||_K^2 + sum_k w_k f^T M_k f`` where each
@@ -323,21 +606,6 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
     True
     """
 
-    @classmethod
-    def _get_param_names(cls) -> list[str]:
-        """scikit-learn's parameter names, read from the signature once per class:
-        ``get_params`` and ``clone`` run per grid point in :func:`~structreg.models.fit_path`
-        and the searches, and ``inspect.signature`` dominated their cost on small data."""
-        names = cls.__dict__.get("_param_names")
-        if names is None:
-            names = tuple(super()._get_param_names())
-            cls._param_names = names
-        return list(names)
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        cls._parameter_constraints = constraints_for(cls)
-
     def __init__(
         self,
         loss="square",
@@ -372,212 +640,14 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         self.max_iter = max_iter
         self.random_state = random_state
 
-    # -- hooks for presets ------------------------------------------------------------------
-    _path_params: tuple[str, ...] = ("gamma_A",)
-    """Parameters that only weight terms of the objective (the ridge, penalty weights), never
-    change the design or a penalty matrix: :func:`structreg.models.fit_path` solves grids over
-    them from one assembly of the normal equations."""
+    def _encode_targets(self, y, unlabeled) -> tuple:
+        return self._encode_labels(column_or_1d(y, warn=True), unlabeled)
 
-    def _loss(self) -> str:
-        """Name of the loss (``structreg.models._losses.LOSSES``): ``"square"``,
-        ``"bordered_square"`` or ``"hinge"``; ``fit`` composes the matching loss object
-        (``loss_``)."""
-        return self.loss
+    def _targets(self, y, y_codes: np.ndarray, labeled: np.ndarray) -> np.ndarray:
+        return pm_one_targets(y_codes, labeled, len(self.classes_))
 
-    def _penalty_terms(self, n_samples: int, n_labeled: int) -> list:
-        """The (weight, Penalty) pairs of this model for ``n_samples`` training points."""
-        return list(self.penalties or [])
-
-    def _fit_intercept(self) -> bool:
-        return self.fit_intercept
-
-    def _ridge(self) -> float:
-        """Weight of the RKHS norm ``||f||_K^2`` in the objective."""
-        return self.gamma_A
-
-    def _multi_class(self) -> str:
-        return getattr(self, "multi_class", "ovr")
-
-    def _make_feature_map(self, X: np.ndarray, memo: dict | None = None):
-        """The map phi of this model's kernel for ``solver_``: the identity (linear kernel,
-        primal path), Nystroem features on ``n_components`` centres, the full kernel
-        expansion (iterative exact kernel), or the exact factor ``K = V V^T``.  ``memo``: the
-        dict :func:`~structreg.models.fit_path` keeps for one X (what a map learns from X alone
-        may be kept there)."""
-        solver = getattr(self, "solver_", "dense")
-        if self.kernel == "linear" and (X.shape[1] < X.shape[0] or solver == "cg"):
-            return LinearFeatures()
-        params = dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0)
-        if solver == "nystroem":
-            idx = select_centers(X, self.n_components, self.centers, self.random_state)
-            return LandmarkFeatureMap(landmarks=X[idx], **params)
-        if solver == "cg" and self._exact_kernel_cg:
-            return KernelExpansion(**params)
-        return KernelFeatureMap(**params)
-
-    def _prepare(self, X: np.ndarray, Z: np.ndarray, y_codes: np.ndarray, labeled: np.ndarray):
-        """Hook run after the feature map and before the penalties (e.g. clustering)."""
-
-    def _loss_weights(self, labeled: np.ndarray) -> np.ndarray:
-        """Per-sample loss weights c_i: ``1/l`` on the l labeled samples."""
-        return labeled / labeled.sum()
-
-    def _bordered_system(self, X, Z, weights, M):
-        """The bordered dual system (:class:`~structreg.models._losses.BorderedDual`) of a
-        model with ``_loss() == "bordered_square"``."""
-        raise NotImplementedError(f"{type(self).__name__} has no bordered formulation")
-
-    def _penalty_root(self, labeled: np.ndarray):
-        """``(R, w)`` with ``M / gamma_A = w R R^T`` on the labeled points: what the hinge
-        loss needs to deform a Gram matrix (:class:`~structreg.models._losses.TrainingGram`)
-        instead of explicit features."""
-        raise ValueError(
-            f"{type(self).__name__}: the hinge loss on an unfactored kernel needs a penalty "
-            "given as a root (M / gamma_A = w R R^T)"
-        )
-
-    # -- fit / predict -----------------------------------------------------------------------
-    def fit(self, X, y, unlabeled=None):
-        """Fit on X with labels y (``-1`` / ``None`` or the ``unlabeled`` mask: unlabeled).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        unlabeled : array-like of bool, shape (n_samples,), optional
-            Marks unlabeled samples explicitly (use when -1 is a real class).
-
-        Returns
-        -------
-        self
-        """
-        X, y = self._validated(X, y)
-        with blas_threads_for(X.shape[0]):
-            return self._fit(X, y, unlabeled)
-
-    def _validated(self, X, y):
-        """Parameters and training data checked as ``fit`` checks them; returns ``(X, y)``."""
-        self._validate_params()
-        sparse = "csr" if self._accepts_sparse() else False
-        return validate_data(self, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
-
-    def _check_labels(self, y_codes: np.ndarray) -> None:
-        """Hook: refuse labels this model's parameters cannot serve (e.g. too few samples in
-        a class for its graph), after they are encoded."""
-
-    def _fit_structure(self, X, y, unlabeled, memo: dict | None = None, encoded=None):
-        """Everything of ``fit`` before the penalties: labels, solver, feature map, ``_prepare``.
-
-        Sets ``classes_``, ``solver_`` and ``feature_map_``; returns ``(y_codes, labeled, Z,
-        unexplained)`` (Z is None for the iterative exact-kernel path, ``unexplained`` the
-        Nystroem centres' missed share of the kernel trace, or None).  Shared by ``fit`` and
-        :func:`structreg.models.fit_path`, which passes a ``memo`` (kept for one X) so that
-        models with the same feature map (e.g. other graph parameters) reuse its design, and
-        ``encoded``, what :meth:`_encode_labels` returned for these labels (once per grid).
-        """
-        if encoded is None:
-            encoded = self._encode_labels(column_or_1d(y, warn=True), unlabeled)
-        classes, y_codes, labeled = encoded
-        self._check_labels(y_codes)
-        self.classes_ = classes
-        for stale in _SOLUTION_ATTRIBUTES:
-            self.__dict__.pop(stale, None)  # a refit with another loss / solver
-
-        self.solver_ = self._resolve_solver(X)
-        self.loss_ = loss_for(self, self.solver_)
-        self.feature_map_ = self._make_feature_map(X, memo)
-        key = memo_key(self.feature_map_) if memo is not None else None
-        if key is not None and ("feature_map", key) in memo:
-            self.feature_map_, Z = memo["feature_map", key]
-        elif isinstance(self.feature_map_, KernelExpansion):  # iterative exact kernel: no Z
-            Z = None
-            self.feature_map_.fit(X)
-        else:
-            Z = self.feature_map_.fit_transform(X)
-            if key is not None:
-                memo["feature_map", key] = (self.feature_map_, Z)
-        unexplained = None  # share of the kernel the Nystroem centres miss
-        if self.solver_ == "nystroem":
-            unexplained = getattr(self.feature_map_, "unexplained_trace_", None)
-        if unexplained is not None:
-            self._warn_nystroem(unexplained, Z.shape[1])
-        self._prepare(X, Z, y_codes, labeled)
-        return y_codes, labeled, Z, unexplained
-
-    def _fit(self, X, y, unlabeled):
-        y_codes, labeled, Z, unexplained = self._fit_structure(X, y, unlabeled)
-        n, n_lab = X.shape[0], int(labeled.sum())
-        M, psd = build_penalties(self._penalty_terms(n, n_lab), X, y_codes, labeled)
-        self.penalty_ = M
-        self.loss_.check(self, M, psd)
-        Y = pm_one_targets(y_codes, labeled, len(self.classes_))
-        data = FitData(X, Z, y_codes, labeled, self._loss_weights(labeled), M, Y)
-        fitted = self.loss_.fit(self, data)
-        if unexplained is not None:
-            self.solver_info_["unexplained_trace"] = unexplained
-        self.n_iter_ = int(self.solver_info_.get("n_iter", 1))
-        if self._semi_supervised:  # labels of the training points, unlabeled ones included
-            if fitted is None:
-                fitted = self.loss_.decision(self, X)
-            self.transduction_ = self.classes_[self._decide(fitted)]
-        return self
-
-    def _warn_nystroem(self, unexplained: float, n_components: int) -> None:
-        """Warn when the Nystroem centres miss much of the kernel (see
-        :data:`NYSTROEM_WARN_UNEXPLAINED`)."""
-        if unexplained > NYSTROEM_WARN_UNEXPLAINED:
-            warnings.warn(
-                f"{type(self).__name__}: the {n_components} Nystroem centres leave "
-                f"{100 * unexplained:.0f}% of the kernel's trace over the training samples "
-                "unexplained, so the fit may differ markedly from the exact-kernel solution; "
-                "use more centres (n_components), a wider kernel, or solver='dense' / 'cg'",
-                NystroemApproximationWarning,
-                stacklevel=4,
-            )
-
-    # -- solver choice ---------------------------------------------------------------------
-    def _primal_output(self) -> bool:
-        """Whether the fitted model is linear on its features (``phi(x) @ coef_ +
-        intercept_``: the square losses and the hinge's primal solvers) rather than a libsvm
-        machine on the deformed kernel."""
-        return self.loss_.linear
-
-    def _resolve_solver(self, X) -> str:
-        """The solver ``fit`` uses: ``solver``, or what ``"auto"`` picks for this X (see
-        :data:`AUTO_DENSE_MAX`)."""
-        solver = getattr(self, "solver", "dense")
-        loss_for(self, solver)  # refuses a solver the loss does not accept
-        if solver != "auto":
-            return solver
-        if sp.issparse(X):
-            return "cg"
-        if self.kernel == "linear" and X.shape[1] < X.shape[0]:
-            return "dense"
-        return "dense" if X.shape[0] <= AUTO_DENSE_MAX else "nystroem"
-
-    _exact_kernel_cg = True
-    """Whether ``solver="cg"`` with a kernel solves on the full kernel expansion by the
-    K-preconditioned CG of :mod:`structreg.solvers.kernel_cg` (False: models whose feature map
-    is not the plain kernel map run CG on the normal equations of their exact feature map)."""
-
-    def _square_tol(self) -> float:
-        return self.tol
-
-    def _set_solution(
-        self, coef, intercept, loss: str, n_components: int, info: dict, dual_coef=None
-    ) -> None:
-        """Store a linear solution on the feature map (and its kernel expansion) and
-        ``solver_info_``; used by ``fit`` and by :func:`~structreg.models.fit_path` (which
-        passes the kernel expansion ``dual_coef``, computed for a whole grid at once)."""
-        self.coef_, self.intercept_ = coef, intercept
-        if hasattr(self.feature_map_, "dual_coef"):
-            self.dual_coef_ = self.feature_map_.dual_coef(coef) if dual_coef is None else dual_coef
-        self.solver_info_ = {
-            "loss": loss,
-            "solver": self.solver_,
-            "n_components": n_components,
-            **info,
-        }
+    def _transduction(self, fitted: np.ndarray):
+        return self.classes_[self._decide(fitted)]
 
     def deformed_gram(self, X=None) -> np.ndarray:
         """Gram matrix of the deformed kernel (hinge loss solved by libsvm).
@@ -591,34 +661,15 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
             X = validate_data(self, X, dtype=float, reset=False)
         return self.loss_.deformed_gram(self, X)
 
-    def _square_output(self, F: np.ndarray) -> np.ndarray:
-        F = F + self.intercept_
-        return F.ravel() if F.shape[1] == 1 else F
-
     def _decide(self, F: np.ndarray) -> np.ndarray:
         return (F > 0).astype(int) if F.ndim == 1 else np.argmax(F, axis=1)
 
     def decision_function(self, X):
         """Output f(x): shape (n,) for two classes (positive means ``classes_[1]``), else
         (n, n_classes)."""
-        check_is_fitted(self)
-        sparse = "csr" if self._accepts_sparse() else False
-        X = validate_data(self, X, dtype=float, reset=False, accept_sparse=sparse)
-        return self.loss_.decision(self, X)
+        return self._outputs(X)
 
     def predict(self, X):
         """Predicted class labels."""
         decision = self.decision_function(X)
         return self.classes_[self._decide(decision)]
-
-    def _accepts_sparse(self) -> bool:
-        """Whether this configuration takes scipy.sparse X (matrix-free linear paths only)."""
-        return False
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = self._accepts_sparse()
-        return tags
-
-
-StructuralClassifier._parameter_constraints = constraints_for(StructuralClassifier)

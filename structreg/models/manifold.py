@@ -22,7 +22,7 @@ class _ManifoldMixin:
         return [(self.gamma_I / n_samples**2, laplacian)]
 
 
-_SHARED_DOC = """
+_KERNEL_DOC = """
     Parameters
     ----------
     kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
@@ -37,34 +37,23 @@ _SHARED_DOC = """
         purely supervised model.
     n_neighbors : int, default=6
         k of the kNN graph.
-    graph : {"knn", "class-wise"} or sparse matrix, default="knn"
+"""
+_GRAPH_DOC = """    graph : {"knn", "class-wise"} or sparse matrix, default="knn"
         ``"knn"``: one graph over labeled and unlabeled points (semi-supervised).
         ``"class-wise"``: a kNN graph inside each class of the labeled points, the
         supervised "MR" setting of the DRLSC paper (unlabeled points stay isolated).
         A sparse (n_samples, n_samples) adjacency matrix over the training points is used
         as given.
-    weights : {"connectivity", "heat", "dot"}, default="heat"
+"""
+_EDGE_DOC = """    weights : {"connectivity", "heat", "dot"}, default="heat"
         Edge weights.
     t : float or None, default=None
         Heat-kernel width; None uses the mean squared kNN distance.
     normalized : bool, default=False
         Normalised Laplacian ``I - D^{-1/2} W D^{-1/2}``.
 """
-
-
-class LapRLSC(_ManifoldMixin, StructuralClassifier):
-    __doc__ = (
-        """Laplacian regularized least-squares classifier.
-
-    ``min (1/l) sum_labeled ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2 + gamma_I/n^2 f^T L f``;
-    closed form ``(J K + l gamma_A I + l gamma_I / n^2 L K) alpha = J Y``.  Unlabeled samples
-    are marked ``-1`` (``None`` for string labels) or by the ``unlabeled`` mask of ``fit``;
-    the model is inductive.  With ``gamma_I=0`` it is :class:`RLSC`.
-"""
-        + _SHARED_DOC
-        + """    fit_intercept : bool, default=False
-        Add an unpenalised bias.
-    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+_SHARED_DOC = _KERNEL_DOC + _GRAPH_DOC + _EDGE_DOC
+_SQUARE_SOLVER_DOC = """    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
         ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
         ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
         O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
@@ -80,7 +69,24 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
         Iteration cap of ``solver="cg"`` (None: the solver's default).
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
+"""
 
+
+class LapRLSC(_ManifoldMixin, StructuralClassifier):
+    __doc__ = (
+        """Laplacian regularized least-squares classifier.
+
+    ``min (1/l) sum_labeled ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2 + gamma_I/n^2 f^T L f``;
+    closed form ``(J K + l gamma_A I + l gamma_I / n^2 L K) alpha = J Y``.  Unlabeled samples
+    are marked ``-1`` (``None`` for string labels) or by the ``unlabeled`` mask of ``fit``;
+    the model is inductive.  With ``gamma_I=0`` it is :class:`RLSC`.
+"""
+        + _SHARED_DOC
+        + """    fit_intercept : bool, default=False
+        Add an unpenalised bias.
+"""
+        + _SQUARE_SOLVER_DOC
+        + """
     Attributes
     ----------
     solver_ : str

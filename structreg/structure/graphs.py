@@ -198,7 +198,7 @@ def knn_indices(X, n_neighbors: int, *, algorithm: Algorithm = "auto") -> np.nda
     if n_neighbors >= n:
         raise ValueError(
             f"n_neighbors={n_neighbors} must be smaller than the number of points in the "
-            f"graph ({n})"
+            f"graph (n_samples = {n})"
         )
     if resolve_algorithm(X, algorithm) == "approximate":
         ind = _nndescent_indices(X, n_neighbors + 1)
