@@ -355,3 +355,16 @@ def test_example_runs(tmp_path):
     lap = scores["LapRLSRegressor"][0]
     assert lap > scores["KernelRidge (LOO CV)"][0] + MANIFOLD_MARGIN
     assert lap > scores["KernelRidge (best on test)"][0] + MANIFOLD_MARGIN
+
+
+def test_decision_path_of_a_regressor_gives_its_predictions():
+    from structreg.models import decision_path
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = X[:, 0] + 0.1 * rng.normal(size=40)
+    y[10:] = np.nan
+    F = decision_path(LapRLSRegressor(), X, y, {"gamma_A": [1e-3, 1e-1]})
+    for row, gamma_A in zip(F, [1e-3, 1e-1], strict=True):
+        np.testing.assert_allclose(row, LapRLSRegressor(gamma_A=gamma_A).fit(X, y).predict(X))
+    assert not np.allclose(F[0], F[1])

@@ -566,7 +566,7 @@ def decision_values(fits: Sequence, X) -> list[np.ndarray]:
         if _shares_test_features(f):
             shared[id(f.feature_map_)].append(i)
         else:
-            out[i] = f.decision_function(X)
+            out[i] = f.decision_function(X) if hasattr(f, "decision_function") else f.predict(X)
     for idx in shared.values():
         first = fits[idx[0]]
         linear = _linear(first.feature_map_)
