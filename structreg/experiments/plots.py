@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .report import pyplot
+from .report import pyplot, save_figure
 
 
 def boundary_figure(
@@ -54,6 +54,4 @@ def boundary_figure(
     for (r, c), ax in np.ndenumerate(axes):
         ax.set_visible((cols[c], r) in fitted)  # panels without a fit stay blank
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)

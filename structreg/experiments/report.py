@@ -21,6 +21,7 @@ __all__ = [
     "markdown_table",
     "most_frequent",
     "pyplot",
+    "save_figure",
     "significance_mark",
     "skipped_lines",
     "skipped_rows",
@@ -80,9 +81,7 @@ def comparison_table(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paper = paper or {}
-    lines = [f"# {title}", "", *intro]
-    if intro:
-        lines.append("")
+    lines = [f"# {title}", "", *intro, *([""] if intro else [])]
     lines += [
         "Cells: reproduced mean ± std over the splits, then (paper's value, difference);"
         + (f" `*`: differs from {reference} at 5 % (paired t-test)." if reference else ""),
@@ -203,3 +202,11 @@ def pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save_figure(fig: Any, path: Path, dpi: int = 100) -> Path:
+    """Write a figure to ``path`` (tight layout) and close it."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    pyplot().close(fig)
+    return path

@@ -30,7 +30,7 @@ from ..structure.l1graph import l1_graph
 from . import reference
 from .engine import Options, Plan, Table, cell_grid
 from .protocol import per_class_sample, runs_by, runs_table
-from .report import comparison_table, pyplot
+from .report import comparison_table, pyplot, save_figure
 from .store import CellKey
 
 __all__ = [
@@ -305,9 +305,8 @@ def _intro(plan: Plan, results: dict[CellKey, dict]) -> list[str]:
 
 def _curve_figure(path: Path, values: dict[str, dict[str, list]]) -> Path:
     """Fig. 7: every method's mean accuracy (± std over the draws) against m."""
-    plt = pyplot()
     ms = [int(row.split("=")[1]) for row in values]
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, ax = pyplot().subplots(figsize=(6, 4.5))
     for method in METHODS:
         acc = [np.asarray(values[row].get(method, [np.nan])) for row in values]
         mean, std = [a.mean() for a in acc], [a.std() for a in acc]
@@ -315,10 +314,7 @@ def _curve_figure(path: Path, values: dict[str, dict[str, list]]) -> Path:
     ax.set(**_REF["figure"])  # the labels and the title
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=120)
 
 
 def _report(

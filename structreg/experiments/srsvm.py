@@ -39,6 +39,7 @@ from .report import (
     comparison_table,
     markdown_table,
     pyplot,
+    save_figure,
     significance_mark,
     skipped_lines,
     skipped_rows,
@@ -638,14 +639,6 @@ def _write(
     return [md, write_csv(out / f"{PAPER}_{stem}.csv", header.split(), rows)]
 
 
-def _save(fig: Any, path: Path) -> Path:
-    """Write a figure to ``path`` (tight layout, 100 dpi) and close it."""
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    pyplot().close(fig)
-    return path
-
-
 def _report_xor(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     methods, figure = plan.context["methods"], f"{PAPER}_II_fig5_fig6.png"
     test, train = (
@@ -833,7 +826,7 @@ def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> li
         pyplot()  # the Agg backend before plot_bounds draws
         ax = plot_bounds({n: v for n, v in means.items() if v})
         ax.set_title("Fig. 10 (reproduced): bound of Theorem 1, mean over splits", fontsize=9)
-        paths.append(_save(ax.figure, out / f"{PAPER}_fig10.png"))
+        paths.append(save_figure(ax.figure, out / f"{PAPER}_fig10.png"))
     return paths
 
 
@@ -880,7 +873,7 @@ def _report_images(plan: Plan, results: dict, out: Path, options: Options) -> li
     ax.set_ylabel("test accuracy (%)")
     ax.set_title("Fig. 9 (reproduced)", fontsize=9)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    return [*paths, _save(fig, out / f"{PAPER}_fig9.png")]
+    return [*paths, save_figure(fig, out / f"{PAPER}_fig9.png")]
 
 
 _TABLES = {  # name: (plan, report, aliases); the titles are in reference/srsvm.json
