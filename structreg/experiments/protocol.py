@@ -124,12 +124,14 @@ def runs_table(
     row: Callable[[CellKey], Hashable] = lambda k: k.dataset,
     col: Callable[[CellKey], Hashable] = lambda k: k.method,
     order: Sequence[Hashable] = (),
+    field: str | None = None,
 ) -> dict[Hashable, dict[Hashable, list[Any]]]:
-    """``{row(key): {col(key): [results in split order]}}``: rows in ``order`` first (empty if
-    they have no result), then in plan order; see :func:`runs_by`."""
+    """``{row(key): {col(key): [results in split order]}}`` (``field``: each result's
+    ``result[field]``): rows in ``order`` first (empty if they have no result), then in plan
+    order; see :func:`runs_by`."""
     out: dict[Hashable, dict[Hashable, list[Any]]] = {r: {} for r in order}
     for (r, c), runs in runs_by(plan, results, lambda k: (row(k), col(k))).items():
-        out.setdefault(r, {})[c] = runs
+        out.setdefault(r, {})[c] = runs if field is None else [x[field] for x in runs]
     return out
 
 

@@ -279,11 +279,8 @@ def _plan(options: Options, m_filter: Sequence[int] | None) -> Plan:
 # -- report ----------------------------------------------------------------------------------
 def _collect(plan: Plan, results: dict[CellKey, dict], part: str) -> dict[str, dict[str, list]]:
     """``{"m = 5": {method: [accuracy per draw, in draw order]}}``."""
-    by_m = runs_table(plan, results, row=lambda k: k.params["m"])
-    return {
-        f"m = {m}": {method: [r[part] for r in runs] for method, runs in sorted(by.items())}
-        for m, by in sorted(by_m.items())
-    }
+    by_m = runs_table(plan, results, row=lambda k: k.params["m"], field=part)
+    return {f"m = {m}": dict(sorted(by.items())) for m, by in sorted(by_m.items())}
 
 
 def _intro(plan: Plan, results: dict[CellKey, dict]) -> list[str]:

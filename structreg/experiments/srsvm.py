@@ -46,7 +46,6 @@ from .report import (
     write_csv,
     write_markdown,
 )
-from .store import CellKey
 
 __all__ = ["TABLE2", "TABLE5", "TABLE6", "TABLE7", "TABLES", "TWO_CLASS_SETS", "run_cell"]
 
@@ -579,14 +578,6 @@ def _plan_images(options: Options) -> Plan:
 
 
 # -- reports ----------------------------------------------------------------------------------
-def _values(
-    plan: Plan, results: dict[CellKey, dict], field: str, row: Callable = lambda k: k.dataset
-) -> dict[str, dict[str, list]]:
-    """``{row: {method: [value per split]}}`` of the plan's cells (splits in order)."""
-    table = runs_table(plan, results, row=row)
-    return {r: {m: [x[field] for x in v] for m, v in by.items()} for r, by in table.items()}
-
-
 def _rows(values: dict[str, dict[str, list]], columns: Sequence[str], cell: Callable) -> list:
     """Table rows: the row's name, then ``cell(row, column, values or None)`` per column."""
     return [[r, *(cell(r, c, by.get(c)) for c in columns)] for r, by in values.items()]
@@ -642,7 +633,7 @@ def _write(
 def _report_xor(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     methods, figure = plan.context["methods"], f"{PAPER}_II_fig5_fig6.png"
     test, train = (
-        _values(plan, results, f, row=lambda k: str(_xor_pct(k.dataset)))
+        runs_table(plan, results, field=f, row=lambda k: str(_xor_pct(k.dataset)))
         for f in ("test_acc", "train_acc")
     )
     paper = {str(p): {m: v[0] for m, v in row.items()} for p, row in TABLE2.items()}
@@ -700,7 +691,7 @@ def _xor_figure(plan: Plan, results: dict, path: Path) -> Path | None:
 def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     methods = plan.context["methods"]
     fit, pred, search, acc = (
-        _values(plan, results, f) for f in ("fit_s", "predict_s", "search_s", "test_acc")
+        runs_table(plan, results, field=f) for f in ("fit_s", "predict_s", "search_s", "test_acc")
     )
     times = {
         n: {m: (float(np.mean(v)), float(np.mean(pred[n][m]))) for m, v in by.items()}
@@ -744,8 +735,8 @@ def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> li
 
 
 def _report_support(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
-    values = _values(plan, results, "n_support")
-    sizes = _values(plan, results, "n_train")
+    values = runs_table(plan, results, field="n_support")
+    sizes = runs_table(plan, results, field="n_train")
     sizes_txt = ", ".join(f"{n} {next(iter(by.values()))[0]}" for n, by in sizes.items())
     return comparison_table(
         out,
@@ -762,7 +753,7 @@ def _report_support(plan: Plan, results: dict, out: Path, options: Options) -> l
 
 def _report_clusters(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     rows, rows_csv = [], []
-    for name, by_method in _values(plan, results, "n_clusters").items():
+    for name, by_method in runs_table(plan, results, field="n_clusters").items():
         cells = []
         for m in ("SRSVM", "SLMM"):
             v = by_method.get(m)
@@ -790,7 +781,7 @@ def _report_clusters(plan: Plan, results: dict, out: Path, options: Options) -> 
 
 def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     methods = plan.context["methods"]
-    raw = _values(plan, results, "bound")
+    raw = runs_table(plan, results, field="bound")
     bounds = {
         n: {m: [b["bound"] for b in v if b and b.get("bound") is not None] for m, v in by.items()}
         for n, by in raw.items()
@@ -832,9 +823,9 @@ def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> li
 
 def _report_images(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     methods = plan.context["methods"]
-    values = _values(plan, results, "test_acc")
+    values = runs_table(plan, results, field="test_acc")
     values = {s: values[s] for s in IMAGE_SETTINGS if s in values}
-    fit = _values(plan, results, "fit_s")
+    fit = runs_table(plan, results, field="fit_s")
     fit_txt = "; ".join(
         f"{s}: " + ", ".join(f"{m} {np.mean(v):.1f}" for m, v in by.items())
         for s, by in fit.items()
