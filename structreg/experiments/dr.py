@@ -127,14 +127,10 @@ def make_estimator(method: str, params: Mapping[str, float], data: _TrainingSet)
         weights = {"gamma_A": e["gamma_A"], "gamma_I": e["gamma_I"]}
         return LapRLSC(**kernel, **weights, n_neighbors=data.graph_k, fit_intercept=linear)
     if method in ("LGDR", "LLDR", "GDR", "LDR"):
-        return DiscriminativeRLS(
-            margin="local" if method in ("LLDR", "LDR") else "global",
-            **kernel,
-            gamma_A=e["gamma_A"],
-            gamma_D=e["gamma_D"] * data.d_scale,
-            n_neighbors=data.xi,
-            n_neighbors_other=data.zeta,
-        )
+        margin = "local" if method in ("LLDR", "LDR") else "global"
+        weights = {"gamma_A": e["gamma_A"], "gamma_D": e["gamma_D"] * data.d_scale}
+        neighbours = {"n_neighbors": data.xi, "n_neighbors_other": data.zeta}
+        return DiscriminativeRLS(margin=margin, **kernel, **weights, **neighbours)
     raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
 
 
@@ -243,17 +239,13 @@ def uci_cell(
     return _final(method, found, folds, (Xtr, ytr), (Xte, yte), start)
 
 
-def _load_row(row: str) -> tuple[np.ndarray, np.ndarray]:
-    return _load(UCI_SETS[row][0])
-
-
 def _quick_list(row: str, data: Any) -> str | None:
     """Why ``--quick`` leaves out a UCI row (not one of the smaller sets), or None."""
     return None if row in _REF["quick_uci"] else _TEXT["quick_left_out"]
 
 
 def plan_table4(options: Options) -> Plan:
-    used, skipped, notes = uci_rows(options, UCI_SETS, _load_row, _quick_list)
+    used, skipped, notes = uci_rows(options, UCI_SETS, lambda r: _load(UCI_SETS[r][0]), _quick_list)
     sets = {row: UCI_SETS[row][0] for row in used}
     shapes = {row: (*X.shape, len(np.unique(y))) for row, (X, y) in used.items()}
     n_folds = 3 if options.quick else 5
@@ -417,15 +409,9 @@ def _toy_fit(
     X, y = make_drlsc_moons(
         level=level, n_samples_per_class=n_per_class, random_state=_seed("moons", level)
     )
-    clf = DiscriminativeRLS(
-        margin=margin,
-        kernel="rbf",
-        gamma=1.0 / (2.0 * 0.1**2),
-        gamma_A=0.1,
-        gamma_D=gamma_D,
-        n_neighbors=n_neighbors,
-        n_neighbors_other=n_neighbors,
-    )
+    weights = {"gamma": 1.0 / (2.0 * 0.1**2), "gamma_A": 0.1, "gamma_D": gamma_D}  # sigma = 0.1
+    neighbours = {"n_neighbors": n_neighbors, "n_neighbors_other": n_neighbors}
+    clf = DiscriminativeRLS(margin=margin, kernel="rbf", **weights, **neighbours)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
         clf.fit(X, y)
@@ -469,14 +455,7 @@ def report_fig2(
             fitted[(col, s)] = (*_toy_fit(**key.params), None, None)
         table.append([name, *shown])
     intro = _TEXT["fig2_intro"].format(n_per_class=n_per_class, weight=0.1 / (2 * n_per_class))
-    lines = [
-        _TEXT["fig2_heading"],
-        "",
-        intro,
-        "",
-        *markdown_table(["set", *cols], table),
-        "",
-    ]
+    lines = [_TEXT["fig2_heading"], "", intro, "", *markdown_table(["set", *cols], table), ""]
     lines += [_TEXT["fig2_cells"], "", _TEXT["fig2_figure_note"]]
     md = write_markdown(out / f"{PAPER}_fig2.md", lines)
     png = out / f"{PAPER}_fig2.png"
