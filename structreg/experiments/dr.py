@@ -22,7 +22,7 @@ from ..datasets import load_dataset, make_drlsc_moons
 from ..models import DiscriminativeRLS, LapRLSC, fit_path
 from ..solvers import NonConvexObjectiveWarning
 from . import reference
-from .engine import Cell, Options, Plan, Table, cell_grid
+from .engine import Cell, Options, Plan, Results, Table, cell_grid
 from .plots import boundary_figure
 from .protocol import (
     chosen_methods,
@@ -52,7 +52,6 @@ from .search import (
     trivial_gaussian_widths,
     value_axis,
 )
-from .store import CellKey
 
 PAPER = "dr"
 VERSION = 2
@@ -288,9 +287,7 @@ def _search_lines(grid: str) -> list[str]:
     return [_TEXT["search"].format(grid=grid, shown=shown, how=how)]
 
 
-def report_table(
-    plan: Plan, results: Mapping[CellKey, dict[str, Any]], out: Path, options: Options
-) -> list[Path]:
+def report_table(plan: Plan, results: Results, out: Path, options: Options) -> list[Path]:
     """The accuracy table of Table 4 or 5 (``plan.context["table"]``): the protocol, the
     table, the notes, the chosen parameters and the cost."""
     ctx = plan.context
@@ -438,9 +435,7 @@ def plan_fig2(options: Options) -> Plan:
     return Plan(cells, context={"n_per_class": n_per_class})
 
 
-def report_fig2(
-    plan: Plan, results: Mapping[CellKey, dict[str, Any]], out: Path, options: Options
-) -> list[Path]:
+def report_fig2(plan: Plan, results: Results, out: Path, options: Options) -> list[Path]:
     """Fig. 2: the training accuracies (Markdown) and the decision boundaries (PNG)."""
     n_per_class = plan.context["n_per_class"]
     cols = [f"{m} ({label})" for label in _toy_settings(2 * n_per_class) for m in _TOY_MARGINS]

@@ -19,6 +19,8 @@ from .store import CellKey, ResultsStore
 __all__ = ["Cell", "Options", "Plan", "Table", "TableRun", "cell_grid", "run_cells", "run_table"]
 
 STORE_NAME = "results.sqlite"
+Results = dict[CellKey, dict[str, Any]]
+"""The stored results of a table's cells, by key."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ class Table:
     name: str
     title: str
     plan: Callable[[Options], Plan]
-    report: Callable[[Plan, dict[CellKey, dict[str, Any]], Path, Options], list[Path]]
+    report: Callable[[Plan, Results, Path, Options], list[Path]]
     aliases: tuple[str, ...] = ()
 
 
@@ -116,7 +118,7 @@ class TableRun:
 
     table: Table
     paths: list[Path]
-    results: dict[CellKey, dict[str, Any]]
+    results: Results
     n_cached: int
     n_computed: int
     wall_time_s: float
@@ -201,7 +203,7 @@ def run_cells(
     scheduler: Any = None,
     progress: bool | None = None,
     desc: str = "",
-) -> tuple[dict[CellKey, dict[str, Any]], int]:
+) -> tuple[Results, int]:
     """Run the cells not yet in ``store`` (duplicated keys once) and store each result as it
     arrives; return ``({key: result}, n_cached)``.  ``n_jobs``: joblib workers here (None or 1:
     this process); ``scheduler``: a ``dask.distributed`` address or client (then ``n_jobs`` is

@@ -28,10 +28,9 @@ from ..datasets import load_dataset
 from ..models import GFHF, SRC, UNLABELED, LapRLSC, SparseRLSC, drop_label_work, fit_path
 from ..structure.l1graph import l1_graph
 from . import reference
-from .engine import Options, Plan, Table, cell_grid
+from .engine import Options, Plan, Results, Table, cell_grid
 from .protocol import per_class_sample, runs_by, runs_table
 from .report import comparison_table, pyplot, save_figure
-from .store import CellKey
 
 __all__ = [
     "FIG7_M",
@@ -277,13 +276,13 @@ def _plan(options: Options, m_filter: Sequence[int] | None) -> Plan:
 
 
 # -- report ----------------------------------------------------------------------------------
-def _collect(plan: Plan, results: dict[CellKey, dict], part: str) -> dict[str, dict[str, list]]:
+def _collect(plan: Plan, results: Results, part: str) -> dict[str, dict[str, list]]:
     """``{"m = 5": {method: [accuracy per draw, in draw order]}}``."""
     by_m = runs_table(plan, results, row=lambda k: k.params["m"], field=part)
     return {f"m = {m}": dict(sorted(by.items())) for m, by in sorted(by_m.items())}
 
 
-def _intro(plan: Plan, results: dict[CellKey, dict]) -> list[str]:
+def _intro(plan: Plan, results: Results) -> list[str]:
     """The protocol as run, the l1-graph and the seconds spent per method."""
     s, g = plan.context["settings"], plan.context["graph"]
     if g is None:
@@ -314,9 +313,7 @@ def _curve_figure(path: Path, values: dict[str, dict[str, list]]) -> Path:
     return save_figure(fig, path, dpi=120)
 
 
-def _report(
-    plan: Plan, results: dict[CellKey, dict], out: Path, options: Options, *, table: str
-) -> list[Path]:
+def _report(plan: Plan, results: Results, out: Path, options: Options, *, table: str) -> list[Path]:
     """``srlsc_<table>.md`` and ``.csv`` (Fig. 7: and the curve, ``srlsc_fig7.png``)."""
     text = _REF["reports"][table]
     values = _collect(plan, results, text["part"])
