@@ -318,9 +318,7 @@ def fit_cell(
     """Search the parameters of ``method`` by CV on the training half, refit, score.
 
     ``fixed``: parameters not searched (e.g. the toy's k = 10, SVM's iteration cap).
-    ``search`` (the coarse steps of ``grid``) and ``v`` only key the stored result.  Returns
-    test / train / CV accuracy (%), the chosen parameters, the number of candidates and the
-    seconds (wall and CPU) spent.
+    ``search`` (the coarse steps of ``grid``) and ``v`` only key the stored result.
     """
     if search is not None and search != GRIDS[grid]:
         raise ValueError(f"search settings {search} differ from the {grid!r} grid {GRIDS[grid]}")

@@ -67,9 +67,7 @@ def comparison_table(
 
     Parameters
     ----------
-    out : folder
-    stem : file name without extension
-    title : the Markdown heading
+    out, stem, title : folder, file name without extension, Markdown heading
     values : ``values[row][method]`` -- the reproduced numbers, one per split (%)
     methods : column order (methods missing from a row are shown as ``-``)
     paper : ``paper[row][method]`` -- the paper's number, or None where it has none

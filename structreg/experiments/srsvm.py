@@ -266,12 +266,9 @@ class _Folds:
 
 def _lapsvm(g: float, C: float, lam: float, y: np.ndarray, graph: Any = "class-wise") -> LapSVM:
     """LapSVM of width ``g`` with libsvm's ``C`` and the graph weight ``lam`` relative to the
-    RKHS norm.
-
-    ``gamma_A = 1 / (2 C l)`` and ``gamma_I = lam gamma_A l^2`` on the ``l = len(y)`` labeled
-    training points; class-wise kNN graphs with 6 neighbours (fewer when a class of ``y``
-    has at most 6 points) and heat weights.
-    """
+    RKHS norm: ``gamma_A = 1 / (2 C l)`` and ``gamma_I = lam gamma_A l^2`` on the ``l = len(y)``
+    labeled points; class-wise kNN graphs of :data:`N_NEIGHBORS` neighbours (fewer when a class
+    of ``y`` has at most that many points), heat weights."""
     n = len(y)
     gamma_A = 1.0 / (2.0 * C * n)
     k = int(min(N_NEIGHBORS, np.bincount(y).min() - 1))
@@ -430,11 +427,8 @@ def run_cell(
     """One fit: choose the parameters by CV on the training part, fit, time, score.
 
     ``kind`` is ``"xor"``, ``"uci"`` or ``"image"``; ``grid`` a :data:`GRIDS` entry; SLMM's
-    ``C`` is searched over the exponents ``slmm_c`` (None: the SVM's ``C``).  Returns
-    accuracies (%), the chosen exponents, the CV accuracy, the fit / predict seconds
-    (``time.perf_counter`` around ``fit`` and ``predict``), the search seconds, support
-    vectors, Ward clusters per class, and optionally Theorem 1's bound and (XOR) the decision
-    values on a grid.
+    ``C`` is searched over the exponents ``slmm_c`` (None: the SVM's ``C``); ``bound``: also
+    Theorem 1's bound; ``figure``: also the decision values on a grid (XOR).
     """
     del v  # part of the key only
     Xtr, ytr, Xte, yte = _task(kind, dataset, split)

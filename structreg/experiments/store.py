@@ -66,15 +66,8 @@ class CellKey:
 
 
 class ResultsStore:
-    """Finished cells in an SQLite file (created on first use); a context manager.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The database file; its folder is created if needed.
-    timeout : float, default=30.0
-        Seconds to wait for a lock held by another process reading the same file.
-    """
+    """Finished cells in the SQLite file ``path`` (created on first use, its folder too); a
+    context manager.  ``timeout``: seconds to wait for a lock held by another process."""
 
     def __init__(self, path: str | Path, timeout: float = 30.0) -> None:
         self.path = Path(path)
