@@ -8,6 +8,7 @@ data versions: ``docs/reproducing/drlsc.md``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 import warnings
@@ -450,11 +451,13 @@ def _ar_plan(options: Options) -> Plan:
     return Plan([], {s: reason for s in _REF["table8"]}, context=context)
 
 
-def _report(table: str, intro: str = "") -> Any:
-    """The accuracy table of Tables 6-7 (no ``intro``: UCI rows) and 8-12 (settings)."""
-    paper = _REF[f"table{table}"]
+def _report(table: str) -> Any:
+    """The accuracy table of Tables 6-7 (UCI rows) and 8-12 (settings, after an ``intro``)."""
+    paper, intro = _REF[f"table{table}"], _TEXT.get(table, "")
     if table in IMAGE_TABLES:  # USPS: the paper's rows are keyed "1v7"
-        paper = {row: paper[row.replace(" vs. ", "v")] for row in IMAGE_TABLES[table]["rows"]}
+        spec = IMAGE_TABLES[table]
+        paper = {row: paper[row.replace(" vs. ", "v")] for row in spec["rows"]}
+        intro = _TEXT[spec["source"]].format(**spec)
 
     def report(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
         ctx = plan.context
@@ -545,10 +548,8 @@ def _toy_report(plan: Plan, results: dict, out: Path, options: Options) -> list[
     for p, heading in zip(paths[::2], headings, strict=True):
         lines += [f"## {heading} (%)", *p.read_text().splitlines()[1:], ""]
     lines += ["## Parameters chosen on draw 0", ""]
-    for s in TOY_SETS:
-        lines += [
-            f"- set {s}, {m}: " + format_params(by[f"moons:{s}"][m][0]["params"]) for m in methods
-        ]
+    for s, m in itertools.product(TOY_SETS, methods):
+        lines.append(f"- set {s}, {m}: " + format_params(by[f"moons:{s}"][m][0]["params"]))
     md = write_markdown(out / f"{PAPER}_4-5.md", lines)
     fitted = {}  # Fig. 1: draw 0's fits
     with warnings.catch_warnings():
@@ -569,11 +570,6 @@ TABLES: tuple[Table, ...] = (
     Table(PAPER, "4-5", _TITLES["4-5"], _toy_plan, _toy_report, aliases=("4", "5", "toy", "fig1")),
     Table(PAPER, "6", _TITLES["6"], _uci_plan("6", "linear", LINEAR_METHODS), _report("6")),
     Table(PAPER, "7", _TITLES["7"], _uci_plan("7", "rbf", RBF_METHODS), _report("7")),
-    Table(PAPER, "8", _TITLES["8"], _ar_plan, _report("8", _TEXT["8"])),
-    *(
-        Table(
-            PAPER, t, _TITLES[t], _image_plan(t), _report(t, _TEXT[spec["source"]].format(**spec))
-        )
-        for t, spec in IMAGE_TABLES.items()
-    ),
+    Table(PAPER, "8", _TITLES["8"], _ar_plan, _report("8")),
+    *(Table(PAPER, t, _TITLES[t], _image_plan(t), _report(t)) for t in IMAGE_TABLES),
 )
