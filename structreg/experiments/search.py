@@ -71,11 +71,9 @@ def log2_axis(
     return Axis(name, values[::-1] if descending else values, coarse_step, exhaustive)
 
 
-def value_axis(
-    name: str, values: Iterable[Any], *, coarse_step: int = 1, exhaustive: bool = False
-) -> Axis:
+def value_axis(name: str, values: Iterable[Any], *, coarse_step: int = 1) -> Axis:
     """Axis over a plain list of values (kept in the given order)."""
-    return Axis(name, tuple(values), coarse_step, exhaustive)
+    return Axis(name, tuple(values), coarse_step)
 
 
 @dataclass
