@@ -268,11 +268,9 @@ def _params_summary(by: Mapping[str, Mapping[str, list[dict[str, Any]]]]) -> lis
             )
             cv = np.mean([r["cv_acc"] for r in runs])
             non_convex = sum(r.get("convex") is False for r in runs)
-            lines.append(
-                f"- {row}, {method}: {best} ({count}/{len(runs)} runs); mean CV accuracy "
-                f"{cv:.1f} %"
-                + (f"; non-convex final fit in {non_convex} runs" if non_convex else "")
-            )
+            note = f"; non-convex final fit in {non_convex} runs" if non_convex else ""
+            shown = f"{best} ({count}/{len(runs)} runs)"
+            lines.append(f"- {row}, {method}: {shown}; mean CV accuracy {cv:.1f} %{note}")
     return lines
 
 

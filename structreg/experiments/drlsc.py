@@ -389,7 +389,7 @@ def _cells(
         for split in range(draws)
         for m in chosen
     ]
-    return cells, {"grid": grid, "draws": draws, "methods": chosen}
+    return cells, {"table": table, "grid": grid, "draws": draws, "methods": chosen}
 
 
 def _search_lines(grid: str, kernel: str, n_folds: int = N_FOLDS) -> list[str]:
@@ -447,61 +447,58 @@ def _image_plan(table: str) -> Any:
 
 def _ar_plan(options: Options) -> Plan:
     reason = "the AR face database is not among structreg's data sets"
-    context = {"methods": list(RBF_METHODS), "rows": {s: s for s in _REF["table8"]}}
+    context = {"table": "8", "methods": list(RBF_METHODS), "rows": {s: s for s in _REF["table8"]}}
     return Plan([], {s: reason for s in _REF["table8"]}, context=context)
 
 
-def _report(table: str) -> Any:
+def _report(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     """The accuracy table of Tables 6-7 (UCI rows) and 8-12 (settings, after an ``intro``)."""
+    ctx = plan.context
+    table = ctx["table"]
     paper, intro = _REF[f"table{table}"], _TEXT.get(table, "")
     if table in IMAGE_TABLES:  # USPS: the paper's rows are keyed "1v7"
         spec = IMAGE_TABLES[table]
         paper = {row: paper[row.replace(" vs. ", "v")] for row in spec["rows"]}
         intro = _TEXT[spec["source"]].format(**spec)
-
-    def report(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
-        ctx = plan.context
-        by = runs_table(plan, results, order=list(ctx.get("used", ())))
-        label = {d: row for row, d in ctx.get("rows", {}).items()}
-        values = {
-            label.get(d, d): {m: [r["test_acc"] for r in rs] for m, rs in per.items()}
-            for d, per in by.items()
-        }
-        runs = [(m, r) for per in by.values() for m, rs in per.items() for r in rs]
-        cost = [cost_line(runs)] if runs else []
-        if not intro:
-            uci = _TEXT["uci"].format(table=table, draws=ctx["draws"])
-            lines = [uci, "", *_search_lines(ctx["grid"], ctx["kernel"])]
-            notes = ["Data sets (n, d, classes as used here):", ""]
-            for name, (n, d, c) in ctx["used"].items():
-                extra = UCI_SETS[name][1]
-                notes.append(f"- {name}: {n} x {d}, {c} classes" + (f"; {extra}" if extra else ""))
-            notes += ["", *plan.notes, *cost, _TEXT["params_csv"]]
-        else:
-            for row in ctx["rows"]:  # rows not run still show the paper's numbers
-                values.setdefault(row, {})
-            lines, notes = [intro], cost
-            if "grid" in ctx:  # Table 8 (AR) has the paper's numbers only
-                lines += ["", f"{ctx['draws']} random draws of the training images per row."]
-                lines += ["", *_search_lines(ctx["grid"], "rbf")]
-        paths = comparison_table(
-            out,
-            f"{PAPER}_{table}",
-            title=_REF["tables"][table][1],
-            values=values,
-            methods=ctx["methods"],
-            paper=paper,
-            reference="DRLSC" if intro or "DRLSC" in ctx["methods"] else None,
-            skipped=plan.skipped,
-            intro=lines,
-            notes=notes,
-            row_label="setting" if intro else "data set",
-        )
-        if by or not intro:
-            paths.append(_write_params(out / f"{PAPER}_{table}_params.csv", by))
-        return paths
-
-    return report
+    by = runs_table(plan, results, order=list(ctx.get("used", ())))
+    label = {d: row for row, d in ctx.get("rows", {}).items()}
+    values = {
+        label.get(d, d): {m: [r["test_acc"] for r in rs] for m, rs in per.items()}
+        for d, per in by.items()
+    }
+    runs = [(m, r) for per in by.values() for m, rs in per.items() for r in rs]
+    cost = [cost_line(runs)] if runs else []
+    if not intro:
+        uci = _TEXT["uci"].format(table=table, draws=ctx["draws"])
+        lines = [uci, "", *_search_lines(ctx["grid"], ctx["kernel"])]
+        notes = ["Data sets (n, d, classes as used here):", ""]
+        for name, (n, d, c) in ctx["used"].items():
+            extra = UCI_SETS[name][1]
+            notes.append(f"- {name}: {n} x {d}, {c} classes" + (f"; {extra}" if extra else ""))
+        notes += ["", *plan.notes, *cost, _TEXT["params_csv"]]
+    else:
+        for row in ctx["rows"]:  # rows not run still show the paper's numbers
+            values.setdefault(row, {})
+        lines, notes = [intro], cost
+        if "grid" in ctx:  # Table 8 (AR) has the paper's numbers only
+            lines += ["", f"{ctx['draws']} random draws of the training images per row."]
+            lines += ["", *_search_lines(ctx["grid"], "rbf")]
+    paths = comparison_table(
+        out,
+        f"{PAPER}_{table}",
+        title=_REF["tables"][table][1],
+        values=values,
+        methods=ctx["methods"],
+        paper=paper,
+        reference="DRLSC" if intro or "DRLSC" in ctx["methods"] else None,
+        skipped=plan.skipped,
+        intro=lines,
+        notes=notes,
+        row_label="setting" if intro else "data set",
+    )
+    if by or not intro:
+        paths.append(_write_params(out / f"{PAPER}_{table}_params.csv", by))
+    return paths
 
 
 def _write_params(path: Path, by: dict[str, dict[str, list[dict]]]) -> Path:
@@ -568,8 +565,8 @@ def _toy_report(plan: Plan, results: dict, out: Path, options: Options) -> list[
 _TITLES = {t: titles[0] for t, titles in _REF["tables"].items()}
 TABLES: tuple[Table, ...] = (
     Table(PAPER, "4-5", _TITLES["4-5"], _toy_plan, _toy_report, aliases=("4", "5", "toy", "fig1")),
-    Table(PAPER, "6", _TITLES["6"], _uci_plan("6", "linear", LINEAR_METHODS), _report("6")),
-    Table(PAPER, "7", _TITLES["7"], _uci_plan("7", "rbf", RBF_METHODS), _report("7")),
-    Table(PAPER, "8", _TITLES["8"], _ar_plan, _report("8")),
-    *(Table(PAPER, t, _TITLES[t], _image_plan(t), _report(t)) for t in IMAGE_TABLES),
+    Table(PAPER, "6", _TITLES["6"], _uci_plan("6", "linear", LINEAR_METHODS), _report),
+    Table(PAPER, "7", _TITLES["7"], _uci_plan("7", "rbf", RBF_METHODS), _report),
+    Table(PAPER, "8", _TITLES["8"], _ar_plan, _report),
+    *(Table(PAPER, t, _TITLES[t], _image_plan(t), _report) for t in IMAGE_TABLES),
 )
