@@ -95,14 +95,11 @@ def comparison_table(
                 cells.append("-" if ref is None else f"- ({_fmt(ref)})")
                 continue
             mean, std = float(v.mean()), float(v.std())
-            mark = ""
-            if reference and method != reference and reference in by_method:
-                mark = significance_mark(by_method[reference], v)
+            tested = reference and method != reference and reference in by_method
+            mark = significance_mark(by_method[reference], v) if tested else ""
             diff = None if ref is None else mean - ref
-            shown = f"{mean:.2f} ± {std:.2f}"
-            if ref is not None:
-                shown += f" ({ref:.2f}, {diff:+.2f})"
-            cells.append(shown + mark)
+            paper_part = "" if ref is None else f" ({ref:.2f}, {diff:+.2f})"
+            cells.append(f"{mean:.2f} ± {std:.2f}{paper_part}{mark}")
             rows.append([row, method, v.size, _fmt(mean), _fmt(std), _fmt(ref), _fmt(diff), mark])
         table.append([row, *cells])
     lines += markdown_table([row_label, *methods], table)
