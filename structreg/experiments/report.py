@@ -38,9 +38,8 @@ def significance_mark(
     if a.shape != b.shape or a.size < 2 or np.allclose(a, b):
         return ""
     diff = a - b
-    if np.allclose(diff, diff[0]):  # constant non-zero difference: t is infinite
-        return "*"
-    return "*" if stats.ttest_rel(a, b).pvalue < alpha else ""
+    constant = np.allclose(diff, diff[0])  # a constant non-zero difference: t is infinite
+    return "*" if constant or stats.ttest_rel(a, b).pvalue < alpha else ""
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
