@@ -15,7 +15,6 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -241,10 +240,10 @@ def _settings(options: Options) -> dict[str, Any]:
     return s
 
 
-def _plan(options: Options, m_filter: Sequence[int] | None) -> Plan:
-    """The cells of the run's m values (those in ``m_filter`` only, if given)."""
+def _plan(options: Options, table: str) -> Plan:
+    """The cells of the run's m values (Table 4: those of the paper's table only)."""
     s = _settings(options)
-    context: dict[str, Any] = {"settings": s, "graph": None}
+    context: dict[str, Any] = {"table": table, "settings": s, "graph": None}
     if s["datasets"] is not None and "usps" not in {str(d).lower() for d in s["datasets"]}:
         return Plan([], {"USPS": "not run: not requested", **UNAVAILABLE}, context=context)
     try:
@@ -261,7 +260,7 @@ def _plan(options: Options, m_filter: Sequence[int] | None) -> Plan:
         X1, s["per_class"], s["l1_mode"], s["cache_dir"], n_jobs=options.n_jobs, verbose=True
     )
     graph = {"seconds": seconds, "file": str(path), "nnz_per_row": float(A.nnz / A.shape[0])}
-    m_values = [m for m in s["m_values"] if m_filter is None or m in m_filter]
+    m_values = [m for m in s["m_values"] if table != "4" or m in TABLE4_M]
     context.update(graph=graph, n_x1=len(y1), n_out=len(X_out), m_values=m_values)
     func = functools.partial(_usps_cell, graph_cache=s["cache_dir"])
     common = {"paper": PAPER, "table": CELL_TABLE, "datasets": ["USPS"], "draws": s["draws"]}
@@ -313,8 +312,9 @@ def _curve_figure(path: Path, values: dict[str, dict[str, list]]) -> Path:
     return save_figure(fig, path, dpi=120)
 
 
-def _report(plan: Plan, results: Results, out: Path, options: Options, *, table: str) -> list[Path]:
+def _report(plan: Plan, results: Results, out: Path, options: Options) -> list[Path]:
     """``srlsc_<table>.md`` and ``.csv`` (Fig. 7: and the curve, ``srlsc_fig7.png``)."""
+    table = plan.context["table"]
     text = _REF["reports"][table]
     values = _collect(plan, results, text["part"])
     paper = {
@@ -340,13 +340,6 @@ def _report(plan: Plan, results: Results, out: Path, options: Options, *, table:
 
 
 TABLES = tuple(
-    Table(
-        PAPER,
-        name,
-        _REF["tables"][name],
-        functools.partial(_plan, m_filter=m_filter),
-        functools.partial(_report, table=name),
-        aliases=aliases,
-    )
-    for name, m_filter, aliases in (("fig7", None, ("7", "curve")), ("4", TABLE4_M, ()))
+    Table(PAPER, name, _REF["tables"][name], functools.partial(_plan, table=name), _report, aliases)
+    for name, aliases in (("fig7", ("7", "curve")), ("4", ()))
 )

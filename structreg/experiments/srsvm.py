@@ -466,25 +466,21 @@ def run_cell(
 
 
 # -- plans ------------------------------------------------------------------------------------
-def _grid(options: Options, default: str | None = None) -> tuple[str, dict]:
+def _grid(options: Options, full: str = "paper") -> tuple[str, dict]:
     """``(name, spec)`` of the search grid: ``options.extra["grid"]`` (a :data:`GRIDS` name, or
-    a spec dict such as ``{"exps": {"gamma": [-4], "C": [2], "lam": [0]}}``), else the
-    default ("coarse" under --quick, "paper" otherwise)."""
+    a spec dict such as ``{"exps": {"gamma": [-4], "C": [2], "lam": [0]}}``), else "coarse"
+    under --quick and ``full`` otherwise."""
     if isinstance(options.extra.get("grid"), dict):
         return "custom", dict(options.extra["grid"])
-    name = grid_name(
-        options, GRIDS, paper=PAPER, quick=default or "coarse", full=default or "paper"
-    )
+    name = grid_name(options, GRIDS, paper=PAPER, quick="coarse", full=full)
     return name, GRIDS[name]
 
 
 def _wanted(options: Options, key: str, default: Sequence) -> list:
     """The entries of ``default`` named in ``options.extra[key]`` (any case), all if not given."""
     chosen = options.extra.get(key)
-    if chosen is None:
-        return list(default)
-    chosen = {str(c).lower() for c in chosen}
-    return [d for d in default if str(d).lower() in chosen]
+    chosen = None if chosen is None else {str(c).lower() for c in chosen}
+    return [d for d in default if chosen is None or str(d).lower() in chosen]
 
 
 def _plan(
@@ -492,14 +488,14 @@ def _plan(
     kind: str,
     rows: dict[str, Sequence[str] | str],
     methods: list[str],
-    default_grid: str | None = None,
+    full_grid: str = "paper",
     **params: Any,
 ) -> Plan:
     """One cell per row, method and split (in that order) of ``rows``: data set -> its methods,
     or why it is not run.  SLMM's cells name its ``C`` exponents (None: the SVM's ``C``; not in
     Fig. 9) and the XOR cells whether they store the decision values (split 0 at 10 and 50 %).
     """
-    name, grid = _grid(options, default_grid)
+    name, grid = _grid(options, full_grid)
     draws = n_draws(options, QUICK_SPLITS[kind], N_SPLITS[kind])
     cells = []
     for dataset, run in rows.items():
@@ -565,7 +561,7 @@ def _plan_images(options: Options) -> Plan:
         else:
             run = QUICK_IMAGE[setting] if options.quick else run
             rows[setting] = [m for m in run if m in methods]
-    plan = _plan(options, "image", rows, methods, default_grid="coarse")
+    plan = _plan(options, "image", rows, methods, full_grid="coarse")
     plan.notes += [note.format(cv_max=IMAGE_CV_MAX) for note in _TEXT["fig9_notes"]]
     plan.notes += [_TEXT["fig9_quick"]] if options.quick else []
     return plan
