@@ -299,7 +299,7 @@ def _plan(options: Options, cell_tables: tuple[str, ...]) -> Plan:
         cells += cell_grid(
             _damr_cell, table=table, **common, v=VERSION, n_labeled=n_labeled, **grid
         )
-    return Plan(cells, skipped, context={"settings": s, "built": built})
+    return Plan(cells, skipped, context={"tables": cell_tables, "settings": s, "built": built})
 
 
 # -- report ----------------------------------------------------------------------------------
@@ -331,10 +331,9 @@ def _intro(plan: Plan) -> list[str]:
     return [_TEXT["protocol"].format(**plan.context["settings"]), "", _TEXT["mapping"]]
 
 
-def _accuracy_report(
-    plan: Plan, results: Results, out: Path, options: Options, *, table: str
-) -> list[Path]:
+def _accuracy_report(plan: Plan, results: Results, out: Path, options: Options) -> list[Path]:
     """``damr_<table>.md`` and ``.csv``: test accuracy beside the paper's Table 3 or 4."""
+    (table,) = plan.context["tables"]
     rows, n_labeled = _rows(plan, results, table), LABEL_COUNTS[table]
     paper_table = _REF[f"table{table}"]
 
@@ -433,17 +432,12 @@ def report_table5(plan: Plan, results: Results, out: Path, options: Options) -> 
     ]
 
 
+_SPECS = {  # table: (the cell tables it reads, its report)
+    "3": (("3",), _accuracy_report),
+    "4": (("4",), _accuracy_report),
+    "5": (("3", "4"), report_table5),
+}
 TABLES = tuple(
-    Table(
-        PAPER,
-        table,
-        _REF["tables"][table],
-        functools.partial(_plan, cell_tables=cell_tables),
-        report,
-    )
-    for table, cell_tables, report in (
-        ("3", ("3",), functools.partial(_accuracy_report, table="3")),
-        ("4", ("4",), functools.partial(_accuracy_report, table="4")),
-        ("5", ("3", "4"), report_table5),
-    )
+    Table(PAPER, table, _REF["tables"][table], functools.partial(_plan, cell_tables=cells), report)
+    for table, (cells, report) in _SPECS.items()
 )
