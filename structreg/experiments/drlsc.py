@@ -32,7 +32,9 @@ from .engine import Cell, Options, Plan, Table
 from .plots import boundary_figure
 from .protocol import (
     chosen_methods,
+    class_codes,
     grid_name,
+    load_images,
     load_lenses,
     n_draws,
     per_class_split,
@@ -74,10 +76,6 @@ QUICK_MAX_SIZE, SVM_MAX_ITER = _P["quick_max_size"], _P["svm_max_iter"]
 
 
 # -- Data ----------------------------------------------------------------------------------------
-def _codes(y: np.ndarray) -> np.ndarray:
-    return np.unique(np.asarray(y).astype(str), return_inverse=True)[1].ravel().astype(int)
-
-
 @cache
 def load_uci(name: str) -> tuple[np.ndarray, np.ndarray]:
     """``(X, y)`` of a Table-6/7 row in the version described in docs/reproducing/drlsc.md."""
@@ -86,17 +84,17 @@ def load_uci(name: str) -> tuple[np.ndarray, np.ndarray]:
         raise FileNotFoundError(UCI_SETS[name][1])
     if name == "Lenses":
         X, y = load_lenses()
-        return X, _codes(y)
+        return X, class_codes(y)
     if name == "Dermatology":
         bunch = load_dataset(source, missing="impute")
         keep = [i for i, c in enumerate(bunch.feature_names) if c != "Age"]
-        return bunch.data[:, keep], _codes(bunch.target)
+        return bunch.data[:, keep], class_codes(bunch.target)
     X, y = load_dataset(source, return_X_y=True)
     y = np.asarray(y).astype(str)
     if name == "Ecoli":
         keep = ~np.isin(y, ["imL", "imS"])
         X, y = X[keep], y[keep]
-    return np.asarray(X, dtype=float), _codes(y)
+    return np.asarray(X, dtype=float), class_codes(y)
 
 
 _seed = partial(seed_from, sep="|", bits=31)
@@ -113,12 +111,6 @@ def _half_split(y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
         train.append(members[:half])
     train = np.sort(np.concatenate(train))
     return train, np.setdiff1d(np.arange(len(y)), train)
-
-
-@cache
-def _images(name: str) -> tuple[np.ndarray, np.ndarray]:
-    X, y = load_dataset(name, return_X_y=True)
-    return np.asarray(X, dtype=float) / 255.0, np.asarray(y).astype(str)
 
 
 @lru_cache(maxsize=8)
@@ -138,14 +130,14 @@ def train_test(dataset: str, split: int) -> tuple[np.ndarray, np.ndarray, np.nda
     parts = dataset.split(":")
     if parts[0] == "moons":  # the toy: 100 points per class, raw coordinates
         X, y = make_drlsc_moons(level=TOY_SETS.index(parts[1]) + 1, random_state=seed)
-        y = _codes(y)
+        y = class_codes(y)
         tr, te = _half_split(y, seed)
         return X[tr], y[tr], X[te], y[te]
-    X, labels = _images(parts[0])
+    X, labels = load_images(parts[0])
     if parts[0] == "usps":
         keep = np.isin(labels, parts[1].split("v"))
         X, labels = X[keep], labels[keep]
-    y = _codes(labels)
+    y = class_codes(labels)
     tr, te = per_class_split(y, int(parts[-1][1:]), np.random.default_rng(seed))
     tr = np.sort(tr)
     return X[tr], y[tr], X[te], y[te]

@@ -34,7 +34,7 @@ from ..structure import LaplacianPenalty
 from . import reference
 from .engine import Cell, Options, Plan, Table
 from .plots import boundary_figure
-from .protocol import grid_name, n_draws, runs_table, seed_from
+from .protocol import class_codes, grid_name, load_images, n_draws, runs_table, seed_from
 from .report import (
     comparison_table,
     markdown_table,
@@ -110,11 +110,6 @@ def _take_per_group(groups: np.ndarray, count: Callable[[int], int], seed: int) 
     return mask
 
 
-def _codes(y: Any) -> np.ndarray:
-    """Class codes 0, 1, ... of the labels ``y`` (in the sorted order of their strings)."""
-    return np.unique(np.asarray(y).astype(str), return_inverse=True)[1].astype(int)
-
-
 @cache
 def _two_class(name: str) -> tuple[np.ndarray, np.ndarray]:
     """Features and 0/1 classes of a two-class UCI set (automobile: docs/reproducing/srsvm.md)."""
@@ -122,7 +117,7 @@ def _two_class(name: str) -> tuple[np.ndarray, np.ndarray]:
         X, y = load_dataset("automobile", return_X_y=True, missing="drop")
         return X, (np.asarray(y).astype(int) > 0).astype(int)
     X, y = load_dataset(name, return_X_y=True)
-    return X, _codes(y)
+    return X, class_codes(y)
 
 
 def _unavailable(name: str) -> str | None:
@@ -136,13 +131,6 @@ def _unavailable(name: str) -> str | None:
     if len(np.unique(y)) != 2:
         return f"{len(np.unique(y))} classes here; the paper used a two-class version"
     return None
-
-
-@cache
-def _images(source: str) -> tuple[np.ndarray, np.ndarray]:
-    """Pixels scaled to [0, 1] and class codes of an image set."""
-    X, y = load_dataset(source, return_X_y=True)
-    return X / 255.0, _codes(y)
 
 
 def _xor_pct(dataset: str) -> int:
@@ -166,7 +154,8 @@ def _task(kind: str, dataset: str, split: int) -> tuple[np.ndarray, ...]:
         scaler = StandardScaler().fit(X[train])
         return scaler.transform(X[train]), y[train], scaler.transform(X[~train]), y[~train]
     source, size, _ = IMAGE_SETTINGS[dataset]
-    X, y = _images(source)
+    X, labels = load_images(source)
+    y = class_codes(labels)
     count = (lambda n: int(size)) if size >= 1 else (lambda n: round(size * n))
     train = _take_per_group(y, count, _seed(dataset, split))
     return X[train], y[train], X[~train], y[~train]
