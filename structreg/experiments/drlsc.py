@@ -375,12 +375,8 @@ def _cells(
     """The cells (data set, run, method nested in that order) and the plan's context."""
     grid, draws = grid_name(options, GRIDS, paper="drlsc"), n_draws(options, quick, full=10)
     chosen = chosen_methods(options, methods)
-    cells = [
-        make_cell(table, d, m, split, kernel, grid, n_folds)
-        for d in datasets
-        for split in range(draws)
-        for m in chosen
-    ]
+    runs = itertools.product(datasets, range(draws), chosen)
+    cells = [make_cell(table, d, m, split, kernel, grid, n_folds) for d, split, m in runs]
     return cells, {"table": table, "grid": grid, "draws": draws, "methods": chosen}
 
 

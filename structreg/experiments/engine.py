@@ -7,6 +7,7 @@ store (joblib or dask; deterministic cells, so a resumed run gives the same tabl
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -66,12 +67,9 @@ def cell_grid(
 ) -> list[Cell]:
     """One :class:`Cell` per (data set, split ``0 .. draws - 1``, method), in that nesting
     order, all with the same ``params``."""
-    methods = list(methods)
     return [
         Cell.make(func, paper=paper, table=table, dataset=d, method=m, split=s, **params)
-        for d in datasets
-        for s in range(draws)
-        for m in methods
+        for d, s, m in itertools.product(datasets, range(draws), methods)
     ]
 
 
