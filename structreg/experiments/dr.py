@@ -392,11 +392,6 @@ _TOY_SETS = ("I", "II", "III")
 _TOY_MARGINS = {"GDR": "global", "LDR": "local"}
 
 
-def _toy_settings(n: int) -> dict[str, float]:
-    """Discriminality weights: the paper's 0.1 and the convex 0.1 / n."""
-    return {"paper": 0.1, "0.1/n": 0.1 / n}
-
-
 def _toy_fit(
     *, level: int, margin: str, gamma_D: float, n_per_class: int, n_neighbors: int, v: int
 ) -> tuple[DiscriminativeRLS, np.ndarray, np.ndarray]:
@@ -426,7 +421,8 @@ def plan_fig2(options: Options) -> Plan:
     cell = partial(Cell.make, toy_cell, n_per_class=n_per_class, **key)
     cells = []
     for level, name in enumerate(_TOY_SETS, start=1):
-        for label, gamma_D in _toy_settings(2 * n_per_class).items():
+        # discriminality weights: the paper's 0.1 and the convex 0.1 / n
+        for label, gamma_D in {"paper": 0.1, "0.1/n": 0.1 / (2 * n_per_class)}.items():
             for method, margin in _TOY_MARGINS.items():
                 panel = {"level": level, "margin": margin, "gamma_D": gamma_D}
                 cells.append(cell(dataset=f"moons {name}", method=f"{method} ({label})", **panel))
@@ -436,7 +432,7 @@ def plan_fig2(options: Options) -> Plan:
 def report_fig2(plan: Plan, results: Results, out: Path, options: Options) -> list[Path]:
     """Fig. 2: the training accuracies (Markdown) and the decision boundaries (PNG)."""
     n_per_class = plan.context["n_per_class"]
-    cols = [f"{m} ({label})" for label in _toy_settings(2 * n_per_class) for m in _TOY_MARGINS]
+    cols = list(dict.fromkeys(c.key.method for c in plan.cells))  # method (weight), plan order
     cells = {(c.key.dataset, c.key.method): c.key for c in plan.cells}
     fitted, table = {}, []
     for s, name in enumerate(_TOY_SETS):

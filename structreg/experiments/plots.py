@@ -49,8 +49,7 @@ def boundary_figure(
             ax.scatter(X_[y_ == 0, 0], X_[y_ == 0, 1], marker=marker, s=18, c="tab:blue")
             ax.scatter(X_[y_ == 1, 0], X_[y_ == 1, 1], marker=marker, s=18, c="tab:red")
         ax.set_title(f"{name}, {rows[s]}", fontsize=9)
-        ax.set_xticks([])
-        ax.set_yticks([])
+        ax.set(xticks=[], yticks=[])
     for (r, c), ax in np.ndenumerate(axes):
         ax.set_visible((cols[c], r) in fitted)  # panels without a fit stay blank
     fig.suptitle(title, fontsize=10)

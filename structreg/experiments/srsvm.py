@@ -836,11 +836,9 @@ def _report_images(plan: Plan, results: dict, out: Path, options: Options) -> li
         means = [np.mean(values[st][m]) if m in values[st] else np.nan for st in settings]
         stds = [np.std(values[st][m]) if m in values[st] else 0.0 for st in settings]
         ax.bar(x + j * width, means, width, yerr=stds, label=m)
-    ax.set_xticks(x + 0.4 - width / 2)
-    ax.set_xticklabels(settings, fontsize=8)
+    ax.set_xticks(x + 0.4 - width / 2, settings, fontsize=8)
     lo = np.nanmin([np.mean(v) for by in values.values() for v in by.values()])
-    ax.set_ylim(max(0.0, lo - 5.0), 100.0)
-    ax.set_ylabel("test accuracy (%)")
+    ax.set(ylim=(max(0.0, lo - 5.0), 100.0), ylabel="test accuracy (%)")
     ax.set_title("Fig. 9 (reproduced)", fontsize=9)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return [*paths, save_figure(fig, out / f"{PAPER}_fig9.png")]
