@@ -852,7 +852,4 @@ _TABLES = {  # name: (plan, report, aliases); the titles are in reference/srsvm.
     "fig9": (_plan_images, _report_images, ("9",)),
     "fig10": (_plan_uci, _report_bounds, ("10", "bound")),
 }
-TABLES: tuple[Table, ...] = tuple(
-    Table(PAPER, name, _TEXT["titles"][name], plan, report, aliases=aliases)
-    for name, (plan, report, aliases) in _TABLES.items()
-)
+TABLES = tuple(Table(PAPER, name, _TEXT["titles"][name], *spec) for name, spec in _TABLES.items())
