@@ -24,7 +24,7 @@ from ..model_selection import SemiSupervisedKFold
 from ..models import DALapRLSC, LapRLSC, SSDRWang, SSDRWu, fit_path
 from ..structure import knn_graph
 from . import reference
-from .engine import Options, Plan, Table, cell_grid
+from .engine import Options, Plan, Results, Table, cell_grid
 from .protocol import grid_name, n_draws, runs_table, standardised_halves
 from .report import (
     comparison_table,
@@ -37,7 +37,6 @@ from .report import (
     write_markdown,
 )
 from .search import Axis, coarse_to_fine, cv_evaluator
-from .store import CellKey
 
 __all__ = [
     "METHODS",
@@ -300,11 +299,11 @@ def _plan(options: Options, cell_tables: tuple[str, ...]) -> Plan:
         cells += cell_grid(
             _damr_cell, table=table, **common, v=VERSION, n_labeled=n_labeled, **grid
         )
-    return Plan(cells, skipped, context={"settings": s, "built": built})
+    return Plan(cells, skipped, context={"tables": cell_tables, "settings": s, "built": built})
 
 
 # -- report ----------------------------------------------------------------------------------
-def _rows(plan: Plan, results: dict[CellKey, dict], table: str) -> dict[str, list[dict]]:
+def _rows(plan: Plan, results: Results, table: str) -> dict[str, list[dict]]:
     """``{data set: [cell result per repetition, in order]}`` of one cell table."""
     by = runs_table(plan, results, col=lambda k: k.table)
     return {name: per[table] for name, per in by.items() if table in per}
@@ -332,10 +331,9 @@ def _intro(plan: Plan) -> list[str]:
     return [_TEXT["protocol"].format(**plan.context["settings"]), "", _TEXT["mapping"]]
 
 
-def _accuracy_report(
-    plan: Plan, results: dict[CellKey, dict], out: Path, options: Options, *, table: str
-) -> list[Path]:
+def _accuracy_report(plan: Plan, results: Results, out: Path, options: Options) -> list[Path]:
     """``damr_<table>.md`` and ``.csv``: test accuracy beside the paper's Table 3 or 4."""
+    (table,) = plan.context["tables"]
     rows, n_labeled = _rows(plan, results, table), LABEL_COUNTS[table]
     paper_table = _REF[f"table{table}"]
 
@@ -398,9 +396,7 @@ def _summary(rows: dict[str, list[dict]], paper_table: dict) -> str:
     ) + (_TEXT["short"].format(", ".join(short)) if short else "")
 
 
-def report_table5(
-    plan: Plan, results: dict[CellKey, dict], out: Path, options: Options
-) -> list[Path]:
+def report_table5(plan: Plan, results: Results, out: Path, options: Options) -> list[Path]:
     """``damr_5.md`` and ``.csv``: fit times at 10 labels, search + refit times at 100."""
     rows3, rows4 = _rows(plan, results, "3"), _rows(plan, results, "4")
 
@@ -436,17 +432,12 @@ def report_table5(
     ]
 
 
+_SPECS = {  # table: (the cell tables it reads, its report)
+    "3": (("3",), _accuracy_report),
+    "4": (("4",), _accuracy_report),
+    "5": (("3", "4"), report_table5),
+}
 TABLES = tuple(
-    Table(
-        PAPER,
-        table,
-        _REF["tables"][table],
-        functools.partial(_plan, cell_tables=cell_tables),
-        report,
-    )
-    for table, cell_tables, report in (
-        ("3", ("3",), functools.partial(_accuracy_report, table="3")),
-        ("4", ("4",), functools.partial(_accuracy_report, table="4")),
-        ("5", ("3", "4"), report_table5),
-    )
+    Table(PAPER, table, _REF["tables"][table], functools.partial(_plan, cell_tables=cells), report)
+    for table, (cells, report) in _SPECS.items()
 )

@@ -22,7 +22,7 @@ from ..datasets import load_dataset, make_drlsc_moons
 from ..models import DiscriminativeRLS, LapRLSC, fit_path
 from ..solvers import NonConvexObjectiveWarning
 from . import reference
-from .engine import Cell, Options, Plan, Table, cell_grid
+from .engine import Cell, Options, Plan, Results, Table, cell_grid
 from .plots import boundary_figure
 from .protocol import (
     chosen_methods,
@@ -52,7 +52,6 @@ from .search import (
     trivial_gaussian_widths,
     value_axis,
 )
-from .store import CellKey
 
 PAPER = "dr"
 VERSION = 2
@@ -127,14 +126,10 @@ def make_estimator(method: str, params: Mapping[str, float], data: _TrainingSet)
         weights = {"gamma_A": e["gamma_A"], "gamma_I": e["gamma_I"]}
         return LapRLSC(**kernel, **weights, n_neighbors=data.graph_k, fit_intercept=linear)
     if method in ("LGDR", "LLDR", "GDR", "LDR"):
-        return DiscriminativeRLS(
-            margin="local" if method in ("LLDR", "LDR") else "global",
-            **kernel,
-            gamma_A=e["gamma_A"],
-            gamma_D=e["gamma_D"] * data.d_scale,
-            n_neighbors=data.xi,
-            n_neighbors_other=data.zeta,
-        )
+        margin = "local" if method in ("LLDR", "LDR") else "global"
+        weights = {"gamma_A": e["gamma_A"], "gamma_D": e["gamma_D"] * data.d_scale}
+        neighbours = {"n_neighbors": data.xi, "n_neighbors_other": data.zeta}
+        return DiscriminativeRLS(margin=margin, **kernel, **weights, **neighbours)
     raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
 
 
@@ -243,17 +238,13 @@ def uci_cell(
     return _final(method, found, folds, (Xtr, ytr), (Xte, yte), start)
 
 
-def _load_row(row: str) -> tuple[np.ndarray, np.ndarray]:
-    return _load(UCI_SETS[row][0])
-
-
 def _quick_list(row: str, data: Any) -> str | None:
     """Why ``--quick`` leaves out a UCI row (not one of the smaller sets), or None."""
     return None if row in _REF["quick_uci"] else _TEXT["quick_left_out"]
 
 
 def plan_table4(options: Options) -> Plan:
-    used, skipped, notes = uci_rows(options, UCI_SETS, _load_row, _quick_list)
+    used, skipped, notes = uci_rows(options, UCI_SETS, lambda r: _load(UCI_SETS[r][0]), _quick_list)
     sets = {row: UCI_SETS[row][0] for row in used}
     shapes = {row: (*X.shape, len(np.unique(y))) for row, (X, y) in used.items()}
     n_folds = 3 if options.quick else 5
@@ -277,11 +268,9 @@ def _params_summary(by: Mapping[str, Mapping[str, list[dict[str, Any]]]]) -> lis
             )
             cv = np.mean([r["cv_acc"] for r in runs])
             non_convex = sum(r.get("convex") is False for r in runs)
-            lines.append(
-                f"- {row}, {method}: {best} ({count}/{len(runs)} runs); mean CV accuracy "
-                f"{cv:.1f} %"
-                + (f"; non-convex final fit in {non_convex} runs" if non_convex else "")
-            )
+            note = f"; non-convex final fit in {non_convex} runs" if non_convex else ""
+            shown = f"{best} ({count}/{len(runs)} runs)"
+            lines.append(f"- {row}, {method}: {shown}; mean CV accuracy {cv:.1f} %{note}")
     return lines
 
 
@@ -296,9 +285,7 @@ def _search_lines(grid: str) -> list[str]:
     return [_TEXT["search"].format(grid=grid, shown=shown, how=how)]
 
 
-def report_table(
-    plan: Plan, results: Mapping[CellKey, dict[str, Any]], out: Path, options: Options
-) -> list[Path]:
+def report_table(plan: Plan, results: Results, out: Path, options: Options) -> list[Path]:
     """The accuracy table of Table 4 or 5 (``plan.context["table"]``): the protocol, the
     table, the notes, the chosen parameters and the cost."""
     ctx = plan.context
@@ -405,11 +392,6 @@ _TOY_SETS = ("I", "II", "III")
 _TOY_MARGINS = {"GDR": "global", "LDR": "local"}
 
 
-def _toy_settings(n: int) -> dict[str, float]:
-    """Discriminality weights: the paper's 0.1 and the convex 0.1 / n."""
-    return {"paper": 0.1, "0.1/n": 0.1 / n}
-
-
 def _toy_fit(
     *, level: int, margin: str, gamma_D: float, n_per_class: int, n_neighbors: int, v: int
 ) -> tuple[DiscriminativeRLS, np.ndarray, np.ndarray]:
@@ -417,15 +399,9 @@ def _toy_fit(
     X, y = make_drlsc_moons(
         level=level, n_samples_per_class=n_per_class, random_state=_seed("moons", level)
     )
-    clf = DiscriminativeRLS(
-        margin=margin,
-        kernel="rbf",
-        gamma=1.0 / (2.0 * 0.1**2),
-        gamma_A=0.1,
-        gamma_D=gamma_D,
-        n_neighbors=n_neighbors,
-        n_neighbors_other=n_neighbors,
-    )
+    weights = {"gamma": 1.0 / (2.0 * 0.1**2), "gamma_A": 0.1, "gamma_D": gamma_D}  # sigma = 0.1
+    neighbours = {"n_neighbors": n_neighbors, "n_neighbors_other": n_neighbors}
+    clf = DiscriminativeRLS(margin=margin, kernel="rbf", **weights, **neighbours)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
         clf.fit(X, y)
@@ -445,19 +421,18 @@ def plan_fig2(options: Options) -> Plan:
     cell = partial(Cell.make, toy_cell, n_per_class=n_per_class, **key)
     cells = []
     for level, name in enumerate(_TOY_SETS, start=1):
-        for label, gamma_D in _toy_settings(2 * n_per_class).items():
+        # discriminality weights: the paper's 0.1 and the convex 0.1 / n
+        for label, gamma_D in {"paper": 0.1, "0.1/n": 0.1 / (2 * n_per_class)}.items():
             for method, margin in _TOY_MARGINS.items():
                 panel = {"level": level, "margin": margin, "gamma_D": gamma_D}
                 cells.append(cell(dataset=f"moons {name}", method=f"{method} ({label})", **panel))
     return Plan(cells, context={"n_per_class": n_per_class})
 
 
-def report_fig2(
-    plan: Plan, results: Mapping[CellKey, dict[str, Any]], out: Path, options: Options
-) -> list[Path]:
+def report_fig2(plan: Plan, results: Results, out: Path, options: Options) -> list[Path]:
     """Fig. 2: the training accuracies (Markdown) and the decision boundaries (PNG)."""
     n_per_class = plan.context["n_per_class"]
-    cols = [f"{m} ({label})" for label in _toy_settings(2 * n_per_class) for m in _TOY_MARGINS]
+    cols = list(dict.fromkeys(c.key.method for c in plan.cells))  # method (weight), plan order
     cells = {(c.key.dataset, c.key.method): c.key for c in plan.cells}
     fitted, table = {}, []
     for s, name in enumerate(_TOY_SETS):
@@ -469,14 +444,7 @@ def report_fig2(
             fitted[(col, s)] = (*_toy_fit(**key.params), None, None)
         table.append([name, *shown])
     intro = _TEXT["fig2_intro"].format(n_per_class=n_per_class, weight=0.1 / (2 * n_per_class))
-    lines = [
-        _TEXT["fig2_heading"],
-        "",
-        intro,
-        "",
-        *markdown_table(["set", *cols], table),
-        "",
-    ]
+    lines = [_TEXT["fig2_heading"], "", intro, "", *markdown_table(["set", *cols], table), ""]
     lines += [_TEXT["fig2_cells"], "", _TEXT["fig2_figure_note"]]
     md = write_markdown(out / f"{PAPER}_fig2.md", lines)
     png = out / f"{PAPER}_fig2.png"

@@ -8,6 +8,7 @@ data versions: ``docs/reproducing/drlsc.md``.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 import warnings
@@ -31,7 +32,9 @@ from .engine import Cell, Options, Plan, Table
 from .plots import boundary_figure
 from .protocol import (
     chosen_methods,
+    class_codes,
     grid_name,
+    load_images,
     load_lenses,
     n_draws,
     per_class_split,
@@ -73,10 +76,6 @@ QUICK_MAX_SIZE, SVM_MAX_ITER = _P["quick_max_size"], _P["svm_max_iter"]
 
 
 # -- Data ----------------------------------------------------------------------------------------
-def _codes(y: np.ndarray) -> np.ndarray:
-    return np.unique(np.asarray(y).astype(str), return_inverse=True)[1].ravel().astype(int)
-
-
 @cache
 def load_uci(name: str) -> tuple[np.ndarray, np.ndarray]:
     """``(X, y)`` of a Table-6/7 row in the version described in docs/reproducing/drlsc.md."""
@@ -85,17 +84,17 @@ def load_uci(name: str) -> tuple[np.ndarray, np.ndarray]:
         raise FileNotFoundError(UCI_SETS[name][1])
     if name == "Lenses":
         X, y = load_lenses()
-        return X, _codes(y)
+        return X, class_codes(y)
     if name == "Dermatology":
         bunch = load_dataset(source, missing="impute")
         keep = [i for i, c in enumerate(bunch.feature_names) if c != "Age"]
-        return bunch.data[:, keep], _codes(bunch.target)
+        return bunch.data[:, keep], class_codes(bunch.target)
     X, y = load_dataset(source, return_X_y=True)
     y = np.asarray(y).astype(str)
     if name == "Ecoli":
         keep = ~np.isin(y, ["imL", "imS"])
         X, y = X[keep], y[keep]
-    return np.asarray(X, dtype=float), _codes(y)
+    return np.asarray(X, dtype=float), class_codes(y)
 
 
 _seed = partial(seed_from, sep="|", bits=31)
@@ -112,12 +111,6 @@ def _half_split(y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
         train.append(members[:half])
     train = np.sort(np.concatenate(train))
     return train, np.setdiff1d(np.arange(len(y)), train)
-
-
-@cache
-def _images(name: str) -> tuple[np.ndarray, np.ndarray]:
-    X, y = load_dataset(name, return_X_y=True)
-    return np.asarray(X, dtype=float) / 255.0, np.asarray(y).astype(str)
 
 
 @lru_cache(maxsize=8)
@@ -137,14 +130,14 @@ def train_test(dataset: str, split: int) -> tuple[np.ndarray, np.ndarray, np.nda
     parts = dataset.split(":")
     if parts[0] == "moons":  # the toy: 100 points per class, raw coordinates
         X, y = make_drlsc_moons(level=TOY_SETS.index(parts[1]) + 1, random_state=seed)
-        y = _codes(y)
+        y = class_codes(y)
         tr, te = _half_split(y, seed)
         return X[tr], y[tr], X[te], y[te]
-    X, labels = _images(parts[0])
+    X, labels = load_images(parts[0])
     if parts[0] == "usps":
         keep = np.isin(labels, parts[1].split("v"))
         X, labels = X[keep], labels[keep]
-    y = _codes(labels)
+    y = class_codes(labels)
     tr, te = per_class_split(y, int(parts[-1][1:]), np.random.default_rng(seed))
     tr = np.sort(tr)
     return X[tr], y[tr], X[te], y[te]
@@ -318,9 +311,7 @@ def fit_cell(
     """Search the parameters of ``method`` by CV on the training half, refit, score.
 
     ``fixed``: parameters not searched (e.g. the toy's k = 10, SVM's iteration cap).
-    ``search`` (the coarse steps of ``grid``) and ``v`` only key the stored result.  Returns
-    test / train / CV accuracy (%), the chosen parameters, the number of candidates and the
-    seconds (wall and CPU) spent.
+    ``search`` (the coarse steps of ``grid``) and ``v`` only key the stored result.
     """
     if search is not None and search != GRIDS[grid]:
         raise ValueError(f"search settings {search} differ from the {grid!r} grid {GRIDS[grid]}")
@@ -384,13 +375,9 @@ def _cells(
     """The cells (data set, run, method nested in that order) and the plan's context."""
     grid, draws = grid_name(options, GRIDS, paper="drlsc"), n_draws(options, quick, full=10)
     chosen = chosen_methods(options, methods)
-    cells = [
-        make_cell(table, d, m, split, kernel, grid, n_folds)
-        for d in datasets
-        for split in range(draws)
-        for m in chosen
-    ]
-    return cells, {"grid": grid, "draws": draws, "methods": chosen}
+    runs = itertools.product(datasets, range(draws), chosen)
+    cells = [make_cell(table, d, m, split, kernel, grid, n_folds) for d, split, m in runs]
+    return cells, {"table": table, "grid": grid, "draws": draws, "methods": chosen}
 
 
 def _search_lines(grid: str, kernel: str, n_folds: int = N_FOLDS) -> list[str]:
@@ -448,59 +435,58 @@ def _image_plan(table: str) -> Any:
 
 def _ar_plan(options: Options) -> Plan:
     reason = "the AR face database is not among structreg's data sets"
-    context = {"methods": list(RBF_METHODS), "rows": {s: s for s in _REF["table8"]}}
+    context = {"table": "8", "methods": list(RBF_METHODS), "rows": {s: s for s in _REF["table8"]}}
     return Plan([], {s: reason for s in _REF["table8"]}, context=context)
 
 
-def _report(table: str, intro: str = "") -> Any:
-    """The accuracy table of Tables 6-7 (no ``intro``: UCI rows) and 8-12 (settings)."""
-    paper = _REF[f"table{table}"]
+def _report(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
+    """The accuracy table of Tables 6-7 (UCI rows) and 8-12 (settings, after an ``intro``)."""
+    ctx = plan.context
+    table = ctx["table"]
+    paper, intro = _REF[f"table{table}"], _TEXT.get(table, "")
     if table in IMAGE_TABLES:  # USPS: the paper's rows are keyed "1v7"
-        paper = {row: paper[row.replace(" vs. ", "v")] for row in IMAGE_TABLES[table]["rows"]}
-
-    def report(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
-        ctx = plan.context
-        by = runs_table(plan, results, order=list(ctx.get("used", ())))
-        label = {d: row for row, d in ctx.get("rows", {}).items()}
-        values = {
-            label.get(d, d): {m: [r["test_acc"] for r in rs] for m, rs in per.items()}
-            for d, per in by.items()
-        }
-        runs = [(m, r) for per in by.values() for m, rs in per.items() for r in rs]
-        cost = [cost_line(runs)] if runs else []
-        if not intro:
-            uci = _TEXT["uci"].format(table=table, draws=ctx["draws"])
-            lines = [uci, "", *_search_lines(ctx["grid"], ctx["kernel"])]
-            notes = ["Data sets (n, d, classes as used here):", ""]
-            for name, (n, d, c) in ctx["used"].items():
-                extra = UCI_SETS[name][1]
-                notes.append(f"- {name}: {n} x {d}, {c} classes" + (f"; {extra}" if extra else ""))
-            notes += ["", *plan.notes, *cost, _TEXT["params_csv"]]
-        else:
-            for row in ctx["rows"]:  # rows not run still show the paper's numbers
-                values.setdefault(row, {})
-            lines, notes = [intro], cost
-            if "grid" in ctx:  # Table 8 (AR) has the paper's numbers only
-                lines += ["", f"{ctx['draws']} random draws of the training images per row."]
-                lines += ["", *_search_lines(ctx["grid"], "rbf")]
-        paths = comparison_table(
-            out,
-            f"{PAPER}_{table}",
-            title=_REF["tables"][table][1],
-            values=values,
-            methods=ctx["methods"],
-            paper=paper,
-            reference="DRLSC" if intro or "DRLSC" in ctx["methods"] else None,
-            skipped=plan.skipped,
-            intro=lines,
-            notes=notes,
-            row_label="setting" if intro else "data set",
-        )
-        if by or not intro:
-            paths.append(_write_params(out / f"{PAPER}_{table}_params.csv", by))
-        return paths
-
-    return report
+        spec = IMAGE_TABLES[table]
+        paper = {row: paper[row.replace(" vs. ", "v")] for row in spec["rows"]}
+        intro = _TEXT[spec["source"]].format(**spec)
+    by = runs_table(plan, results, order=list(ctx.get("used", ())))
+    label = {d: row for row, d in ctx.get("rows", {}).items()}
+    values = {
+        label.get(d, d): {m: [r["test_acc"] for r in rs] for m, rs in per.items()}
+        for d, per in by.items()
+    }
+    runs = [(m, r) for per in by.values() for m, rs in per.items() for r in rs]
+    cost = [cost_line(runs)] if runs else []
+    if not intro:
+        uci = _TEXT["uci"].format(table=table, draws=ctx["draws"])
+        lines = [uci, "", *_search_lines(ctx["grid"], ctx["kernel"])]
+        notes = ["Data sets (n, d, classes as used here):", ""]
+        for name, (n, d, c) in ctx["used"].items():
+            extra = UCI_SETS[name][1]
+            notes.append(f"- {name}: {n} x {d}, {c} classes" + (f"; {extra}" if extra else ""))
+        notes += ["", *plan.notes, *cost, _TEXT["params_csv"]]
+    else:
+        for row in ctx["rows"]:  # rows not run still show the paper's numbers
+            values.setdefault(row, {})
+        lines, notes = [intro], cost
+        if "grid" in ctx:  # Table 8 (AR) has the paper's numbers only
+            lines += ["", f"{ctx['draws']} random draws of the training images per row."]
+            lines += ["", *_search_lines(ctx["grid"], "rbf")]
+    paths = comparison_table(
+        out,
+        f"{PAPER}_{table}",
+        title=_REF["tables"][table][1],
+        values=values,
+        methods=ctx["methods"],
+        paper=paper,
+        reference="DRLSC" if intro or "DRLSC" in ctx["methods"] else None,
+        skipped=plan.skipped,
+        intro=lines,
+        notes=notes,
+        row_label="setting" if intro else "data set",
+    )
+    if by or not intro:
+        paths.append(_write_params(out / f"{PAPER}_{table}_params.csv", by))
+    return paths
 
 
 def _write_params(path: Path, by: dict[str, dict[str, list[dict]]]) -> Path:
@@ -547,10 +533,8 @@ def _toy_report(plan: Plan, results: dict, out: Path, options: Options) -> list[
     for p, heading in zip(paths[::2], headings, strict=True):
         lines += [f"## {heading} (%)", *p.read_text().splitlines()[1:], ""]
     lines += ["## Parameters chosen on draw 0", ""]
-    for s in TOY_SETS:
-        lines += [
-            f"- set {s}, {m}: " + format_params(by[f"moons:{s}"][m][0]["params"]) for m in methods
-        ]
+    for s, m in itertools.product(TOY_SETS, methods):
+        lines.append(f"- set {s}, {m}: " + format_params(by[f"moons:{s}"][m][0]["params"]))
     md = write_markdown(out / f"{PAPER}_4-5.md", lines)
     fitted = {}  # Fig. 1: draw 0's fits
     with warnings.catch_warnings():
@@ -569,13 +553,8 @@ def _toy_report(plan: Plan, results: dict, out: Path, options: Options) -> list[
 _TITLES = {t: titles[0] for t, titles in _REF["tables"].items()}
 TABLES: tuple[Table, ...] = (
     Table(PAPER, "4-5", _TITLES["4-5"], _toy_plan, _toy_report, aliases=("4", "5", "toy", "fig1")),
-    Table(PAPER, "6", _TITLES["6"], _uci_plan("6", "linear", LINEAR_METHODS), _report("6")),
-    Table(PAPER, "7", _TITLES["7"], _uci_plan("7", "rbf", RBF_METHODS), _report("7")),
-    Table(PAPER, "8", _TITLES["8"], _ar_plan, _report("8", _TEXT["8"])),
-    *(
-        Table(
-            PAPER, t, _TITLES[t], _image_plan(t), _report(t, _TEXT[spec["source"]].format(**spec))
-        )
-        for t, spec in IMAGE_TABLES.items()
-    ),
+    Table(PAPER, "6", _TITLES["6"], _uci_plan("6", "linear", LINEAR_METHODS), _report),
+    Table(PAPER, "7", _TITLES["7"], _uci_plan("7", "rbf", RBF_METHODS), _report),
+    Table(PAPER, "8", _TITLES["8"], _ar_plan, _report),
+    *(Table(PAPER, t, _TITLES[t], _image_plan(t), _report) for t in IMAGE_TABLES),
 )

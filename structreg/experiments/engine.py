@@ -7,6 +7,7 @@ store (joblib or dask; deterministic cells, so a resumed run gives the same tabl
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -19,6 +20,8 @@ from .store import CellKey, ResultsStore
 __all__ = ["Cell", "Options", "Plan", "Table", "TableRun", "cell_grid", "run_cells", "run_table"]
 
 STORE_NAME = "results.sqlite"
+Results = dict[CellKey, dict[str, Any]]
+"""The stored results of a table's cells, by key."""
 
 
 @dataclass(frozen=True)
@@ -64,12 +67,9 @@ def cell_grid(
 ) -> list[Cell]:
     """One :class:`Cell` per (data set, split ``0 .. draws - 1``, method), in that nesting
     order, all with the same ``params``."""
-    methods = list(methods)
     return [
         Cell.make(func, paper=paper, table=table, dataset=d, method=m, split=s, **params)
-        for d in datasets
-        for s in range(draws)
-        for m in methods
+        for d, s, m in itertools.product(datasets, range(draws), methods)
     ]
 
 
@@ -106,7 +106,7 @@ class Table:
     name: str
     title: str
     plan: Callable[[Options], Plan]
-    report: Callable[[Plan, dict[CellKey, dict[str, Any]], Path, Options], list[Path]]
+    report: Callable[[Plan, Results, Path, Options], list[Path]]
     aliases: tuple[str, ...] = ()
 
 
@@ -116,7 +116,7 @@ class TableRun:
 
     table: Table
     paths: list[Path]
-    results: dict[CellKey, dict[str, Any]]
+    results: Results
     n_cached: int
     n_computed: int
     wall_time_s: float
@@ -201,7 +201,7 @@ def run_cells(
     scheduler: Any = None,
     progress: bool | None = None,
     desc: str = "",
-) -> tuple[dict[CellKey, dict[str, Any]], int]:
+) -> tuple[Results, int]:
     """Run the cells not yet in ``store`` (duplicated keys once) and store each result as it
     arrives; return ``({key: result}, n_cached)``.  ``n_jobs``: joblib workers here (None or 1:
     this process); ``scheduler``: a ``dask.distributed`` address or client (then ``n_jobs`` is

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .report import pyplot
+from .report import pyplot, save_figure
 
 
 def boundary_figure(
@@ -49,11 +49,8 @@ def boundary_figure(
             ax.scatter(X_[y_ == 0, 0], X_[y_ == 0, 1], marker=marker, s=18, c="tab:blue")
             ax.scatter(X_[y_ == 1, 0], X_[y_ == 1, 1], marker=marker, s=18, c="tab:red")
         ax.set_title(f"{name}, {rows[s]}", fontsize=9)
-        ax.set_xticks([])
-        ax.set_yticks([])
+        ax.set(xticks=[], yticks=[])
     for (r, c), ax in np.ndenumerate(axes):
         ax.set_visible((cols[c], r) in fitted)  # panels without a fit stay blank
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,9 @@ from .store import CellKey
 
 __all__ = [
     "chosen_methods",
+    "class_codes",
     "grid_name",
+    "load_images",
     "load_lenses",
     "n_draws",
     "per_class_sample",
@@ -34,6 +37,20 @@ def seed_from(*parts: Any, sep: str = ":", bits: int = 32) -> int:
     """A seed from the given parts: the CRC-32 of ``sep.join(map(str, parts))``, cut to ``bits``
     low bits (stable across processes and Python versions; never a global RNG)."""
     return zlib.crc32(sep.join(map(str, parts)).encode()) & ((1 << bits) - 1)
+
+
+def class_codes(y: Any) -> np.ndarray:
+    """Class codes 0, 1, ... of the labels ``y`` (in the sorted order of their strings)."""
+    return np.unique(np.asarray(y).astype(str), return_inverse=True)[1].ravel().astype(int)
+
+
+@cache
+def load_images(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """An image set's grey levels scaled to [0, 1] and its labels (str); cached per process."""
+    from ..datasets import load_dataset
+
+    X, y = load_dataset(name, return_X_y=True)
+    return np.asarray(X, dtype=float) / 255.0, np.asarray(y).astype(str)
 
 
 def per_class_sample(y: np.ndarray, n: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -124,12 +141,14 @@ def runs_table(
     row: Callable[[CellKey], Hashable] = lambda k: k.dataset,
     col: Callable[[CellKey], Hashable] = lambda k: k.method,
     order: Sequence[Hashable] = (),
+    field: str | None = None,
 ) -> dict[Hashable, dict[Hashable, list[Any]]]:
-    """``{row(key): {col(key): [results in split order]}}``: rows in ``order`` first (empty if
-    they have no result), then in plan order; see :func:`runs_by`."""
+    """``{row(key): {col(key): [results in split order]}}`` (``field``: each result's
+    ``result[field]``): rows in ``order`` first (empty if they have no result), then in plan
+    order; see :func:`runs_by`."""
     out: dict[Hashable, dict[Hashable, list[Any]]] = {r: {} for r in order}
     for (r, c), runs in runs_by(plan, results, lambda k: (row(k), col(k))).items():
-        out.setdefault(r, {})[c] = runs
+        out.setdefault(r, {})[c] = runs if field is None else [x[field] for x in runs]
     return out
 
 

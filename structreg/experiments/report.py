@@ -21,6 +21,7 @@ __all__ = [
     "markdown_table",
     "most_frequent",
     "pyplot",
+    "save_figure",
     "significance_mark",
     "skipped_lines",
     "skipped_rows",
@@ -37,9 +38,8 @@ def significance_mark(
     if a.shape != b.shape or a.size < 2 or np.allclose(a, b):
         return ""
     diff = a - b
-    if np.allclose(diff, diff[0]):  # constant non-zero difference: t is infinite
-        return "*"
-    return "*" if stats.ttest_rel(a, b).pvalue < alpha else ""
+    constant = np.allclose(diff, diff[0])  # a constant non-zero difference: t is infinite
+    return "*" if constant or stats.ttest_rel(a, b).pvalue < alpha else ""
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -66,9 +66,7 @@ def comparison_table(
 
     Parameters
     ----------
-    out : folder
-    stem : file name without extension
-    title : the Markdown heading
+    out, stem, title : folder, file name without extension, Markdown heading
     values : ``values[row][method]`` -- the reproduced numbers, one per split (%)
     methods : column order (methods missing from a row are shown as ``-``)
     paper : ``paper[row][method]`` -- the paper's number, or None where it has none
@@ -80,9 +78,7 @@ def comparison_table(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paper = paper or {}
-    lines = [f"# {title}", "", *intro]
-    if intro:
-        lines.append("")
+    lines = [f"# {title}", "", *intro, *([""] if intro else [])]
     lines += [
         "Cells: reproduced mean ± std over the splits, then (paper's value, difference);"
         + (f" `*`: differs from {reference} at 5 % (paired t-test)." if reference else ""),
@@ -98,14 +94,11 @@ def comparison_table(
                 cells.append("-" if ref is None else f"- ({_fmt(ref)})")
                 continue
             mean, std = float(v.mean()), float(v.std())
-            mark = ""
-            if reference and method != reference and reference in by_method:
-                mark = significance_mark(by_method[reference], v)
+            tested = reference and method != reference and reference in by_method
+            mark = significance_mark(by_method[reference], v) if tested else ""
             diff = None if ref is None else mean - ref
-            shown = f"{mean:.2f} ± {std:.2f}"
-            if ref is not None:
-                shown += f" ({ref:.2f}, {diff:+.2f})"
-            cells.append(shown + mark)
+            paper_part = "" if ref is None else f" ({ref:.2f}, {diff:+.2f})"
+            cells.append(f"{mean:.2f} ± {std:.2f}{paper_part}{mark}")
             rows.append([row, method, v.size, _fmt(mean), _fmt(std), _fmt(ref), _fmt(diff), mark])
         table.append([row, *cells])
     lines += markdown_table([row_label, *methods], table)
@@ -203,3 +196,11 @@ def pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save_figure(fig: Any, path: Path, dpi: int = 100) -> Path:
+    """Write a figure to ``path`` (tight layout) and close it."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    pyplot().close(fig)
+    return path

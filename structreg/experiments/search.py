@@ -9,7 +9,7 @@ evaluator.  The strategy in full: ``docs/reproducing/search.md``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
@@ -62,35 +62,28 @@ def log2_axis(
     high: int = 10,
     *,
     coarse_step: int = 4,
-    keep: Callable[[float], bool] | None = None,
     exhaustive: bool = False,
     descending: bool = False,
 ) -> Axis:
-    """Axis over ``2^low, ..., 2^high`` (values are the powers; ``keep`` filters them).
-
-    ``descending``: search order from ``2^high`` down (ties then prefer larger values).
-    """
+    """Axis over ``2^low, ..., 2^high`` (values are the powers); ``descending``: search order
+    from ``2^high`` down (ties then prefer larger values)."""
     values = tuple(2.0**e for e in range(low, high + 1))
-    if keep is not None:
-        values = tuple(v for v in values if keep(v))
     return Axis(name, values[::-1] if descending else values, coarse_step, exhaustive)
 
 
-def value_axis(
-    name: str, values: Iterable[Any], *, coarse_step: int = 1, exhaustive: bool = False
-) -> Axis:
+def value_axis(name: str, values: Iterable[Any], *, coarse_step: int = 1) -> Axis:
     """Axis over a plain list of values (kept in the given order)."""
-    return Axis(name, tuple(values), coarse_step, exhaustive)
+    return Axis(name, tuple(values), coarse_step)
 
 
 @dataclass
 class SearchResult:
-    """Outcome of a search: best parameters, their CV score, and what was evaluated."""
+    """Outcome of a search: best parameters, their CV score, and how many candidates were
+    evaluated."""
 
     best_params: Candidate
     best_score: float
     n_evaluated: int
-    history: list[tuple[Candidate, float]] = field(default_factory=list, repr=False)
 
 
 def coarse_to_fine(
@@ -113,9 +106,8 @@ def coarse_to_fine(
         dict(zip([a.name for a in inner], vals, strict=True))
         for vals in product(*(a.values for a in inner))
     ]
+    # searched point -> (its best score, candidate), in evaluation order
     seen: dict[tuple[int, ...], tuple[float, Candidate]] = {}
-    history: list[tuple[Candidate, float]] = []
-    order: list[tuple[int, ...]] = []  # evaluation order of the searched points
 
     def run(points: list[tuple[int, ...]]) -> None:
         points = [p for p in dict.fromkeys(points) if p not in seen]
@@ -128,20 +120,15 @@ def coarse_to_fine(
         scores = np.asarray(evaluate(batch), dtype=float)
         if scores.shape != (len(batch),):
             raise ValueError(f"evaluate returned {scores.shape} scores for {len(batch)} candidates")
-        history.extend(zip(batch, scores.tolist(), strict=True))
         per = len(inner_grid)
-        for j, p in enumerate(points):
-            block = scores[j * per : (j + 1) * per]
-            if np.all(np.isnan(block)):
-                seen[p] = (-np.inf, batch[j * per])
-            else:
-                b = int(np.nanargmax(block))  # first maximum: the axis order breaks ties
-                seen[p] = (float(block[b]), batch[j * per + b])
-            order.append(p)
+        blocks = np.where(np.isnan(scores), -np.inf, scores).reshape(len(points), per)
+        for j, (p, block) in enumerate(zip(points, blocks, strict=True)):
+            b = int(np.argmax(block))  # first maximum: the axis order breaks ties; NaN never wins
+            seen[p] = (float(block[b]), batch[j * per + b])
 
     def best() -> tuple[int, ...]:
-        top = max(seen[p][0] for p in order)
-        return next(p for p in order if seen[p][0] == top)
+        top = max(score for score, _ in seen.values())
+        return next(p for p, (score, _) in seen.items() if score == top)
 
     run(list(product(*(a.coarse_indices() for a in searched))))
     current = best()
@@ -151,21 +138,15 @@ def coarse_to_fine(
             moved = False
             for d, axis in enumerate(searched):
                 s = min(step, axis.coarse_step)
-                if s < 1:
-                    continue
-                nbrs = []
-                for delta in (-s, s):
-                    i = current[d] + delta
-                    if 0 <= i < len(axis.values):
-                        nbrs.append(current[:d] + (i,) + current[d + 1 :])
-                run(nbrs)
+                near = [i for i in (current[d] - s, current[d] + s) if 0 <= i < len(axis.values)]
+                run([current[:d] + (i,) + current[d + 1 :] for i in near])
                 candidate = best()
                 if seen[candidate][0] > seen[current][0]:
                     current, moved = candidate, True
             if not moved:
                 step //= 2
     score, params = seen[current]
-    return SearchResult(dict(params), score, len(history), history)
+    return SearchResult(dict(params), score, len(seen) * len(inner_grid))
 
 
 def stratified_folds(
@@ -190,11 +171,8 @@ def stratified_folds(
         # continue the round-robin across classes so that fold sizes stay balanced
         fold_of[perm] = (offset + np.arange(n_c)) % n_folds
         offset = (offset + n_c) % n_folds
-    folds = []
-    for f in range(n_folds):
-        test = np.flatnonzero(fold_of == f)
-        if test.size:
-            folds.append((np.flatnonzero(fold_of != f), test))
+    tested = [f for f in range(n_folds) if np.any(fold_of == f)]
+    folds = [(np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)) for f in tested]
     if not folds:
         raise ValueError(
             f"no class is large enough for {n_folds}-fold CV with {min_train_per_class} "

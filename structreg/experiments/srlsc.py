@@ -15,7 +15,6 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +27,9 @@ from ..datasets import load_dataset
 from ..models import GFHF, SRC, UNLABELED, LapRLSC, SparseRLSC, drop_label_work, fit_path
 from ..structure.l1graph import l1_graph
 from . import reference
-from .engine import Options, Plan, Table, cell_grid
+from .engine import Options, Plan, Results, Table, cell_grid
 from .protocol import per_class_sample, runs_by, runs_table
-from .report import comparison_table, pyplot
-from .store import CellKey
+from .report import comparison_table, pyplot, save_figure
 
 __all__ = [
     "FIG7_M",
@@ -242,10 +240,10 @@ def _settings(options: Options) -> dict[str, Any]:
     return s
 
 
-def _plan(options: Options, m_filter: Sequence[int] | None) -> Plan:
-    """The cells of the run's m values (those in ``m_filter`` only, if given)."""
+def _plan(options: Options, table: str) -> Plan:
+    """The cells of the run's m values (Table 4: those of the paper's table only)."""
     s = _settings(options)
-    context: dict[str, Any] = {"settings": s, "graph": None}
+    context: dict[str, Any] = {"table": table, "settings": s, "graph": None}
     if s["datasets"] is not None and "usps" not in {str(d).lower() for d in s["datasets"]}:
         return Plan([], {"USPS": "not run: not requested", **UNAVAILABLE}, context=context)
     try:
@@ -262,7 +260,7 @@ def _plan(options: Options, m_filter: Sequence[int] | None) -> Plan:
         X1, s["per_class"], s["l1_mode"], s["cache_dir"], n_jobs=options.n_jobs, verbose=True
     )
     graph = {"seconds": seconds, "file": str(path), "nnz_per_row": float(A.nnz / A.shape[0])}
-    m_values = [m for m in s["m_values"] if m_filter is None or m in m_filter]
+    m_values = [m for m in s["m_values"] if table != "4" or m in TABLE4_M]
     context.update(graph=graph, n_x1=len(y1), n_out=len(X_out), m_values=m_values)
     func = functools.partial(_usps_cell, graph_cache=s["cache_dir"])
     common = {"paper": PAPER, "table": CELL_TABLE, "datasets": ["USPS"], "draws": s["draws"]}
@@ -277,16 +275,13 @@ def _plan(options: Options, m_filter: Sequence[int] | None) -> Plan:
 
 
 # -- report ----------------------------------------------------------------------------------
-def _collect(plan: Plan, results: dict[CellKey, dict], part: str) -> dict[str, dict[str, list]]:
+def _collect(plan: Plan, results: Results, part: str) -> dict[str, dict[str, list]]:
     """``{"m = 5": {method: [accuracy per draw, in draw order]}}``."""
-    by_m = runs_table(plan, results, row=lambda k: k.params["m"])
-    return {
-        f"m = {m}": {method: [r[part] for r in runs] for method, runs in sorted(by.items())}
-        for m, by in sorted(by_m.items())
-    }
+    by_m = runs_table(plan, results, row=lambda k: k.params["m"], field=part)
+    return {f"m = {m}": dict(sorted(by.items())) for m, by in sorted(by_m.items())}
 
 
-def _intro(plan: Plan, results: dict[CellKey, dict]) -> list[str]:
+def _intro(plan: Plan, results: Results) -> list[str]:
     """The protocol as run, the l1-graph and the seconds spent per method."""
     s, g = plan.context["settings"], plan.context["graph"]
     if g is None:
@@ -305,9 +300,8 @@ def _intro(plan: Plan, results: dict[CellKey, dict]) -> list[str]:
 
 def _curve_figure(path: Path, values: dict[str, dict[str, list]]) -> Path:
     """Fig. 7: every method's mean accuracy (± std over the draws) against m."""
-    plt = pyplot()
     ms = [int(row.split("=")[1]) for row in values]
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, ax = pyplot().subplots(figsize=(6, 4.5))
     for method in METHODS:
         acc = [np.asarray(values[row].get(method, [np.nan])) for row in values]
         mean, std = [a.mean() for a in acc], [a.std() for a in acc]
@@ -315,16 +309,12 @@ def _curve_figure(path: Path, values: dict[str, dict[str, list]]) -> Path:
     ax.set(**_REF["figure"])  # the labels and the title
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=120)
 
 
-def _report(
-    plan: Plan, results: dict[CellKey, dict], out: Path, options: Options, *, table: str
-) -> list[Path]:
+def _report(plan: Plan, results: Results, out: Path, options: Options) -> list[Path]:
     """``srlsc_<table>.md`` and ``.csv`` (Fig. 7: and the curve, ``srlsc_fig7.png``)."""
+    table = plan.context["table"]
     text = _REF["reports"][table]
     values = _collect(plan, results, text["part"])
     paper = {
@@ -350,13 +340,6 @@ def _report(
 
 
 TABLES = tuple(
-    Table(
-        PAPER,
-        name,
-        _REF["tables"][name],
-        functools.partial(_plan, m_filter=m_filter),
-        functools.partial(_report, table=name),
-        aliases=aliases,
-    )
-    for name, m_filter, aliases in (("fig7", None, ("7", "curve")), ("4", TABLE4_M, ()))
+    Table(PAPER, name, _REF["tables"][name], functools.partial(_plan, table=name), _report, aliases)
+    for name, aliases in (("fig7", ("7", "curve")), ("4", ()))
 )

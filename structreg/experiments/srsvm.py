@@ -34,18 +34,18 @@ from ..structure import LaplacianPenalty
 from . import reference
 from .engine import Cell, Options, Plan, Table
 from .plots import boundary_figure
-from .protocol import grid_name, n_draws, runs_table, seed_from
+from .protocol import class_codes, grid_name, load_images, n_draws, runs_table, seed_from
 from .report import (
     comparison_table,
     markdown_table,
     pyplot,
+    save_figure,
     significance_mark,
     skipped_lines,
     skipped_rows,
     write_csv,
     write_markdown,
 )
-from .store import CellKey
 
 __all__ = ["TABLE2", "TABLE5", "TABLE6", "TABLE7", "TABLES", "TWO_CLASS_SETS", "run_cell"]
 
@@ -110,11 +110,6 @@ def _take_per_group(groups: np.ndarray, count: Callable[[int], int], seed: int) 
     return mask
 
 
-def _codes(y: Any) -> np.ndarray:
-    """Class codes 0, 1, ... of the labels ``y`` (in the sorted order of their strings)."""
-    return np.unique(np.asarray(y).astype(str), return_inverse=True)[1].astype(int)
-
-
 @cache
 def _two_class(name: str) -> tuple[np.ndarray, np.ndarray]:
     """Features and 0/1 classes of a two-class UCI set (automobile: docs/reproducing/srsvm.md)."""
@@ -122,7 +117,7 @@ def _two_class(name: str) -> tuple[np.ndarray, np.ndarray]:
         X, y = load_dataset("automobile", return_X_y=True, missing="drop")
         return X, (np.asarray(y).astype(int) > 0).astype(int)
     X, y = load_dataset(name, return_X_y=True)
-    return X, _codes(y)
+    return X, class_codes(y)
 
 
 def _unavailable(name: str) -> str | None:
@@ -136,13 +131,6 @@ def _unavailable(name: str) -> str | None:
     if len(np.unique(y)) != 2:
         return f"{len(np.unique(y))} classes here; the paper used a two-class version"
     return None
-
-
-@cache
-def _images(source: str) -> tuple[np.ndarray, np.ndarray]:
-    """Pixels scaled to [0, 1] and class codes of an image set."""
-    X, y = load_dataset(source, return_X_y=True)
-    return X / 255.0, _codes(y)
 
 
 def _xor_pct(dataset: str) -> int:
@@ -166,7 +154,8 @@ def _task(kind: str, dataset: str, split: int) -> tuple[np.ndarray, ...]:
         scaler = StandardScaler().fit(X[train])
         return scaler.transform(X[train]), y[train], scaler.transform(X[~train]), y[~train]
     source, size, _ = IMAGE_SETTINGS[dataset]
-    X, y = _images(source)
+    X, labels = load_images(source)
+    y = class_codes(labels)
     count = (lambda n: int(size)) if size >= 1 else (lambda n: round(size * n))
     train = _take_per_group(y, count, _seed(dataset, split))
     return X[train], y[train], X[~train], y[~train]
@@ -266,12 +255,9 @@ class _Folds:
 
 def _lapsvm(g: float, C: float, lam: float, y: np.ndarray, graph: Any = "class-wise") -> LapSVM:
     """LapSVM of width ``g`` with libsvm's ``C`` and the graph weight ``lam`` relative to the
-    RKHS norm.
-
-    ``gamma_A = 1 / (2 C l)`` and ``gamma_I = lam gamma_A l^2`` on the ``l = len(y)`` labeled
-    training points; class-wise kNN graphs with 6 neighbours (fewer when a class of ``y``
-    has at most 6 points) and heat weights.
-    """
+    RKHS norm: ``gamma_A = 1 / (2 C l)`` and ``gamma_I = lam gamma_A l^2`` on the ``l = len(y)``
+    labeled points; class-wise kNN graphs of :data:`N_NEIGHBORS` neighbours (fewer when a class
+    of ``y`` has at most that many points), heat weights."""
     n = len(y)
     gamma_A = 1.0 / (2.0 * C * n)
     k = int(min(N_NEIGHBORS, np.bincount(y).min() - 1))
@@ -430,11 +416,8 @@ def run_cell(
     """One fit: choose the parameters by CV on the training part, fit, time, score.
 
     ``kind`` is ``"xor"``, ``"uci"`` or ``"image"``; ``grid`` a :data:`GRIDS` entry; SLMM's
-    ``C`` is searched over the exponents ``slmm_c`` (None: the SVM's ``C``).  Returns
-    accuracies (%), the chosen exponents, the CV accuracy, the fit / predict seconds
-    (``time.perf_counter`` around ``fit`` and ``predict``), the search seconds, support
-    vectors, Ward clusters per class, and optionally Theorem 1's bound and (XOR) the decision
-    values on a grid.
+    ``C`` is searched over the exponents ``slmm_c`` (None: the SVM's ``C``); ``bound``: also
+    Theorem 1's bound; ``figure``: also the decision values on a grid (XOR).
     """
     del v  # part of the key only
     Xtr, ytr, Xte, yte = _task(kind, dataset, split)
@@ -472,25 +455,21 @@ def run_cell(
 
 
 # -- plans ------------------------------------------------------------------------------------
-def _grid(options: Options, default: str | None = None) -> tuple[str, dict]:
+def _grid(options: Options, full: str = "paper") -> tuple[str, dict]:
     """``(name, spec)`` of the search grid: ``options.extra["grid"]`` (a :data:`GRIDS` name, or
-    a spec dict such as ``{"exps": {"gamma": [-4], "C": [2], "lam": [0]}}``), else the
-    default ("coarse" under --quick, "paper" otherwise)."""
+    a spec dict such as ``{"exps": {"gamma": [-4], "C": [2], "lam": [0]}}``), else "coarse"
+    under --quick and ``full`` otherwise."""
     if isinstance(options.extra.get("grid"), dict):
         return "custom", dict(options.extra["grid"])
-    name = grid_name(
-        options, GRIDS, paper=PAPER, quick=default or "coarse", full=default or "paper"
-    )
+    name = grid_name(options, GRIDS, paper=PAPER, quick="coarse", full=full)
     return name, GRIDS[name]
 
 
 def _wanted(options: Options, key: str, default: Sequence) -> list:
     """The entries of ``default`` named in ``options.extra[key]`` (any case), all if not given."""
     chosen = options.extra.get(key)
-    if chosen is None:
-        return list(default)
-    chosen = {str(c).lower() for c in chosen}
-    return [d for d in default if str(d).lower() in chosen]
+    chosen = None if chosen is None else {str(c).lower() for c in chosen}
+    return [d for d in default if chosen is None or str(d).lower() in chosen]
 
 
 def _plan(
@@ -498,14 +477,14 @@ def _plan(
     kind: str,
     rows: dict[str, Sequence[str] | str],
     methods: list[str],
-    default_grid: str | None = None,
+    full_grid: str = "paper",
     **params: Any,
 ) -> Plan:
     """One cell per row, method and split (in that order) of ``rows``: data set -> its methods,
     or why it is not run.  SLMM's cells name its ``C`` exponents (None: the SVM's ``C``; not in
     Fig. 9) and the XOR cells whether they store the decision values (split 0 at 10 and 50 %).
     """
-    name, grid = _grid(options, default_grid)
+    name, grid = _grid(options, full_grid)
     draws = n_draws(options, QUICK_SPLITS[kind], N_SPLITS[kind])
     cells = []
     for dataset, run in rows.items():
@@ -571,21 +550,13 @@ def _plan_images(options: Options) -> Plan:
         else:
             run = QUICK_IMAGE[setting] if options.quick else run
             rows[setting] = [m for m in run if m in methods]
-    plan = _plan(options, "image", rows, methods, default_grid="coarse")
+    plan = _plan(options, "image", rows, methods, full_grid="coarse")
     plan.notes += [note.format(cv_max=IMAGE_CV_MAX) for note in _TEXT["fig9_notes"]]
     plan.notes += [_TEXT["fig9_quick"]] if options.quick else []
     return plan
 
 
 # -- reports ----------------------------------------------------------------------------------
-def _values(
-    plan: Plan, results: dict[CellKey, dict], field: str, row: Callable = lambda k: k.dataset
-) -> dict[str, dict[str, list]]:
-    """``{row: {method: [value per split]}}`` of the plan's cells (splits in order)."""
-    table = runs_table(plan, results, row=row)
-    return {r: {m: [x[field] for x in v] for m, v in by.items()} for r, by in table.items()}
-
-
 def _rows(values: dict[str, dict[str, list]], columns: Sequence[str], cell: Callable) -> list:
     """Table rows: the row's name, then ``cell(row, column, values or None)`` per column."""
     return [[r, *(cell(r, c, by.get(c)) for c in columns)] for r, by in values.items()]
@@ -638,18 +609,10 @@ def _write(
     return [md, write_csv(out / f"{PAPER}_{stem}.csv", header.split(), rows)]
 
 
-def _save(fig: Any, path: Path) -> Path:
-    """Write a figure to ``path`` (tight layout, 100 dpi) and close it."""
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    pyplot().close(fig)
-    return path
-
-
 def _report_xor(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     methods, figure = plan.context["methods"], f"{PAPER}_II_fig5_fig6.png"
     test, train = (
-        _values(plan, results, f, row=lambda k: str(_xor_pct(k.dataset)))
+        runs_table(plan, results, field=f, row=lambda k: str(_xor_pct(k.dataset)))
         for f in ("test_acc", "train_acc")
     )
     paper = {str(p): {m: v[0] for m, v in row.items()} for p, row in TABLE2.items()}
@@ -707,7 +670,7 @@ def _xor_figure(plan: Plan, results: dict, path: Path) -> Path | None:
 def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     methods = plan.context["methods"]
     fit, pred, search, acc = (
-        _values(plan, results, f) for f in ("fit_s", "predict_s", "search_s", "test_acc")
+        runs_table(plan, results, field=f) for f in ("fit_s", "predict_s", "search_s", "test_acc")
     )
     times = {
         n: {m: (float(np.mean(v)), float(np.mean(pred[n][m]))) for m, v in by.items()}
@@ -751,8 +714,8 @@ def _report_timing(plan: Plan, results: dict, out: Path, options: Options) -> li
 
 
 def _report_support(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
-    values = _values(plan, results, "n_support")
-    sizes = _values(plan, results, "n_train")
+    values = runs_table(plan, results, field="n_support")
+    sizes = runs_table(plan, results, field="n_train")
     sizes_txt = ", ".join(f"{n} {next(iter(by.values()))[0]}" for n, by in sizes.items())
     return comparison_table(
         out,
@@ -769,7 +732,7 @@ def _report_support(plan: Plan, results: dict, out: Path, options: Options) -> l
 
 def _report_clusters(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     rows, rows_csv = [], []
-    for name, by_method in _values(plan, results, "n_clusters").items():
+    for name, by_method in runs_table(plan, results, field="n_clusters").items():
         cells = []
         for m in ("SRSVM", "SLMM"):
             v = by_method.get(m)
@@ -797,7 +760,7 @@ def _report_clusters(plan: Plan, results: dict, out: Path, options: Options) -> 
 
 def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     methods = plan.context["methods"]
-    raw = _values(plan, results, "bound")
+    raw = runs_table(plan, results, field="bound")
     bounds = {
         n: {m: [b["bound"] for b in v if b and b.get("bound") is not None] for m, v in by.items()}
         for n, by in raw.items()
@@ -833,15 +796,15 @@ def _report_bounds(plan: Plan, results: dict, out: Path, options: Options) -> li
         pyplot()  # the Agg backend before plot_bounds draws
         ax = plot_bounds({n: v for n, v in means.items() if v})
         ax.set_title("Fig. 10 (reproduced): bound of Theorem 1, mean over splits", fontsize=9)
-        paths.append(_save(ax.figure, out / f"{PAPER}_fig10.png"))
+        paths.append(save_figure(ax.figure, out / f"{PAPER}_fig10.png"))
     return paths
 
 
 def _report_images(plan: Plan, results: dict, out: Path, options: Options) -> list[Path]:
     methods = plan.context["methods"]
-    values = _values(plan, results, "test_acc")
+    values = runs_table(plan, results, field="test_acc")
     values = {s: values[s] for s in IMAGE_SETTINGS if s in values}
-    fit = _values(plan, results, "fit_s")
+    fit = runs_table(plan, results, field="fit_s")
     fit_txt = "; ".join(
         f"{s}: " + ", ".join(f"{m} {np.mean(v):.1f}" for m, v in by.items())
         for s, by in fit.items()
@@ -873,14 +836,12 @@ def _report_images(plan: Plan, results: dict, out: Path, options: Options) -> li
         means = [np.mean(values[st][m]) if m in values[st] else np.nan for st in settings]
         stds = [np.std(values[st][m]) if m in values[st] else 0.0 for st in settings]
         ax.bar(x + j * width, means, width, yerr=stds, label=m)
-    ax.set_xticks(x + 0.4 - width / 2)
-    ax.set_xticklabels(settings, fontsize=8)
+    ax.set_xticks(x + 0.4 - width / 2, settings, fontsize=8)
     lo = np.nanmin([np.mean(v) for by in values.values() for v in by.values()])
-    ax.set_ylim(max(0.0, lo - 5.0), 100.0)
-    ax.set_ylabel("test accuracy (%)")
+    ax.set(ylim=(max(0.0, lo - 5.0), 100.0), ylabel="test accuracy (%)")
     ax.set_title("Fig. 9 (reproduced)", fontsize=9)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    return [*paths, _save(fig, out / f"{PAPER}_fig9.png")]
+    return [*paths, save_figure(fig, out / f"{PAPER}_fig9.png")]
 
 
 _TABLES = {  # name: (plan, report, aliases); the titles are in reference/srsvm.json
@@ -891,7 +852,4 @@ _TABLES = {  # name: (plan, report, aliases); the titles are in reference/srsvm.
     "fig9": (_plan_images, _report_images, ("9",)),
     "fig10": (_plan_uci, _report_bounds, ("10", "bound")),
 }
-TABLES: tuple[Table, ...] = tuple(
-    Table(PAPER, name, _TEXT["titles"][name], plan, report, aliases=aliases)
-    for name, (plan, report, aliases) in _TABLES.items()
-)
+TABLES = tuple(Table(PAPER, name, _TEXT["titles"][name], *spec) for name, spec in _TABLES.items())

@@ -66,15 +66,8 @@ class CellKey:
 
 
 class ResultsStore:
-    """Finished cells in an SQLite file (created on first use); a context manager.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The database file; its folder is created if needed.
-    timeout : float, default=30.0
-        Seconds to wait for a lock held by another process reading the same file.
-    """
+    """Finished cells in the SQLite file ``path`` (created on first use, its folder too); a
+    context manager.  ``timeout``: seconds to wait for a lock held by another process."""
 
     def __init__(self, path: str | Path, timeout: float = 30.0) -> None:
         self.path = Path(path)
@@ -104,36 +97,24 @@ class ResultsStore:
 
     def get_many(self, keys: Iterable[CellKey]) -> dict[CellKey, dict[str, Any]]:
         """The stored results of those ``keys`` that have finished."""
-        found = {}
-        for key in keys:
-            result = self.get(key)
-            if result is not None:
-                found[key] = result
-        return found
+        return {key: result for key in keys if (result := self.get(key)) is not None}
 
     def put(self, key: CellKey, result: Mapping[str, Any], seconds: float | None = None) -> None:
         """Store one finished cell (atomically; replaces an earlier result of the same key)."""
         text = canonical_json(dict(result))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        self._con.execute("BEGIN IMMEDIATE")  # one transaction per cell
-        try:
+        with self._con:  # one transaction per cell: committed, or rolled back on an error
+            self._con.execute("BEGIN IMMEDIATE")
             self._con.execute(
                 "INSERT OR REPLACE INTO cells VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (*key.as_row(), text, seconds, socket.gethostname(), stamp),
             )
-        except BaseException:
-            self._con.execute("ROLLBACK")
-            raise
-        self._con.execute("COMMIT")
 
     def count(self, paper: str | None = None, table: str | None = None) -> int:
         """Number of stored cells (of one paper / table)."""
-        sql, args = "SELECT COUNT(*) FROM cells WHERE 1=1", []
-        if paper is not None:
-            sql, args = sql + " AND paper=?", [*args, paper]
-        if table is not None:
-            sql, args = sql + " AND tbl=?", [*args, table]
-        return int(self._con.execute(sql, args).fetchone()[0])
+        given = {k: v for k, v in (("paper", paper), ("tbl", table)) if v is not None}
+        sql = "SELECT COUNT(*) FROM cells WHERE 1=1" + "".join(f" AND {k}=?" for k in given)
+        return int(self._con.execute(sql, list(given.values())).fetchone()[0])
 
     def integrity_ok(self) -> bool:
         """SQLite's own integrity check of the file."""
