@@ -91,8 +91,101 @@ def blas_threads_for(n_samples: int):
 UNLABELED = -1
 """Marker of an unlabeled sample in numeric label arrays (scikit-learn's convention).
 
-For string / object labels the marker is ``None``.  When -1 is a real class, pass the
-``unlabeled`` boolean mask to ``fit`` instead."""
+For string / object labels the marker is ``None``.  Missing values -- NaN, ``None`` and
+pandas' ``pd.NA``, which is how a pandas label Series holds the samples it has no label for
+-- mark unlabeled samples of every dtype too (see :func:`missing_labels`).  When -1 is a real
+class, pass the ``unlabeled`` boolean mask to ``fit`` instead."""
+
+
+def _is_missing(value) -> bool:
+    """NaN, None or pandas' NA (recognised by its type's name: pandas is not a dependency)."""
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(value != value)
+    return type(value).__name__ == "NAType"
+
+
+def missing_labels(y) -> np.ndarray:
+    """Boolean mask of the missing entries of ``y``: NaN in float arrays; None, NaN or
+    ``pd.NA`` in object arrays.
+
+    pandas label Series arrive so: ``None`` in a numeric Series is NaN, a nullable ``Int64``
+    Series with ``pd.NA`` converts to float with NaN, and ``str`` / ``string`` / ``boolean``
+    Series give object arrays holding NaN, None or ``pd.NA``.
+    """
+    y = np.asarray(y)
+    if y.dtype.kind == "f":
+        return np.isnan(y)
+    if y.dtype.kind == "O":
+        flat = np.fromiter((_is_missing(v) for v in y.ravel()), dtype=bool, count=y.size)
+        return flat.reshape(y.shape)
+    return np.zeros(y.shape, dtype=bool)
+
+
+def is_unlabeled(y) -> np.ndarray:
+    """Boolean mask of the entries of ``y`` that mark unlabeled samples: -1, or a missing
+    value (NaN, None, ``pd.NA``; see :func:`missing_labels`)."""
+    y = np.asarray(y)
+    if y.dtype.kind in "iu":
+        return y == UNLABELED
+    if y.dtype.kind == "f":
+        return (y == UNLABELED) | np.isnan(y)
+    if y.dtype.kind == "O":
+        return np.array(
+            [
+                _is_missing(v)
+                or (isinstance(v, Real) and not isinstance(v, bool) and v == UNLABELED)
+                for v in y
+            ],
+            dtype=bool,
+        )
+    return np.zeros(y.shape, dtype=bool)
+
+
+def missing_as_unlabeled(y, unlabeled=None):
+    """``y`` with its missing entries (:func:`missing_labels`) replaced by the unlabeled
+    markers: ``None`` in object arrays, -1 in numeric ones.
+
+    What a semi-supervised ``fit`` does first, so a pandas label Series with missing values
+    fits as the same labels with the -1 / None convention; a nullable integer Series
+    (``Int64`` with ``pd.NA``) becomes an int64 array, so ``classes_`` stay integers.  ``y``
+    without missing entries is returned as given.  With an ``unlabeled`` mask, which then
+    alone says what is unlabeled, a missing label of a sample it marks as labeled is an error.
+    """
+    values = np.asarray(y)
+    missing = missing_labels(values)
+    if not missing.any():
+        return y
+    if unlabeled is not None:
+        mask = np.asarray(unlabeled)
+        if mask.dtype == bool and mask.shape == (missing.size,):
+            stray = missing.ravel() & ~mask
+            if stray.any():
+                raise ValueError(
+                    f"y has {int(stray.sum())} missing label(s) (NaN, None or pd.NA) at "
+                    "samples the unlabeled mask marks as labeled"
+                )
+    if values.dtype.kind == "f":
+        filled = np.where(missing, float(UNLABELED), values)
+        dtype = getattr(y, "dtype", None)  # a pandas nullable integer dtype: back to integers
+        if dtype is not None and not isinstance(dtype, np.dtype) and dtype.kind in ("i", "u"):
+            return filled.astype(np.int64)
+        return filled
+    filled = values.copy()
+    filled[missing] = None
+    return filled
+
+
+def check_no_missing_labels(estimator, y) -> None:
+    """Refuse missing labels (NaN, None, ``pd.NA``) in the targets of a supervised fit."""
+    n_missing = int(missing_labels(y).sum())
+    if n_missing:
+        raise ValueError(
+            f"{type(estimator).__name__} is supervised, but y has {n_missing} missing "
+            "label(s) (NaN, None or pd.NA); drop those samples, or use a semi-supervised "
+            "estimator, which takes them as unlabeled"
+        )
 
 
 def memo_key(obj) -> tuple | None:
@@ -106,22 +199,6 @@ def memo_key(obj) -> tuple | None:
     if not all(v is None or isinstance(v, (bool, int, float, str)) for v in params.values()):
         return None
     return (type(obj).__name__, tuple(sorted(params.items())))
-
-
-def is_unlabeled(y: np.ndarray) -> np.ndarray:
-    """Boolean mask of the entries of ``y`` that mark unlabeled samples (-1 or None)."""
-    y = np.asarray(y)
-    if y.dtype.kind in "iuf":
-        return y == UNLABELED
-    if y.dtype.kind == "O":
-        return np.array(
-            [
-                v is None or (isinstance(v, Real) and not isinstance(v, bool) and v == UNLABELED)
-                for v in y
-            ],
-            dtype=bool,
-        )
-    return np.zeros(y.shape, dtype=bool)
 
 
 def check_supervised_classes(estimator, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -179,8 +256,10 @@ def explicit_feature_map(estimator, rtol: float | None = None):
 class SemiSupervisedLabelsMixin:
     """Label handling shared by the semi-supervised estimators.
 
-    ``y == -1`` (``None`` for object labels) or ``fit(..., unlabeled=mask)`` marks unlabeled
-    samples when the class attribute ``_semi_supervised`` is true; ``score`` ignores them.
+    ``y == -1`` (``None`` for object labels), a missing label (NaN, None or ``pd.NA``, as in
+    a pandas Series; see :func:`missing_as_unlabeled`) or ``fit(..., unlabeled=mask)`` marks
+    unlabeled samples when the class attribute ``_semi_supervised`` is true; ``score``
+    ignores them.
     """
 
     _semi_supervised = True
@@ -219,7 +298,8 @@ class SemiSupervisedLabelsMixin:
         return classes, y_codes, labeled
 
     def score(self, X, y, sample_weight=None):
-        """Accuracy on the labeled samples of (X, y); unlabeled markers (-1/None) are ignored."""
+        """Accuracy on the labeled samples of (X, y); unlabeled markers (-1, None, NaN,
+        ``pd.NA``) are ignored."""
         y = np.asarray(y)
         keep = self._labeled_mask(y, None)
         if sample_weight is not None:
@@ -234,7 +314,8 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
     Minimises ``(1/l) sum_labeled loss + gamma_A ||f||_K^2 + sum_k w_k f^T M_k f`` where each
     ``(w_k, penalty_k)`` in ``penalties`` builds ``M_k`` on the training points.  Semi-supervised:
     samples with ``y == -1`` (``None`` for string labels, or marked by the ``unlabeled`` mask
-    given to ``fit``) enter only the penalties.
+    given to ``fit``) enter only the penalties; so do missing labels (NaN, None, ``pd.NA``:
+    a pandas label Series with missing values).
 
     Parameters
     ----------
@@ -444,6 +525,9 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+            Labels.  Semi-supervised models take ``-1`` (``None`` for object labels) and
+            missing values (NaN, None, ``pd.NA``: e.g. a pandas Series with missing entries)
+            as unlabeled samples; supervised ones refuse missing labels.
         unlabeled : array-like of bool, shape (n_samples,), optional
             Marks unlabeled samples explicitly (use when -1 is a real class).
 
@@ -451,13 +535,18 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         -------
         self
         """
-        X, y = self._validated(X, y)
+        X, y = self._validated(X, y, unlabeled)
         with blas_threads_for(X.shape[0]):
             return self._fit(X, y, unlabeled)
 
-    def _validated(self, X, y):
-        """Parameters and training data checked as ``fit`` checks them; returns ``(X, y)``."""
+    def _validated(self, X, y, unlabeled=None):
+        """Parameters and training data checked as ``fit`` checks them; returns ``(X, y)``
+        (missing labels replaced by the unlabeled markers, or refused when supervised)."""
         self._validate_params()
+        if self._semi_supervised:
+            y = missing_as_unlabeled(y, unlabeled)
+        else:
+            check_no_missing_labels(self, y)
         sparse = "csr" if self._accepts_sparse() else False
         return validate_data(self, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
 

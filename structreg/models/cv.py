@@ -31,7 +31,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers import NonConvexObjectiveWarning
-from ._base import StructuralClassifier, blas_threads_for, is_unlabeled
+from ._base import StructuralClassifier, blas_threads_for, is_unlabeled, missing_as_unlabeled
 from .discriminative import DRLSC, DiscriminativeRLS
 from .manifold import LapRLSC
 from .path import _shares_test_features, candidate_list, decision_values, fit_path
@@ -244,6 +244,8 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     def _check_data(self, estimator, X, y):
         """The checks of the model's own ``fit``, before anything is split."""
         tags = estimator.__sklearn_tags__()
+        semi = getattr(estimator, "_semi_supervised", True)
+        y = missing_as_unlabeled(y) if semi else y
         X, y = validate_data(
             self,
             X,
@@ -253,7 +255,7 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             ensure_min_samples=2,
             y_numeric=False,
         )
-        labeled = ~is_unlabeled(y) if getattr(estimator, "_semi_supervised", True) else slice(None)
+        labeled = ~is_unlabeled(y) if semi else slice(None)
         check_classification_targets(y[labeled])
         return X, y
 

@@ -92,7 +92,7 @@ class _SharedFit:
     ) -> None:
         self.labels = labels  # fingerprint of (y, unlabeled)
         est = clone(estimator)
-        X, y = _validated(est, X, y, call)
+        X, y = _validated(est, X, y, unlabeled, call)
         self.template = est
         # the iterative solver, or a group (e.g. DRLSC bordered) without weights: one fit per point
         self.shared = bool(est._path_params) and est._resolve_solver(X) != "cg"
@@ -422,13 +422,13 @@ def _shared_fit(
     return cache["group", key, labels]
 
 
-def _validated(est: StructuralClassifier, X, y, call: dict):
-    """``est._validated(X, y)``; the data are converted and checked on the call's first group
-    only (per answer of ``_accepts_sparse``), the later ones check their parameters and take
-    the first's input attributes."""
+def _validated(est: StructuralClassifier, X, y, unlabeled, call: dict):
+    """``est._validated(X, y, unlabeled)``; the data are converted and checked on the call's
+    first group only (per answer of ``_accepts_sparse``), the later ones check their
+    parameters and take the first's input attributes."""
     key = ("data", est._accepts_sparse())
     if key not in call:
-        data = est._validated(X, y)
+        data = est._validated(X, y, unlabeled)
         attrs = {k: v for k, v in vars(est).items() if k in ("n_features_in_", "feature_names_in_")}
         call[key] = (data, attrs)
         return data
