@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from scipy.linalg import eigh, lapack, solve_triangular
 from scipy.sparse.linalg import LinearOperator
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.cluster import kmeans_plusplus
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils import check_random_state
@@ -325,7 +325,17 @@ def _pivoted_cholesky(K: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray
     return piv[:rank] - 1, np.triu(R[:rank]), piv - 1
 
 
-class KernelFeatureMap(TransformerMixin, BaseEstimator):
+def internal_map(feature_map):
+    """``feature_map`` set to NumPy output (``set_output(transform="default")``) whatever the
+    global ``sklearn.set_config(transform_output=...)``: the maps a model keeps compute on
+    arrays.  Objects without ``set_output`` are returned as they are."""
+    set_output = getattr(feature_map, "set_output", None)
+    if set_output is not None:
+        set_output(transform="default")
+    return feature_map
+
+
+class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Explicit finite-dimensional feature map of a kernel over the training samples.
 
     The training Gram matrix ``K`` (numerical rank r) is written ``K = V V^T`` and every
@@ -353,6 +363,13 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
     method : {"cholesky", "eigh"}, default="cholesky"
     rtol : float, optional
         Pivots / eigenvalues below ``rtol * max(diag(K))`` are dropped (default ``n * eps``).
+
+    Notes
+    -----
+    The output columns are named ``kernelfeaturemap0``, ``kernelfeaturemap1``, ... (the class
+    name, lower case, and the column number; :meth:`get_feature_names_out`), as for
+    scikit-learn's :class:`~sklearn.kernel_approximation.Nystroem`, so
+    ``set_output(transform="pandas")`` returns DataFrames.
 
     Attributes
     ----------
@@ -435,6 +452,11 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
 
     def _factorization(self) -> str:
         return self.method
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of output columns (:meth:`get_feature_names_out`)."""
+        return self.n_components_
 
     def transform(self, X):
         check_is_fitted(self)

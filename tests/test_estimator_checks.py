@@ -21,7 +21,7 @@ from structreg import (
     SSDRWu,
     StructuralClassifier,
 )
-from structreg.kernels import EmpiricalKernelMap, KernelFeatureMap
+from structreg.kernels import EmpiricalKernelMap, KernelExpansion, KernelFeatureMap
 from structreg.models import DRLSCCV, DiscriminativeRLSCV, LapRLSCCV
 from structreg.structure import LaplacianPenalty
 
@@ -49,6 +49,7 @@ ESTIMATORS = [
     StructuralClassifier(loss="hinge", penalties=[(1e-3, LaplacianPenalty(n_neighbors=4))]),
     KernelFeatureMap(),
     EmpiricalKernelMap(),
+    KernelExpansion(),
     # n_neighbors below the smallest class of sklearn's small check data sets
     DRLSC(n_neighbors=2),
     DRLSC(n_neighbors=2, kernel="rbf", formulation="primal"),

@@ -106,3 +106,66 @@ def test_model_selection_masks_missing_labels(semi):
     clf = StructuralClassifier().fit(X, series)
     assert labeled_accuracy_scorer(clf, X, series) == clf.score(X, y_obj)
     assert not np.isin(np.concatenate([t for _, t in splits]), np.flatnonzero(y_int < 0)).any()
+
+
+# -- feature names and pandas output of the kernel maps ------------------------------------
+
+
+def _kernel_maps(X):
+    from structreg.kernels import (
+        EmpiricalKernelMap,
+        KernelExpansion,
+        KernelFeatureMap,
+        LandmarkFeatureMap,
+    )
+
+    return [
+        KernelFeatureMap(gamma=0.5),
+        EmpiricalKernelMap(gamma=0.5),
+        LandmarkFeatureMap(landmarks=X[:5], gamma=0.5),
+        KernelExpansion(gamma=0.5),
+    ]
+
+
+def test_kernel_maps_name_their_output_columns(semi):
+    X = semi[0]
+    for feature_map in _kernel_maps(X):
+        Z = feature_map.fit_transform(X)
+        prefix = type(feature_map).__name__.lower()
+        names = feature_map.get_feature_names_out()
+        assert names.tolist() == [f"{prefix}{i}" for i in range(Z.shape[1])]
+        assert Z.shape[1] == feature_map.n_components_
+
+
+def test_kernel_maps_set_output_pandas_in_a_pipeline(semi):
+    pd = pytest.importorskip("pandas")
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y_int, _ = semi
+    frame = pd.DataFrame(X, columns=["u", "v"], index=np.arange(100, 160))
+    y = (X[:, 0] > 0.5).astype(int)
+    for feature_map in _kernel_maps(X):
+        pipe = make_pipeline(StandardScaler(), feature_map, LogisticRegression())
+        pipe.set_output(transform="pandas").fit(frame, y)
+        out = pipe[:-1].transform(frame)
+        assert isinstance(out, pd.DataFrame)
+        assert out.columns.tolist() == feature_map.get_feature_names_out().tolist()
+        np.testing.assert_array_equal(out.index, frame.index)
+        plain = make_pipeline(StandardScaler(), feature_map).set_output(transform="default")
+        np.testing.assert_allclose(out.to_numpy(), plain.fit(frame, y).transform(frame))
+
+
+def test_models_keep_array_feature_maps_under_global_pandas_output(semi):
+    pytest.importorskip("pandas")
+    from sklearn import config_context
+
+    from structreg import EKM, LSSVM, SSDRWang
+
+    X, y_int, _ = semi
+    y = (X[:, 0] > 0.5).astype(int)
+    for model in (LapRLSC(), LSSVM(), SSDRWang(), EKM()):
+        expected = model.fit(X, y).decision_function(X)
+        with config_context(transform_output="pandas"):
+            np.testing.assert_allclose(model.fit(X, y).decision_function(X), expected)

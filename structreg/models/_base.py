@@ -32,6 +32,7 @@ from ..kernels import (
     KernelFeatureMap,
     LandmarkFeatureMap,
     NystroemApproximationWarning,
+    internal_map,
     select_centers,
 )
 from ..structure import build_penalties
@@ -153,6 +154,8 @@ def missing_as_unlabeled(y, unlabeled=None):
     without missing entries is returned as given.  With an ``unlabeled`` mask, which then
     alone says what is unlabeled, a missing label of a sample it marks as labeled is an error.
     """
+    if y is None:  # validation refuses it with scikit-learn's message
+        return y
     values = np.asarray(y)
     missing = missing_labels(values)
     if not missing.any():
@@ -179,7 +182,7 @@ def missing_as_unlabeled(y, unlabeled=None):
 
 def check_no_missing_labels(estimator, y) -> None:
     """Refuse missing labels (NaN, None, ``pd.NA``) in the targets of a supervised fit."""
-    n_missing = int(missing_labels(y).sum())
+    n_missing = 0 if y is None else int(missing_labels(y).sum())
     if n_missing:
         raise ValueError(
             f"{type(estimator).__name__} is supervised, but y has {n_missing} missing "
@@ -244,13 +247,14 @@ def explicit_feature_map(estimator, rtol: float | None = None):
     parameters (``kernel, gamma, degree, coef0``): the feature space of EKM, MPM and friends."""
     if estimator.kernel == "linear":
         return LinearFeatures()
-    return EmpiricalKernelMap(
+    feature_map = EmpiricalKernelMap(
         kernel=estimator.kernel,
         gamma=estimator.gamma,
         degree=estimator.degree,
         coef0=estimator.coef0,
         rtol=rtol,
     )
+    return internal_map(feature_map)
 
 
 class SemiSupervisedLabelsMixin:
@@ -574,7 +578,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
 
         self.solver_ = self._resolve_solver(X)
         self.loss_ = loss_for(self, self.solver_)
-        self.feature_map_ = self._make_feature_map(X, memo)
+        self.feature_map_ = internal_map(self._make_feature_map(X, memo))
         key = memo_key(self.feature_map_) if memo is not None else None
         if key is not None and ("feature_map", key) in memo:
             self.feature_map_, Z = memo["feature_map", key]

@@ -7,6 +7,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, pinvh
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..kernels import internal_map
 from ..structure.penalties import Penalty, group_scatter
 from ..structure.signed import LabeledPairPenalty
 from ._base import StructuralClassifier
@@ -303,7 +304,7 @@ class SSDRWang(StructuralClassifier):
     _exact_kernel_cg = False  # "cg": CG on the centred exact feature map (see _CenteredFeatures)
 
     def _make_feature_map(self, X, memo=None):
-        return _CenteredFeatures(super()._make_feature_map(X, memo))
+        return _CenteredFeatures(internal_map(super()._make_feature_map(X, memo)))
 
     def _ridge(self) -> float:
         return self.gamma_A * self.lam
