@@ -9,6 +9,14 @@ the same solvers.
 
 Kernel names and parameters follow scikit-learn (``gamma`` as in
 :func:`sklearn.metrics.pairwise.rbf_kernel`: ``k(x, z) = exp(-gamma ||x - z||^2)``).
+
+``kernel="precomputed"`` follows :class:`sklearn.svm.SVC`: ``fit`` takes the square Gram
+matrix ``K`` of the training samples, ``transform`` / ``predict`` the rectangular kernel
+between new samples and the training samples (one column per training sample).  The maps
+then store training-sample *indices* (``basis_``) instead of points.  What needs distances
+between training points (kNN graphs, clustering) uses the kernel-induced distance
+``d(i, j)^2 = K_ii + K_jj - 2 K_ij``: the Euclidean distance between the rows of the factor
+``V`` (``V V^T = K``) that :class:`KernelFeatureMap` computes, see :func:`kernel_points`.
 """
 
 from __future__ import annotations
@@ -29,6 +37,38 @@ from ._chunks import row_blocks
 from ._params import constraints_for
 
 KERNELS = ("linear", "rbf", "poly")
+
+PRECOMPUTED_SYMMETRY_RTOL = 1e-8
+"""A precomputed Gram matrix is refused when ``max |K - K^T|`` exceeds this share of
+``max |K|``."""
+
+
+def check_precomputed_gram(K: np.ndarray, owner: str) -> None:
+    """Refuse a training Gram matrix that is not square or not symmetric (see
+    :data:`PRECOMPUTED_SYMMETRY_RTOL`); ``owner`` names the estimator in the message."""
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(
+            f"{owner} with kernel='precomputed' fits on the square (n_samples, n_samples) "
+            f"Gram matrix of the training samples; got an array of shape {K.shape}"
+        )
+    scale = float(np.abs(K).max()) if K.size else 0.0
+    asymmetry = float(np.abs(K - K.T).max()) if K.size else 0.0
+    if asymmetry > PRECOMPUTED_SYMMETRY_RTOL * scale:
+        raise ValueError(
+            f"{owner} with kernel='precomputed': the Gram matrix is not symmetric "
+            f"(max |K - K^T| = {asymmetry:.3g}, max |K| = {scale:.3g})"
+        )
+
+
+def check_precomputed_cross(K, n_train: int, owner: str) -> None:
+    """Refuse a test kernel matrix whose columns are not the ``n_train`` training samples."""
+    shape = np.shape(K)
+    if len(shape) != 2 or shape[1] != n_train:
+        raise ValueError(
+            f"{owner} with kernel='precomputed' takes the (n_samples, n_train) kernel between "
+            f"the samples and its {n_train} training samples (one column per training "
+            f"sample); got an array of shape {shape}"
+        )
 
 
 def select_centers(
@@ -57,9 +97,10 @@ def resolve_gamma(X: np.ndarray, kernel: str | Callable, gamma: float | str | No
     """Return the numeric kernel width for ``X``.
 
     ``gamma="scale"`` means ``1 / (n_features * X.var())`` as in :class:`sklearn.svm.SVC`;
-    ``None`` means ``1 / n_features``.  The linear kernel and callables ignore gamma.
+    ``None`` means ``1 / n_features``.  The linear kernel, callables and precomputed kernels
+    ignore gamma.
     """
-    if kernel == "linear" or callable(kernel):
+    if kernel in ("linear", "precomputed") or callable(kernel):
         return None
     if gamma == "scale":
         var = X.var()
@@ -355,7 +396,10 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     Parameters
     ----------
-    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
+        ``"precomputed"``: ``fit`` takes the (n_samples, n_samples) Gram matrix of the
+        training samples (square and symmetric, else ``ValueError``), ``transform`` the
+        (n, n_samples) kernel between new samples and the training samples.
     gamma : float, "scale" or None, default="scale"
         Kernel width as in scikit-learn (``"scale"``: ``1 / (n_features * X.var())``).
     degree : int, default=3
@@ -376,7 +420,9 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     gamma_ : float or None
         Numeric kernel width used.
     basis_ : ndarray of shape (n_basis, n_features_in_)
-        Training samples needed to map new points (all of them for ``"eigh"``).
+        Training samples needed to map new points (all of them for ``"eigh"``);
+        ``kernel="precomputed"``: their indices, shape (n_basis,) (the columns of the kernel
+        matrices given to ``transform`` that are read).
     basis_indices_ : ndarray of shape (n_basis,)
         Their row indices in the training set.
     cholesky_factor_ : ndarray of shape (n_components_, n_components_) or None
@@ -407,7 +453,13 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self.rtol = rtol
 
     def kernel_(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
-        """The fitted kernel ``k(X, Y)`` (with the resolved ``gamma_``)."""
+        """The fitted kernel ``k(X, Y)`` (with the resolved ``gamma_``).
+
+        ``kernel="precomputed"``: X holds kernel values against the training samples, so
+        ``Y=None`` returns X (the training Gram matrix) and an index array ``Y`` (e.g.
+        ``basis_``) X's columns at those training samples."""
+        if self.kernel == "precomputed":
+            return X if Y is None else X[:, Y]
         return kernel_matrix(
             X, Y, kernel=self.kernel, gamma=self.gamma_, degree=self.degree, coef0=self.coef0
         )
@@ -418,10 +470,25 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def fit_transform(self, X, y=None):
         """Fit on X and return ``V`` with ``V V^T = K`` (up to the rank tolerance)."""
+        X = self._validated_training(X)
+        return self._factor_basis(X)
+
+    def _validated_training(self, X) -> np.ndarray:
+        """Parameters and training data checked (a precomputed Gram matrix: square and
+        symmetric); sets ``gamma_``."""
         self._validate_params()
         X = validate_data(self, X, dtype=float)
+        if self.kernel == "precomputed":
+            check_precomputed_gram(X, type(self).__name__)
         self.gamma_ = resolve_gamma(X, self.kernel, self.gamma)
-        return self._factor_basis(X)
+        return X
+
+    def _validated_new(self, X) -> np.ndarray:
+        """Samples to map, checked against the training data (``transform``)."""
+        check_is_fitted(self)
+        if self.kernel == "precomputed":
+            check_precomputed_cross(X, self.n_features_in_, type(self).__name__)
+        return validate_data(self, X, dtype=float, reset=False)
 
     def _factor_basis(self, B: np.ndarray) -> np.ndarray:
         """Factor ``k(B, B) = V V^T``; keep what is needed to map new points; return V."""
@@ -444,7 +511,7 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             w, U = w[keep][::-1], U[:, keep][:, ::-1]
             idx, R, proj, V = np.arange(n), None, U / np.sqrt(w), U * np.sqrt(w)
         self.basis_indices_ = idx
-        self.basis_ = B[idx]
+        self.basis_ = idx if self.kernel == "precomputed" else B[idx]
         self.cholesky_factor_ = R
         self.projection_ = proj
         self.n_components_ = V.shape[1]
@@ -459,8 +526,7 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         return self.n_components_
 
     def transform(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=float, reset=False)
+        X = self._validated_new(X)
         if self.n_components_ == 0:
             return np.zeros((X.shape[0], 0))
         # row blocks keep the kernel section k(X, basis) at O(block * n_basis) memory
@@ -485,10 +551,20 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 
 
 KernelFeatureMap._parameter_constraints = constraints_for(KernelFeatureMap)
+
+
+def kernel_points(K: np.ndarray) -> np.ndarray:
+    """Points whose Euclidean geometry is that of a precomputed kernel: the rows of ``V``
+    with ``V V^T = K`` (pivoted Cholesky, :class:`KernelFeatureMap`), so
+    ``||v_i - v_j||^2 = K_ii + K_jj - 2 K_ij`` (the kernel-induced distance) and
+    ``v_i^T v_j = K_ij`` (up to the rank tolerance).  What needs distances between training
+    points (kNN graphs, clustering) runs on them when the kernel is precomputed."""
+    return internal_map(KernelFeatureMap(kernel="precomputed")).fit_transform(K)
 
 
 class LandmarkFeatureMap(KernelFeatureMap):
@@ -505,7 +581,8 @@ class LandmarkFeatureMap(KernelFeatureMap):
     landmarks : array-like of shape (n_landmarks, n_features)
         The centres.  ``gamma="scale"`` is resolved on the data given to ``fit``.
     kernel, gamma, degree, coef0, rtol
-        As in :class:`KernelFeatureMap`.
+        As in :class:`KernelFeatureMap`, but for ``kernel="precomputed"``, which is refused
+        (the landmarks are points).
 
     Attributes
     ----------
@@ -544,6 +621,11 @@ class LandmarkFeatureMap(KernelFeatureMap):
 
     def fit_transform(self, X, y=None):
         self._validate_params()
+        if self.kernel == "precomputed":
+            raise ValueError(
+                "LandmarkFeatureMap does not take kernel='precomputed': its landmarks are "
+                "points, whose kernel values a Gram matrix of the samples does not hold"
+            )
         X = validate_data(self, X, dtype=float)
         if self.landmarks is None:
             raise ValueError("LandmarkFeatureMap needs landmarks")
@@ -604,11 +686,9 @@ class KernelExpansion(KernelFeatureMap):
     """
 
     def fit(self, X, y=None):
-        self._validate_params()
-        X = validate_data(self, X, dtype=float)
-        self.gamma_ = resolve_gamma(X, self.kernel, self.gamma)
-        self.basis_ = X
+        X = self._validated_training(X)
         self.basis_indices_ = np.arange(X.shape[0])
+        self.basis_ = self.basis_indices_ if self.kernel == "precomputed" else X
         self.cholesky_factor_ = self.projection_ = None
         self.n_components_ = X.shape[0]
         return self
@@ -617,8 +697,7 @@ class KernelExpansion(KernelFeatureMap):
         return self.fit(X).transform(X)
 
     def transform(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=float, reset=False)
+        X = self._validated_new(X)
         return self.kernel_(X, self.basis_)
 
     def dual_coef(self, coef: np.ndarray) -> np.ndarray:

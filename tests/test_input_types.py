@@ -169,3 +169,180 @@ def test_models_keep_array_feature_maps_under_global_pandas_output(semi):
         expected = model.fit(X, y).decision_function(X)
         with config_context(transform_output="pandas"):
             np.testing.assert_allclose(model.fit(X, y).decision_function(X), expected)
+
+
+# -- kernel="precomputed" -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def split():
+    """Training and test moons, semi-supervised labels, and a graph on the inputs."""
+    from structreg.structure.graphs import knn_graph
+
+    X, y = make_moons(80, noise=0.1, random_state=0)
+    X_train, X_test, y_train = X[:60], X[60:], y[:60]
+    y_semi = y_train.copy()
+    y_semi[10:50] = -1
+    return X_train, X_test, y_train, y_semi, knn_graph(X_train, 6, weights="heat")
+
+
+def _same_decisions(named, precomputed, X_train, X_test, y, kernel, atol=1e-8):
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    params = {"gamma": 2.0} if kernel == "rbf" else {}
+    K = pairwise_kernels(X_train, metric=kernel, **params)
+    K_test = pairwise_kernels(X_test, X_train, metric=kernel, **params)
+    expected = named.set_params(kernel=kernel, **params).fit(X_train, y)
+    fitted = precomputed.set_params(kernel="precomputed").fit(K, y)
+    np.testing.assert_allclose(
+        fitted.decision_function(K_test), expected.decision_function(X_test), atol=atol
+    )
+    np.testing.assert_array_equal(fitted.predict(K_test), expected.predict(X_test))
+    return fitted
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: RLSC(gamma_A=1e-3),
+        lambda: RLSC(gamma_A=1e-3, fit_intercept=True),
+        lambda: __import__("structreg").LSSVM(C=10.0),
+    ],
+    ids=["RLSC", "RLSC-bias", "LSSVM"],
+)
+def test_precomputed_rbf_equals_the_named_kernel(split, make):
+    X_train, X_test, y_train, _, _ = split
+    _same_decisions(make(), make(), X_train, X_test, y_train, "rbf")
+
+
+@pytest.mark.parametrize("solver", ["dense", "primal"])
+def test_precomputed_graph_models_with_the_same_graph(split, solver):
+    from structreg import LapSVM
+
+    X_train, X_test, _, y_semi, W = split
+    models = [LapSVM(graph=W, solver=solver)]
+    if solver == "dense":
+        models.append(LapRLSC(graph=W))
+    for model in models:
+        _same_decisions(model, clone_of(model), X_train, X_test, y_semi, "rbf")
+
+
+def clone_of(model):
+    from sklearn.base import clone
+
+    return clone(model)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_precomputed_linear_kernel_builds_the_euclidean_graph(split, fit_intercept):
+    """With the linear kernel the kernel-induced distance is the Euclidean one, so the kNN
+    graph (and its heat weights) are those of the inputs."""
+    X_train, X_test, _, y_semi, _ = split
+    model = LapRLSC(fit_intercept=fit_intercept)
+    fitted = _same_decisions(model, clone_of(model), X_train, X_test, y_semi, "linear")
+    expected = clone_of(model).set_params(kernel="linear").fit(X_train, y_semi)
+    np.testing.assert_allclose(fitted.penalty_.toarray(), expected.penalty_.toarray(), atol=1e-10)
+
+
+def test_kernel_points_have_the_kernel_induced_distances(split):
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from structreg.kernels import kernel_points
+
+    K = rbf_kernel(split[0], gamma=2.0)
+    V = kernel_points(K)
+    d2 = ((V[:, None] - V[None]) ** 2).sum(-1)
+    np.testing.assert_allclose(d2, np.diag(K)[:, None] + np.diag(K)[None] - 2 * K, atol=1e-10)
+
+
+def test_precomputed_kernel_maps(split):
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from structreg.kernels import EmpiricalKernelMap, KernelExpansion, KernelFeatureMap
+
+    X_train, X_test = split[0], split[1]
+    K, K_test = rbf_kernel(X_train, gamma=2.0), rbf_kernel(X_test, X_train, gamma=2.0)
+    for Map in (KernelFeatureMap, EmpiricalKernelMap, KernelExpansion):
+        named = Map(gamma=2.0).fit(X_train)
+        fitted = Map(kernel="precomputed").fit(K)
+        assert fitted.__sklearn_tags__().input_tags.pairwise
+        np.testing.assert_allclose(fitted.transform(K_test), named.transform(X_test), atol=1e-10)
+        np.testing.assert_array_equal(fitted.basis_, named.basis_indices_)
+
+
+def test_precomputed_input_errors(split):
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from structreg.kernels import KernelFeatureMap
+
+    X_train, X_test, y_train, y_semi, _ = split
+    K = rbf_kernel(X_train, gamma=2.0)
+    for model in (RLSC(kernel="precomputed"), LapRLSC(kernel="precomputed")):
+        y = y_semi if model._semi_supervised else y_train
+        name = type(model).__name__
+        with pytest.raises(
+            ValueError, match=f"{name} with kernel='precomputed' fits on the square"
+        ):
+            model.fit(rbf_kernel(X_train, X_train[:50]), y)
+        asymmetric = K.copy()
+        asymmetric[0, 1] += 1e-3
+        with pytest.raises(ValueError, match="Gram matrix is not symmetric"):
+            model.fit(asymmetric, y)
+        model.fit(K, y)
+        with pytest.raises(ValueError, match="its 60 training samples"):
+            model.predict(rbf_kernel(X_test, X_train[:50]))
+        for solver in ("nystroem", "cg"):
+            with pytest.raises(ValueError, match="solves on the exact Gram matrix"):
+                clone_of(model).set_params(solver=solver).fit(K, y)
+    with pytest.raises(ValueError, match="KernelFeatureMap with kernel='precomputed'"):
+        KernelFeatureMap(kernel="precomputed").fit(K).transform(K[:, :5])
+
+
+def test_precomputed_refused_where_the_inputs_are_needed(split):
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from structreg import EKM, GRBFN, MPM
+    from structreg.kernels import LandmarkFeatureMap
+
+    X_train, _, y_train, _, _ = split
+    K = rbf_kernel(X_train, gamma=2.0)
+    for model in (
+        GRBFN(kernel="precomputed"),
+        EKM(kernel="precomputed"),
+        MPM(kernel="precomputed"),
+    ):
+        with pytest.raises(ValueError, match=f"{type(model).__name__} does not take kernel="):
+            model.fit(K, y_train)
+    with pytest.raises(ValueError, match="LandmarkFeatureMap does not take"):
+        LandmarkFeatureMap(landmarks=K[:3], kernel="precomputed").fit_transform(K)
+
+
+def test_precomputed_cross_validation_slices_the_gram_matrix(split):
+    from sklearn.metrics.pairwise import rbf_kernel
+    from sklearn.model_selection import KFold, cross_val_predict, cross_val_score
+
+    from structreg.models import LapRLSCCV
+
+    X_train, _, y_train, y_semi, _ = split
+    K = rbf_kernel(X_train, gamma=2.0)
+    model = RLSC(kernel="precomputed", gamma_A=1e-3)
+    assert model.__sklearn_tags__().input_tags.pairwise
+    assert not RLSC().__sklearn_tags__().input_tags.pairwise
+    cv = KFold(4, shuffle=True, random_state=0)
+    named = RLSC(gamma=2.0, gamma_A=1e-3)
+    np.testing.assert_array_equal(
+        cross_val_score(model, K, y_train, cv=cv), cross_val_score(named, X_train, y_train, cv=cv)
+    )
+    np.testing.assert_allclose(
+        cross_val_predict(model, K, y_train, cv=cv, method="decision_function"),
+        cross_val_predict(named, X_train, y_train, cv=cv, method="decision_function"),
+        atol=1e-8,
+    )
+    # the grid search that shares work across the grid slices K the same way
+    grid = {"gamma_I": [0.0, 1.0]}
+    K_lin = X_train @ X_train.T
+    search = LapRLSCCV(LapRLSC(kernel="precomputed"), param_grid=grid, cv=3).fit(K_lin, y_semi)
+    reference = LapRLSCCV(LapRLSC(kernel="linear"), param_grid=grid, cv=3).fit(X_train, y_semi)
+    np.testing.assert_allclose(
+        search.cv_results_["mean_test_score"], reference.cv_results_["mean_test_score"]
+    )

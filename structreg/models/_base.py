@@ -32,7 +32,10 @@ from ..kernels import (
     KernelFeatureMap,
     LandmarkFeatureMap,
     NystroemApproximationWarning,
+    check_precomputed_cross,
+    check_precomputed_gram,
     internal_map,
+    kernel_points,
     select_centers,
 )
 from ..structure import build_penalties
@@ -247,6 +250,11 @@ def explicit_feature_map(estimator, rtol: float | None = None):
     parameters (``kernel, gamma, degree, coef0``): the feature space of EKM, MPM and friends."""
     if estimator.kernel == "linear":
         return LinearFeatures()
+    if estimator.kernel == "precomputed":
+        raise ValueError(
+            f"{type(estimator).__name__} does not take kernel='precomputed' (only the "
+            "StructuralClassifier family does); pass the inputs with a named or callable kernel"
+        )
     feature_map = EmpiricalKernelMap(
         kernel=estimator.kernel,
         gamma=estimator.gamma,
@@ -334,7 +342,14 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
     penalties : list of (float, Penalty), default=None
         Weighted structure penalties (e.g. ``[(1e-3, LaplacianPenalty())]``); weights are used
         as given.  None or [] gives plain RLSC / SVM.
-    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
+        ``"precomputed"`` (as :class:`sklearn.svm.SVC`): ``fit(K, y)`` with the square,
+        symmetric Gram matrix of the training samples, ``predict(K_test)`` with the
+        (n_test, n_train) kernel between test and training samples.  The penalties and
+        structure steps then see the training points through the kernel-induced distance
+        ``d(i, j)^2 = K_ii + K_jj - 2 K_ij`` and inner products ``K_ij``
+        (:func:`~structreg.kernels.kernel_points`); solvers ``"dense"`` (and ``"primal"``)
+        only.  The ``pairwise`` tag is set, so scikit-learn's cross-validation slices K.
     gamma : float, "scale" or None, default="scale"
         Kernel width as in scikit-learn.
     degree : int, default=3
@@ -552,7 +567,27 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         else:
             check_no_missing_labels(self, y)
         sparse = "csr" if self._accepts_sparse() else False
-        return validate_data(self, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
+        X, y = validate_data(self, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
+        if self.kernel == "precomputed":
+            check_precomputed_gram(X, type(self).__name__)
+        return X, y
+
+    def _validated_new(self, X, sparse=False):
+        """Samples to score, checked against the training data (a precomputed kernel: one
+        column per training sample)."""
+        if self.kernel == "precomputed":
+            check_precomputed_cross(X, self.n_features_in_, type(self).__name__)
+        return validate_data(self, X, dtype=float, reset=False, accept_sparse=sparse)
+
+    def _structure_points(self, X, Z):
+        """The training points the penalties and ``_prepare`` see: X, or for a precomputed
+        kernel points with the kernel's geometry (:func:`~structreg.kernels.kernel_points`;
+        the exact factor Z itself when the feature map computed it)."""
+        if self.kernel != "precomputed":
+            return X
+        if Z is not None and type(self.feature_map_) is KernelFeatureMap:
+            return Z
+        return kernel_points(X)
 
     def _check_labels(self, y_codes: np.ndarray) -> None:
         """Hook: refuse labels this model's parameters cannot serve (e.g. too few samples in
@@ -594,13 +629,14 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
             unexplained = getattr(self.feature_map_, "unexplained_trace_", None)
         if unexplained is not None:
             self._warn_nystroem(unexplained, Z.shape[1])
-        self._prepare(X, Z, y_codes, labeled)
+        self._prepare(self._structure_points(X, Z), Z, y_codes, labeled)
         return y_codes, labeled, Z, unexplained
 
     def _fit(self, X, y, unlabeled):
         y_codes, labeled, Z, unexplained = self._fit_structure(X, y, unlabeled)
         n, n_lab = X.shape[0], int(labeled.sum())
-        M, psd = build_penalties(self._penalty_terms(n, n_lab), X, y_codes, labeled)
+        points = self._structure_points(X, Z)
+        M, psd = build_penalties(self._penalty_terms(n, n_lab), points, y_codes, labeled)
         self.penalty_ = M
         self.loss_.check(self, M, psd)
         Y = pm_one_targets(y_codes, labeled, len(self.classes_))
@@ -640,6 +676,14 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         :data:`AUTO_DENSE_MAX`)."""
         solver = getattr(self, "solver", "dense")
         loss_for(self, solver)  # refuses a solver the loss does not accept
+        if self.kernel == "precomputed":
+            if solver in ("nystroem", "cg"):
+                raise ValueError(
+                    f"{type(self).__name__} with kernel='precomputed' solves on the exact Gram "
+                    f"matrix: solver must be 'auto' or 'dense' ('primal' for the hinge loss), "
+                    f"got {solver!r}"
+                )
+            return "dense" if solver == "auto" else solver
         if solver != "auto":
             return solver
         if sp.issparse(X):
@@ -681,7 +725,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         """
         check_is_fitted(self, "svm_")
         if X is not None:
-            X = validate_data(self, X, dtype=float, reset=False)
+            X = self._validated_new(X)
         return self.loss_.deformed_gram(self, X)
 
     def _square_output(self, F: np.ndarray) -> np.ndarray:
@@ -695,8 +739,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
         """Output f(x): shape (n,) for two classes (positive means ``classes_[1]``), else
         (n, n_classes)."""
         check_is_fitted(self)
-        sparse = "csr" if self._accepts_sparse() else False
-        X = validate_data(self, X, dtype=float, reset=False, accept_sparse=sparse)
+        X = self._validated_new(X, "csr" if self._accepts_sparse() else False)
         return self.loss_.decision(self, X)
 
     def predict(self, X):
@@ -711,6 +754,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = self._accepts_sparse()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 
 

@@ -81,6 +81,9 @@ class LSSVM(StructuralClassifier):
             kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
         )
 
+    def _structure_points(self, X, Z):
+        return X  # no structure step: not even a precomputed Gram matrix is factored
+
     def _prepare(self, X, Z, y_codes, labeled):
         self.X_fit_, self.gamma_ = X, self.feature_map_.gamma_
 

@@ -105,7 +105,8 @@ class _SharedFit:
         self.n, self.n_labeled = X.shape[0], int(self.labeled.sum())
         terms = est._penalty_terms(self.n, self.n_labeled)
         self.penalties = [penalty for _, penalty in terms]
-        self.matrices = [self._build(p, X, memo) for p in self.penalties]
+        points = est._structure_points(X, self.Z)
+        self.matrices = [self._build(p, points, memo) for p in self.penalties]
         Y = pm_one_targets(self.y_codes, self.labeled, len(est.classes_))
         # what depends on the design alone is shared by the groups on one feature map (the
         # entry holds Z, so its id is not reused while the memo lives)

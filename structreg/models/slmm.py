@@ -440,6 +440,11 @@ class SLMM(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
+        if self.kernel == "precomputed":
+            raise ValueError(
+                "SLMM does not take kernel='precomputed' (only the StructuralClassifier family "
+                "does); pass the inputs with a named or callable kernel"
+            )
         X, y = validate_data(self, X, y, dtype=float, y_numeric=False)
         y = column_or_1d(y, warn=True)
         classes, codes = check_supervised_classes(self, y)

@@ -139,9 +139,13 @@ class SRSVM(StructuralClassifier):
 
     def _make_feature_map(self, X, memo=None):
         """The inputs (linear kernel, fewer features than samples), else the unfactored
-        kernel whose Gram matrix the clustering and the deformed kernel share."""
+        kernel whose Gram matrix the clustering and the deformed kernel share; a precomputed
+        kernel is factored (Ward's linkage then runs on the factor's rows, whose distances
+        are the kernel-induced ones)."""
         if self.kernel == "linear" and X.shape[1] < X.shape[0]:
             return LinearFeatures()
+        if self.kernel == "precomputed":
+            return super()._make_feature_map(X, memo)
         return TrainingGram(
             kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
         )
