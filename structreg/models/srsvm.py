@@ -44,7 +44,10 @@ class SRSVM(StructuralClassifier):
         Soft-margin constant.
     lam : float, default=1.0
         Weight of the cluster compactness ``w^T Sigma w``; 0 gives the SVM.
-    kernel : {"linear", "rbf", "poly"} or callable, default="linear"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="linear"
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel; structure uses the kernel-induced distance (see
+        :class:`~structreg.StructuralClassifier`).
     gamma : float, "scale" or None, default="scale"
     degree : int, default=3
     coef0 : float, default=1.0

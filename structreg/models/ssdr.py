@@ -217,8 +217,10 @@ class SSDRWang(StructuralClassifier):
 
     Parameters
     ----------
-    kernel : {"linear", "rbf", "poly"} or callable, default="linear"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="linear"
         Base kernel whose centred Gram matrix is ``G`` (the paper's experiments: linear).
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel (see :class:`~structreg.StructuralClassifier`).
     gamma : float, "scale" or None, default="scale"
         Kernel width as in scikit-learn.
     degree : int, default=3
