@@ -22,6 +22,7 @@ between training points (kNN graphs, clustering) uses the kernel-induced distanc
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import numpy as np
 from scipy.linalg import eigh, lapack, solve_triangular
@@ -37,6 +38,8 @@ from ._chunks import row_blocks
 from ._params import constraints_for
 
 KERNELS = ("linear", "rbf", "poly")
+
+_Map = TypeVar("_Map")
 
 PRECOMPUTED_SYMMETRY_RTOL = 1e-8
 """A precomputed Gram matrix is refused when ``max |K - K^T|`` exceeds this share of
@@ -366,7 +369,7 @@ def _pivoted_cholesky(K: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray
     return piv[:rank] - 1, np.triu(R[:rank]), piv - 1
 
 
-def internal_map(feature_map):
+def internal_map(feature_map: _Map) -> _Map:
     """``feature_map`` set to NumPy output (``set_output(transform="default")``) whatever the
     global ``sklearn.set_config(transform_output=...)``: the maps a model keeps compute on
     arrays.  Objects without ``set_output`` are returned as they are."""

@@ -346,3 +346,32 @@ def test_precomputed_cross_validation_slices_the_gram_matrix(split):
     np.testing.assert_allclose(
         search.cv_results_["mean_test_score"], reference.cv_results_["mean_test_score"]
     )
+
+
+def test_precomputed_fit_path_and_decision_path(split):
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from structreg import LapSVM
+    from structreg.models import decision_path, fit_path
+
+    X_train, X_test, _, y_semi, W = split
+    K, K_test = rbf_kernel(X_train, gamma=2.0), rbf_kernel(X_test, X_train, gamma=2.0)
+    grid = {"gamma_A": [1e-3, 1e-2], "gamma_I": [0.1, 1.0]}
+    for Estimator in (LapRLSC, LapSVM):
+        named = Estimator(gamma=2.0, graph=W)
+        precomputed = Estimator(kernel="precomputed", graph=W)
+        for a, b in zip(
+            fit_path(named, X_train, y_semi, grid),
+            fit_path(precomputed, K, y_semi, grid),
+            strict=True,
+        ):
+            np.testing.assert_allclose(
+                b.decision_function(K_test), a.decision_function(X_test), atol=1e-8
+            )
+        np.testing.assert_allclose(
+            decision_path(precomputed, K, y_semi, grid, K_test),
+            decision_path(named, X_train, y_semi, grid, X_test),
+            atol=1e-8,
+        )
+        with pytest.raises(ValueError, match="its 60 training samples"):
+            decision_path(precomputed, K, y_semi, grid, K_test[:, :5])

@@ -19,6 +19,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
@@ -101,6 +102,19 @@ pandas' ``pd.NA``, which is how a pandas label Series holds the samples it has n
 class, pass the ``unlabeled`` boolean mask to ``fit`` instead."""
 
 
+def memo_key(obj) -> tuple | None:
+    """``(class, params)`` of an unfitted estimator-like object whose parameters are all plain
+    values (numbers, strings, None, bools), else None: two such objects with the same key
+    compute the same thing from the same data."""
+    get_params = getattr(obj, "get_params", None)
+    if get_params is None:
+        return (type(obj).__name__,) if not vars(obj) else None
+    params = get_params(deep=False)
+    if not all(v is None or isinstance(v, (bool, int, float, str)) for v in params.values()):
+        return None
+    return (type(obj).__name__, tuple(sorted(params.items())))
+
+
 def _is_missing(value) -> bool:
     """NaN, None or pandas' NA (recognised by its type's name: pandas is not a dependency)."""
     if value is None:
@@ -110,7 +124,7 @@ def _is_missing(value) -> bool:
     return type(value).__name__ == "NAType"
 
 
-def missing_labels(y) -> np.ndarray:
+def missing_labels(y: ArrayLike) -> np.ndarray:
     """Boolean mask of the missing entries of ``y``: NaN in float arrays; None, NaN or
     ``pd.NA`` in object arrays.
 
@@ -127,7 +141,7 @@ def missing_labels(y) -> np.ndarray:
     return np.zeros(y.shape, dtype=bool)
 
 
-def is_unlabeled(y) -> np.ndarray:
+def is_unlabeled(y: ArrayLike) -> np.ndarray:
     """Boolean mask of the entries of ``y`` that mark unlabeled samples: -1, or a missing
     value (NaN, None, ``pd.NA``; see :func:`missing_labels`)."""
     y = np.asarray(y)
@@ -147,7 +161,7 @@ def is_unlabeled(y) -> np.ndarray:
     return np.zeros(y.shape, dtype=bool)
 
 
-def missing_as_unlabeled(y, unlabeled=None):
+def missing_as_unlabeled(y: ArrayLike, unlabeled: ArrayLike | None = None) -> ArrayLike:
     """``y`` with its missing entries (:func:`missing_labels`) replaced by the unlabeled
     markers: ``None`` in object arrays, -1 in numeric ones.
 
@@ -183,7 +197,7 @@ def missing_as_unlabeled(y, unlabeled=None):
     return filled
 
 
-def check_no_missing_labels(estimator, y) -> None:
+def check_no_missing_labels(estimator: BaseEstimator, y: ArrayLike) -> None:
     """Refuse missing labels (NaN, None, ``pd.NA``) in the targets of a supervised fit."""
     n_missing = 0 if y is None else int(missing_labels(y).sum())
     if n_missing:
@@ -192,19 +206,6 @@ def check_no_missing_labels(estimator, y) -> None:
             "label(s) (NaN, None or pd.NA); drop those samples, or use a semi-supervised "
             "estimator, which takes them as unlabeled"
         )
-
-
-def memo_key(obj) -> tuple | None:
-    """``(class, params)`` of an unfitted estimator-like object whose parameters are all plain
-    values (numbers, strings, None, bools), else None: two such objects with the same key
-    compute the same thing from the same data."""
-    get_params = getattr(obj, "get_params", None)
-    if get_params is None:
-        return (type(obj).__name__,) if not vars(obj) else None
-    params = get_params(deep=False)
-    if not all(v is None or isinstance(v, (bool, int, float, str)) for v in params.values()):
-        return None
-    return (type(obj).__name__, tuple(sorted(params.items())))
 
 
 def check_supervised_classes(estimator, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -535,7 +535,7 @@ def _test_section(est, X) -> np.ndarray:
     """What ``est``'s decision multiplies its coefficients with: the inputs (linear features)
     or the kernel section ``k(X, basis_)`` of its feature map."""
     fm = est.feature_map_
-    Xv = validate_data(est, X, dtype=float, reset=False)
+    Xv = est._validated_new(X)
     return Xv if _linear(fm) else fm.kernel_(Xv, fm.basis_)
 
 
