@@ -63,15 +63,21 @@ def check_precomputed_gram(K: np.ndarray, owner: str) -> None:
         )
 
 
-def check_precomputed_cross(K, n_train: int, owner: str) -> None:
-    """Refuse a test kernel matrix whose columns are not the ``n_train`` training samples."""
-    shape = np.shape(K)
-    if len(shape) != 2 or shape[1] != n_train:
+def validated_samples(estimator, X, **kwargs) -> np.ndarray:
+    """``validate_data(estimator, X, reset=False, **kwargs)`` for ``transform`` / ``predict``;
+    with ``kernel="precomputed"`` a wrong number of columns says they are the training
+    samples."""
+    try:
+        return validate_data(estimator, X, reset=False, **kwargs)
+    except ValueError as exc:
+        n_train = getattr(estimator, "n_features_in_", None)
+        if estimator.kernel != "precomputed" or f"expecting {n_train} features" not in str(exc):
+            raise
         raise ValueError(
-            f"{owner} with kernel='precomputed' takes the (n_samples, n_train) kernel between "
-            f"the samples and its {n_train} training samples (one column per training "
-            f"sample); got an array of shape {shape}"
-        )
+            f"{exc} With kernel='precomputed', {type(estimator).__name__} takes the "
+            f"(n_samples, n_train) kernel between the samples and its {n_train} training "
+            "samples, one column per training sample."
+        ) from exc
 
 
 def select_centers(
@@ -489,9 +495,7 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     def _validated_new(self, X) -> np.ndarray:
         """Samples to map, checked against the training data (``transform``)."""
         check_is_fitted(self)
-        if self.kernel == "precomputed":
-            check_precomputed_cross(X, self.n_features_in_, type(self).__name__)
-        return validate_data(self, X, dtype=float, reset=False)
+        return validated_samples(self, X, dtype=float)
 
     def _factor_basis(self, B: np.ndarray) -> np.ndarray:
         """Factor ``k(B, B) = V V^T``; keep what is needed to map new points; return V."""

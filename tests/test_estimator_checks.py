@@ -50,6 +50,15 @@ ESTIMATORS = [
     KernelFeatureMap(),
     EmpiricalKernelMap(),
     KernelExpansion(),
+    # kernel="precomputed" (pairwise tag: the checks feed Gram matrices)
+    RLSC(kernel="precomputed"),
+    LapRLSC(kernel="precomputed"),
+    LapSVM(kernel="precomputed"),
+    LSSVM(kernel="precomputed"),
+    SRSVM(kernel="precomputed"),
+    KernelFeatureMap(kernel="precomputed"),
+    EmpiricalKernelMap(kernel="precomputed"),
+    KernelExpansion(kernel="precomputed"),
     # n_neighbors below the smallest class of sklearn's small check data sets
     DRLSC(n_neighbors=2),
     DRLSC(n_neighbors=2, kernel="rbf", formulation="primal"),

@@ -294,7 +294,7 @@ def test_precomputed_input_errors(split):
         for solver in ("nystroem", "cg"):
             with pytest.raises(ValueError, match="solves on the exact Gram matrix"):
                 clone_of(model).set_params(solver=solver).fit(K, y)
-    with pytest.raises(ValueError, match="KernelFeatureMap with kernel='precomputed'"):
+    with pytest.raises(ValueError, match="KernelFeatureMap takes the .* its 60 training samples"):
         KernelFeatureMap(kernel="precomputed").fit(K).transform(K[:, :5])
 
 

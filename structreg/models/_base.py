@@ -33,11 +33,11 @@ from ..kernels import (
     KernelFeatureMap,
     LandmarkFeatureMap,
     NystroemApproximationWarning,
-    check_precomputed_cross,
     check_precomputed_gram,
     internal_map,
     kernel_points,
     select_centers,
+    validated_samples,
 )
 from ..structure import build_penalties
 from ._losses import FitData, loss_for
@@ -576,9 +576,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstim
     def _validated_new(self, X, sparse=False):
         """Samples to score, checked against the training data (a precomputed kernel: one
         column per training sample)."""
-        if self.kernel == "precomputed":
-            check_precomputed_cross(X, self.n_features_in_, type(self).__name__)
-        return validate_data(self, X, dtype=float, reset=False, accept_sparse=sparse)
+        return validated_samples(self, X, dtype=float, accept_sparse=sparse)
 
     def _structure_points(self, X, Z):
         """The training points the penalties and ``_prepare`` see: X, or for a precomputed
