@@ -308,6 +308,9 @@ class SSDRWang(StructuralClassifier):
     def _make_feature_map(self, X, memo=None):
         return _CenteredFeatures(internal_map(super()._make_feature_map(X, memo)))
 
+    def _structure_points(self, X, Z):
+        return X  # the centring penalty and _prepare read the features only
+
     def _ridge(self) -> float:
         return self.gamma_A * self.lam
 
