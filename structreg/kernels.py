@@ -63,7 +63,7 @@ def check_precomputed_gram(K: np.ndarray, owner: str) -> None:
         )
 
 
-def validated_samples(estimator, X, **kwargs) -> np.ndarray:
+def validated_samples(estimator: BaseEstimator, X, **kwargs) -> np.ndarray:
     """``validate_data(estimator, X, reset=False, **kwargs)`` for ``transform`` / ``predict``;
     with ``kernel="precomputed"`` a wrong number of columns says they are the training
     samples."""
@@ -417,13 +417,6 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     rtol : float, optional
         Pivots / eigenvalues below ``rtol * max(diag(K))`` are dropped (default ``n * eps``).
 
-    Notes
-    -----
-    The output columns are named ``kernelfeaturemap0``, ``kernelfeaturemap1``, ... (the class
-    name, lower case, and the column number; :meth:`get_feature_names_out`), as for
-    scikit-learn's :class:`~sklearn.kernel_approximation.Nystroem`, so
-    ``set_output(transform="pandas")`` returns DataFrames.
-
     Attributes
     ----------
     gamma_ : float or None
@@ -440,6 +433,13 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         ``"eigh"``: ``U_r Lambda_r^{-1/2}`` with ``transform(X) = k(X, basis_) @ projection_``.
     n_components_ : int
         Numerical rank r of the training Gram matrix.
+
+    Notes
+    -----
+    The output columns are named ``kernelfeaturemap0``, ``kernelfeaturemap1``, ... (the class
+    name, lower case, and the column number; :meth:`get_feature_names_out`), as for
+    scikit-learn's :class:`~sklearn.kernel_approximation.Nystroem`, so
+    ``set_output(transform="pandas")`` returns DataFrames.
 
     Examples
     --------
