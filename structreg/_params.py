@@ -15,7 +15,9 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 GRAPH_CHOICES = ("knn", "class-wise", "other-class", "within-class", "between-class")
 
 PARAMETER_CONSTRAINTS: dict[str, list] = {
-    "kernel": [StrOptions({"linear", "rbf", "poly"}), callable],
+    # "precomputed": fit(K_train, y), predict(K_test_train); estimators that cannot work
+    # from a Gram matrix refuse it in fit
+    "kernel": [StrOptions({"linear", "rbf", "poly", "precomputed"}), callable],
     "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"}), None],
     "degree": [Interval(Integral, 1, None, closed="left")],
     "coef0": [Real],

@@ -9,16 +9,25 @@ the same solvers.
 
 Kernel names and parameters follow scikit-learn (``gamma`` as in
 :func:`sklearn.metrics.pairwise.rbf_kernel`: ``k(x, z) = exp(-gamma ||x - z||^2)``).
+
+``kernel="precomputed"`` follows :class:`sklearn.svm.SVC`: ``fit`` takes the square Gram
+matrix ``K`` of the training samples, ``transform`` / ``predict`` the rectangular kernel
+between new samples and the training samples (one column per training sample).  The maps
+then store training-sample *indices* (``basis_``) instead of points.  What needs distances
+between training points (kNN graphs, clustering) uses the kernel-induced distance
+``d(i, j)^2 = K_ii + K_jj - 2 K_ij``: the Euclidean distance between the rows of the factor
+``V`` (``V V^T = K``) that :class:`KernelFeatureMap` computes, see :func:`kernel_points`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import numpy as np
 from scipy.linalg import eigh, lapack, solve_triangular
 from scipy.sparse.linalg import LinearOperator
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.cluster import kmeans_plusplus
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils import check_random_state
@@ -29,6 +38,46 @@ from ._chunks import row_blocks
 from ._params import constraints_for
 
 KERNELS = ("linear", "rbf", "poly")
+
+_Map = TypeVar("_Map")
+
+PRECOMPUTED_SYMMETRY_RTOL = 1e-8
+"""A precomputed Gram matrix is refused when ``max |K - K^T|`` exceeds this share of
+``max |K|``."""
+
+
+def check_precomputed_gram(K: np.ndarray, owner: str) -> None:
+    """Refuse a training Gram matrix that is not square or not symmetric (see
+    :data:`PRECOMPUTED_SYMMETRY_RTOL`); ``owner`` names the estimator in the message."""
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(
+            f"{owner} with kernel='precomputed' fits on the square (n_samples, n_samples) "
+            f"Gram matrix of the training samples; got an array of shape {K.shape}"
+        )
+    scale = float(np.abs(K).max()) if K.size else 0.0
+    asymmetry = float(np.abs(K - K.T).max()) if K.size else 0.0
+    if asymmetry > PRECOMPUTED_SYMMETRY_RTOL * scale:
+        raise ValueError(
+            f"{owner} with kernel='precomputed': the Gram matrix is not symmetric "
+            f"(max |K - K^T| = {asymmetry:.3g}, max |K| = {scale:.3g})"
+        )
+
+
+def validated_samples(estimator: BaseEstimator, X, **kwargs) -> np.ndarray:
+    """``validate_data(estimator, X, reset=False, **kwargs)`` for ``transform`` / ``predict``;
+    with ``kernel="precomputed"`` a wrong number of columns says they are the training
+    samples."""
+    try:
+        return validate_data(estimator, X, reset=False, **kwargs)
+    except ValueError as exc:
+        n_train = getattr(estimator, "n_features_in_", None)
+        if estimator.kernel != "precomputed" or f"expecting {n_train} features" not in str(exc):
+            raise
+        raise ValueError(
+            f"{exc} With kernel='precomputed', {type(estimator).__name__} takes the "
+            f"(n_samples, n_train) kernel between the samples and its {n_train} training "
+            "samples, one column per training sample."
+        ) from exc
 
 
 def select_centers(
@@ -57,9 +106,10 @@ def resolve_gamma(X: np.ndarray, kernel: str | Callable, gamma: float | str | No
     """Return the numeric kernel width for ``X``.
 
     ``gamma="scale"`` means ``1 / (n_features * X.var())`` as in :class:`sklearn.svm.SVC`;
-    ``None`` means ``1 / n_features``.  The linear kernel and callables ignore gamma.
+    ``None`` means ``1 / n_features``.  The linear kernel, callables and precomputed kernels
+    ignore gamma.
     """
-    if kernel == "linear" or callable(kernel):
+    if kernel in ("linear", "precomputed") or callable(kernel):
         return None
     if gamma == "scale":
         var = X.var()
@@ -325,7 +375,17 @@ def _pivoted_cholesky(K: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray
     return piv[:rank] - 1, np.triu(R[:rank]), piv - 1
 
 
-class KernelFeatureMap(TransformerMixin, BaseEstimator):
+def internal_map(feature_map: _Map) -> _Map:
+    """``feature_map`` set to NumPy output (``set_output(transform="default")``) whatever the
+    global ``sklearn.set_config(transform_output=...)``: the maps a model keeps compute on
+    arrays.  Objects without ``set_output`` are returned as they are."""
+    set_output = getattr(feature_map, "set_output", None)
+    if set_output is not None:
+        set_output(transform="default")
+    return feature_map
+
+
+class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Explicit finite-dimensional feature map of a kernel over the training samples.
 
     The training Gram matrix ``K`` (numerical rank r) is written ``K = V V^T`` and every
@@ -345,7 +405,10 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
+        ``"precomputed"``: ``fit`` takes the (n_samples, n_samples) Gram matrix of the
+        training samples (square and symmetric, else ``ValueError``), ``transform`` the
+        (n, n_samples) kernel between new samples and the training samples.
     gamma : float, "scale" or None, default="scale"
         Kernel width as in scikit-learn (``"scale"``: ``1 / (n_features * X.var())``).
     degree : int, default=3
@@ -359,7 +422,9 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
     gamma_ : float or None
         Numeric kernel width used.
     basis_ : ndarray of shape (n_basis, n_features_in_)
-        Training samples needed to map new points (all of them for ``"eigh"``).
+        Training samples needed to map new points (all of them for ``"eigh"``);
+        ``kernel="precomputed"``: their indices, shape (n_basis,) (the columns of the kernel
+        matrices given to ``transform`` that are read).
     basis_indices_ : ndarray of shape (n_basis,)
         Their row indices in the training set.
     cholesky_factor_ : ndarray of shape (n_components_, n_components_) or None
@@ -368,6 +433,13 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
         ``"eigh"``: ``U_r Lambda_r^{-1/2}`` with ``transform(X) = k(X, basis_) @ projection_``.
     n_components_ : int
         Numerical rank r of the training Gram matrix.
+
+    Notes
+    -----
+    The output columns are named ``kernelfeaturemap0``, ``kernelfeaturemap1``, ... (the class
+    name, lower case, and the column number; :meth:`get_feature_names_out`), as for
+    scikit-learn's :class:`~sklearn.kernel_approximation.Nystroem`, so
+    ``set_output(transform="pandas")`` returns DataFrames.
 
     Examples
     --------
@@ -390,7 +462,13 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
         self.rtol = rtol
 
     def kernel_(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
-        """The fitted kernel ``k(X, Y)`` (with the resolved ``gamma_``)."""
+        """The fitted kernel ``k(X, Y)`` (with the resolved ``gamma_``).
+
+        ``kernel="precomputed"``: X holds kernel values against the training samples, so
+        ``Y=None`` returns X (the training Gram matrix) and an index array ``Y`` (e.g.
+        ``basis_``) X's columns at those training samples."""
+        if self.kernel == "precomputed":
+            return X if Y is None else X[:, Y]
         return kernel_matrix(
             X, Y, kernel=self.kernel, gamma=self.gamma_, degree=self.degree, coef0=self.coef0
         )
@@ -401,10 +479,23 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
 
     def fit_transform(self, X, y=None):
         """Fit on X and return ``V`` with ``V V^T = K`` (up to the rank tolerance)."""
+        X = self._validated_training(X)
+        return self._factor_basis(X)
+
+    def _validated_training(self, X) -> np.ndarray:
+        """Parameters and training data checked (a precomputed Gram matrix: square and
+        symmetric); sets ``gamma_``."""
         self._validate_params()
         X = validate_data(self, X, dtype=float)
+        if self.kernel == "precomputed":
+            check_precomputed_gram(X, type(self).__name__)
         self.gamma_ = resolve_gamma(X, self.kernel, self.gamma)
-        return self._factor_basis(X)
+        return X
+
+    def _validated_new(self, X) -> np.ndarray:
+        """Samples to map, checked against the training data (``transform``)."""
+        check_is_fitted(self)
+        return validated_samples(self, X, dtype=float)
 
     def _factor_basis(self, B: np.ndarray) -> np.ndarray:
         """Factor ``k(B, B) = V V^T``; keep what is needed to map new points; return V."""
@@ -427,7 +518,7 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
             w, U = w[keep][::-1], U[:, keep][:, ::-1]
             idx, R, proj, V = np.arange(n), None, U / np.sqrt(w), U * np.sqrt(w)
         self.basis_indices_ = idx
-        self.basis_ = B[idx]
+        self.basis_ = idx if self.kernel == "precomputed" else B[idx]
         self.cholesky_factor_ = R
         self.projection_ = proj
         self.n_components_ = V.shape[1]
@@ -436,9 +527,13 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
     def _factorization(self) -> str:
         return self.method
 
+    @property
+    def _n_features_out(self) -> int:
+        """Number of output columns (:meth:`get_feature_names_out`)."""
+        return self.n_components_
+
     def transform(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=float, reset=False)
+        X = self._validated_new(X)
         if self.n_components_ == 0:
             return np.zeros((X.shape[0], 0))
         # row blocks keep the kernel section k(X, basis) at O(block * n_basis) memory
@@ -463,10 +558,20 @@ class KernelFeatureMap(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 
 
 KernelFeatureMap._parameter_constraints = constraints_for(KernelFeatureMap)
+
+
+def kernel_points(K: np.ndarray) -> np.ndarray:
+    """Points whose Euclidean geometry is that of a precomputed kernel: the rows of ``V``
+    with ``V V^T = K`` (pivoted Cholesky, :class:`KernelFeatureMap`), so
+    ``||v_i - v_j||^2 = K_ii + K_jj - 2 K_ij`` (the kernel-induced distance) and
+    ``v_i^T v_j = K_ij`` (up to the rank tolerance).  What needs distances between training
+    points (kNN graphs, clustering) runs on them when the kernel is precomputed."""
+    return internal_map(KernelFeatureMap(kernel="precomputed")).fit_transform(K)
 
 
 class LandmarkFeatureMap(KernelFeatureMap):
@@ -483,7 +588,8 @@ class LandmarkFeatureMap(KernelFeatureMap):
     landmarks : array-like of shape (n_landmarks, n_features)
         The centres.  ``gamma="scale"`` is resolved on the data given to ``fit``.
     kernel, gamma, degree, coef0, rtol
-        As in :class:`KernelFeatureMap`.
+        As in :class:`KernelFeatureMap`, but for ``kernel="precomputed"``, which is refused
+        (the landmarks are points).
 
     Attributes
     ----------
@@ -522,6 +628,11 @@ class LandmarkFeatureMap(KernelFeatureMap):
 
     def fit_transform(self, X, y=None):
         self._validate_params()
+        if self.kernel == "precomputed":
+            raise ValueError(
+                "LandmarkFeatureMap does not take kernel='precomputed': its landmarks are "
+                "points, whose kernel values a Gram matrix of the samples does not hold"
+            )
         X = validate_data(self, X, dtype=float)
         if self.landmarks is None:
             raise ValueError("LandmarkFeatureMap needs landmarks")
@@ -582,11 +693,9 @@ class KernelExpansion(KernelFeatureMap):
     """
 
     def fit(self, X, y=None):
-        self._validate_params()
-        X = validate_data(self, X, dtype=float)
-        self.gamma_ = resolve_gamma(X, self.kernel, self.gamma)
-        self.basis_ = X
+        X = self._validated_training(X)
         self.basis_indices_ = np.arange(X.shape[0])
+        self.basis_ = self.basis_indices_ if self.kernel == "precomputed" else X
         self.cholesky_factor_ = self.projection_ = None
         self.n_components_ = X.shape[0]
         return self
@@ -595,8 +704,7 @@ class KernelExpansion(KernelFeatureMap):
         return self.fit(X).transform(X)
 
     def transform(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=float, reset=False)
+        X = self._validated_new(X)
         return self.kernel_(X, self.basis_)
 
     def dual_coef(self, coef: np.ndarray) -> np.ndarray:

@@ -14,7 +14,9 @@ This module provides
 - :func:`semi_supervised_grid_search`, a ``GridSearchCV`` wired with both.
 
 Unlabeled samples are marked as in :mod:`structreg.models`: ``-1`` in numeric label arrays,
-``None`` in object (e.g. string) label arrays (see :func:`structreg.models._base.is_unlabeled`).
+``None`` in object (e.g. string) label arrays, and missing values (NaN, None, ``pd.NA``: a
+pandas label Series with missing entries) in any (see
+:func:`structreg.models._base.is_unlabeled`).
 
 Examples
 --------
@@ -45,7 +47,7 @@ from sklearn.model_selection import BaseCrossValidator, GridSearchCV, KFold, Str
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_consistent_length
 
-from .models._base import UNLABELED, is_unlabeled
+from .models._base import UNLABELED, is_unlabeled, missing_labels
 
 __all__ = [
     "SemiSupervisedKFold",
@@ -65,21 +67,23 @@ def _as_label_array(y: Any) -> np.ndarray:
 
 
 def _unlabeled_mask(y: np.ndarray, unlabeled_label: Any = UNLABELED) -> np.ndarray:
-    """Entries of ``y`` that mark unlabeled samples: ``unlabeled_label``, or None (object)."""
+    """Entries of ``y`` that mark unlabeled samples: ``unlabeled_label``, or a missing value
+    (NaN, None, ``pd.NA``; :func:`~structreg.models._base.missing_labels`)."""
     if type(unlabeled_label) is int and unlabeled_label == UNLABELED:
         return is_unlabeled(y)  # the estimators' own rule
-    if y.dtype.kind == "O":
-        if unlabeled_label is None:
-            return np.array([v is None for v in y], dtype=bool)
-        return np.array(
-            [v is None or (type(v) is not bool and v == unlabeled_label) for v in y], dtype=bool
-        )
+    missing = missing_labels(y)
     if unlabeled_label is None or isinstance(unlabeled_label, (bool, np.bool_)):
-        return np.zeros(y.shape, dtype=bool)
+        return missing
+    if y.dtype.kind == "O":
+        marked = [
+            not m and type(v) is not bool and v == unlabeled_label
+            for v, m in zip(y, missing, strict=True)
+        ]
+        return missing | np.array(marked, dtype=bool)
     numeric_y, numeric_label = y.dtype.kind in "iuf", isinstance(unlabeled_label, Real)
     if numeric_y == numeric_label:
-        return np.asarray(y == unlabeled_label, dtype=bool)
-    return np.zeros(y.shape, dtype=bool)
+        return missing | np.asarray(y == unlabeled_label, dtype=bool)
+    return missing
 
 
 class SemiSupervisedKFold(BaseCrossValidator):
@@ -112,11 +116,12 @@ class SemiSupervisedKFold(BaseCrossValidator):
         Seeds the shuffling; only allowed with ``shuffle=True``.  Pass an int for
         reproducible folds.
     unlabeled_label : object, default=-1
-        The label value that marks an unlabeled sample.  ``None`` entries of object
-        (e.g. string) label arrays always mark unlabeled samples as well; with
-        ``unlabeled_label=None`` they are the only marker, so that -1 can be a real class.
-        The structreg estimators themselves only recognise -1 / None: with another marker,
-        also give them the mask, e.g. ``search.fit(X, y, unlabeled=(y == marker))``
+        The label value that marks an unlabeled sample.  Missing values (``None``, NaN,
+        ``pd.NA``, e.g. from a pandas label Series) always mark unlabeled samples as well;
+        with ``unlabeled_label=None`` they are the only marker, so that -1 can be a real
+        class.
+        The structreg estimators themselves only recognise -1 / missing values: with another
+        marker, also give them the mask, e.g. ``search.fit(X, y, unlabeled=(y == marker))``
         (``GridSearchCV`` slices such per-sample fit parameters per split).
 
     Notes
@@ -266,7 +271,7 @@ class _LabeledScorer:
         if not keep.any():
             raise ValueError(
                 f"cannot score: none of the {y.shape[0]} samples is labeled (all are marked "
-                f"{self._unlabeled_label!r} / None); with a plain splitter, use "
+                f"{self._unlabeled_label!r} or missing); with a plain splitter, use "
                 "SemiSupervisedKFold so that test folds hold labeled samples"
             )
         X = _safe_indexing(X, keep)
@@ -291,17 +296,18 @@ def make_labeled_scorer(
     The returned callable has the scorer signature ``scorer(estimator, X, y)``
     (plus optional ``sample_weight``), so it can be passed as ``scoring=`` to
     ``GridSearchCV``, ``cross_validate``, ... .  It drops the samples whose label marks them
-    unlabeled (``unlabeled_label``, default -1, or None in object label arrays) and applies
-    ``sklearn.metrics.make_scorer(score_func, ...)`` to the rest, which makes it safe with any
-    splitter, and for training-set scores (``return_train_score=True``).
+    unlabeled (``unlabeled_label``, default -1, or a missing value: None, NaN, ``pd.NA``) and
+    applies ``sklearn.metrics.make_scorer(score_func, ...)`` to the rest, which makes it safe
+    with any splitter, and for training-set scores (``return_train_score=True``).
 
     Parameters
     ----------
     score_func : callable, default=accuracy_score
         Metric ``score_func(y_true, y_pred, **kwargs)``.
     unlabeled_label : object, default=-1
-        The label that marks an unlabeled sample (``None`` entries of object label arrays
-        always do).  ``None``: only ``None`` entries, so that -1 can be a real class.
+        The label that marks an unlabeled sample (missing values -- ``None``, NaN,
+        ``pd.NA`` -- always do).  ``None``: only missing values, so that -1 can be a real
+        class.
     response_method : str or list of str, default="predict"
         Estimator method whose output is passed to ``score_func`` (see ``make_scorer``).
     greater_is_better : bool, default=True
@@ -337,7 +343,7 @@ def make_labeled_scorer(
 
 
 labeled_accuracy_scorer = make_labeled_scorer()
-"""Accuracy on the labeled samples only (-1 / None entries of ``y`` are ignored)."""
+"""Accuracy on the labeled samples only (-1 and missing entries of ``y`` are ignored)."""
 
 
 def semi_supervised_grid_search(

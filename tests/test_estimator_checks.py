@@ -24,7 +24,7 @@ from structreg import (
     StructuralClassifier,
     StructuralRegressor,
 )
-from structreg.kernels import EmpiricalKernelMap, KernelFeatureMap
+from structreg.kernels import EmpiricalKernelMap, KernelExpansion, KernelFeatureMap
 from structreg.models import DRLSCCV, DiscriminativeRLSCV, LapRLSCCV
 from structreg.structure import LaplacianPenalty
 
@@ -52,6 +52,16 @@ ESTIMATORS = [
     StructuralClassifier(loss="hinge", penalties=[(1e-3, LaplacianPenalty(n_neighbors=4))]),
     KernelFeatureMap(),
     EmpiricalKernelMap(),
+    KernelExpansion(),
+    # kernel="precomputed" (pairwise tag: the checks feed Gram matrices)
+    RLSC(kernel="precomputed"),
+    LapRLSC(kernel="precomputed"),
+    LapSVM(kernel="precomputed"),
+    LSSVM(kernel="precomputed"),
+    SRSVM(kernel="precomputed"),
+    KernelFeatureMap(kernel="precomputed"),
+    EmpiricalKernelMap(kernel="precomputed"),
+    KernelExpansion(kernel="precomputed"),
     # n_neighbors below the smallest class of sklearn's small check data sets
     DRLSC(n_neighbors=2),
     DRLSC(n_neighbors=2, kernel="rbf", formulation="primal"),

@@ -21,6 +21,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.multiclass import check_classification_targets
@@ -34,7 +35,11 @@ from ..kernels import (
     KernelFeatureMap,
     LandmarkFeatureMap,
     NystroemApproximationWarning,
+    check_precomputed_gram,
+    internal_map,
+    kernel_points,
     select_centers,
+    validated_samples,
 )
 from ..structure import build_penalties
 from ._losses import FitData, loss_for
@@ -93,8 +98,10 @@ def blas_threads_for(n_samples: int):
 UNLABELED = -1
 """Marker of an unlabeled sample in numeric label arrays (scikit-learn's convention).
 
-For string / object labels the marker is ``None``.  When -1 is a real class, pass the
-``unlabeled`` boolean mask to ``fit`` instead."""
+For string / object labels the marker is ``None``.  Missing values -- NaN, ``None`` and
+pandas' ``pd.NA``, which is how a pandas label Series holds the samples it has no label for
+-- mark unlabeled samples of every dtype too (see :func:`missing_labels`).  When -1 is a real
+class, pass the ``unlabeled`` boolean mask to ``fit`` instead."""
 
 
 def memo_key(obj) -> tuple | None:
@@ -110,20 +117,97 @@ def memo_key(obj) -> tuple | None:
     return (type(obj).__name__, tuple(sorted(params.items())))
 
 
-def is_unlabeled(y: np.ndarray) -> np.ndarray:
-    """Boolean mask of the entries of ``y`` that mark unlabeled samples (-1 or None)."""
+def _is_missing(value) -> bool:
+    """NaN, None or pandas' NA (recognised by its type's name: pandas is not a dependency)."""
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(value != value)
+    return type(value).__name__ == "NAType"
+
+
+def missing_labels(y: ArrayLike) -> np.ndarray:
+    """Boolean mask of the missing entries of ``y``: NaN in float arrays; None, NaN or
+    ``pd.NA`` in object arrays.
+
+    pandas label Series arrive so: ``None`` in a numeric Series is NaN, a nullable ``Int64``
+    Series with ``pd.NA`` converts to float with NaN, and ``str`` / ``string`` / ``boolean``
+    Series give object arrays holding NaN, None or ``pd.NA``.
+    """
     y = np.asarray(y)
-    if y.dtype.kind in "iuf":
+    if y.dtype.kind == "f":
+        return np.isnan(y)
+    if y.dtype.kind == "O":
+        flat = np.fromiter((_is_missing(v) for v in y.ravel()), dtype=bool, count=y.size)
+        return flat.reshape(y.shape)
+    return np.zeros(y.shape, dtype=bool)
+
+
+def is_unlabeled(y: ArrayLike) -> np.ndarray:
+    """Boolean mask of the entries of ``y`` that mark unlabeled samples: -1, or a missing
+    value (NaN, None, ``pd.NA``; see :func:`missing_labels`)."""
+    y = np.asarray(y)
+    if y.dtype.kind in "iu":
         return y == UNLABELED
+    if y.dtype.kind == "f":
+        return (y == UNLABELED) | np.isnan(y)
     if y.dtype.kind == "O":
         return np.array(
             [
-                v is None or (isinstance(v, Real) and not isinstance(v, bool) and v == UNLABELED)
+                _is_missing(v)
+                or (isinstance(v, Real) and not isinstance(v, bool) and v == UNLABELED)
                 for v in y
             ],
             dtype=bool,
         )
     return np.zeros(y.shape, dtype=bool)
+
+
+def missing_as_unlabeled(y: ArrayLike, unlabeled: ArrayLike | None = None) -> ArrayLike:
+    """``y`` with its missing entries (:func:`missing_labels`) replaced by the unlabeled
+    markers: ``None`` in object arrays, -1 in numeric ones.
+
+    What a semi-supervised ``fit`` does first, so a pandas label Series with missing values
+    fits as the same labels with the -1 / None convention; a nullable integer Series
+    (``Int64`` with ``pd.NA``) becomes an int64 array, so ``classes_`` stay integers.  ``y``
+    without missing entries is returned as given.  With an ``unlabeled`` mask, which then
+    alone says what is unlabeled, a missing label of a sample it marks as labeled is an error.
+    """
+    if y is None:  # validation refuses it with scikit-learn's message
+        return y
+    values = np.asarray(y)
+    missing = missing_labels(values)
+    if not missing.any():
+        return y
+    if unlabeled is not None:
+        mask = np.asarray(unlabeled)
+        if mask.dtype == bool and mask.shape == (missing.size,):
+            stray = missing.ravel() & ~mask
+            if stray.any():
+                raise ValueError(
+                    f"y has {int(stray.sum())} missing label(s) (NaN, None or pd.NA) at "
+                    "samples the unlabeled mask marks as labeled"
+                )
+    if values.dtype.kind == "f":
+        filled = np.where(missing, float(UNLABELED), values)
+        dtype = getattr(y, "dtype", None)  # a pandas nullable integer dtype: back to integers
+        if dtype is not None and not isinstance(dtype, np.dtype) and dtype.kind in ("i", "u"):
+            return filled.astype(np.int64)
+        return filled
+    filled = values.copy()
+    filled[missing] = None
+    return filled
+
+
+def check_no_missing_labels(estimator: BaseEstimator, y: ArrayLike) -> None:
+    """Refuse missing labels (NaN, None, ``pd.NA``) in the targets of a supervised fit."""
+    n_missing = 0 if y is None else int(missing_labels(y).sum())
+    if n_missing:
+        raise ValueError(
+            f"{type(estimator).__name__} is supervised, but y has {n_missing} missing "
+            "label(s) (NaN, None or pd.NA); drop those samples, or use a semi-supervised "
+            "estimator, which takes them as unlabeled"
+        )
 
 
 def check_supervised_classes(estimator, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -180,20 +264,28 @@ def explicit_feature_map(estimator, rtol: float | None = None):
     parameters (``kernel, gamma, degree, coef0``): the feature space of EKM, MPM and friends."""
     if estimator.kernel == "linear":
         return LinearFeatures()
-    return EmpiricalKernelMap(
+    if estimator.kernel == "precomputed":
+        raise ValueError(
+            f"{type(estimator).__name__} does not take kernel='precomputed' (only the "
+            "StructuralClassifier family does); pass the inputs with a named or callable kernel"
+        )
+    feature_map = EmpiricalKernelMap(
         kernel=estimator.kernel,
         gamma=estimator.gamma,
         degree=estimator.degree,
         coef0=estimator.coef0,
         rtol=rtol,
     )
+    return internal_map(feature_map)
 
 
 class SemiSupervisedLabelsMixin:
     """Label handling shared by the semi-supervised estimators.
 
-    ``y == -1`` (``None`` for object labels) or ``fit(..., unlabeled=mask)`` marks unlabeled
-    samples when the class attribute ``_semi_supervised`` is true; ``score`` ignores them.
+    ``y == -1`` (``None`` for object labels), a missing label (NaN, None or ``pd.NA``, as in
+    a pandas Series; see :func:`missing_as_unlabeled`) or ``fit(..., unlabeled=mask)`` marks
+    unlabeled samples when the class attribute ``_semi_supervised`` is true; ``score``
+    ignores them.
     """
 
     _semi_supervised = True
@@ -226,7 +318,8 @@ class SemiSupervisedLabelsMixin:
         return classes, y_codes, labeled
 
     def score(self, X, y, sample_weight=None):
-        """Accuracy on the labeled samples of (X, y); unlabeled markers (-1/None) are ignored."""
+        """Accuracy on the labeled samples of (X, y); unlabeled markers (-1, None, NaN,
+        ``pd.NA``) are ignored."""
         y = np.asarray(y)
         keep = self._labeled_mask(y, None)
         if sample_weight is not None:
@@ -354,6 +447,9 @@ class StructuralEstimator(BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+            Labels.  Semi-supervised models take ``-1`` (``None`` for object labels) and
+            missing values (NaN, None, ``pd.NA``: e.g. a pandas Series with missing entries)
+            as unlabeled samples; supervised ones refuse missing labels.
         unlabeled : array-like of bool, shape (n_samples,), optional
             Marks unlabeled samples explicitly (use when -1 is a real class).
 
@@ -361,15 +457,33 @@ class StructuralEstimator(BaseEstimator):
         -------
         self
         """
-        X, y = self._validated(X, y)
+        X, y = self._validated(X, y, unlabeled)
         with blas_threads_for(X.shape[0]):
             return self._fit(X, y, unlabeled)
 
-    def _validated(self, X, y):
+    def _validated(self, X, y, unlabeled=None):
         """Parameters and training data checked as ``fit`` checks them; returns ``(X, y)``."""
         self._validate_params()
         sparse = "csr" if self._accepts_sparse() else False
-        return validate_data(self, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
+        X, y = validate_data(self, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
+        if self.kernel == "precomputed":
+            check_precomputed_gram(X, type(self).__name__)
+        return X, y
+
+    def _validated_new(self, X, sparse=False):
+        """Samples to score, checked against the training data (a precomputed kernel: one
+        column per training sample)."""
+        return validated_samples(self, X, dtype=float, accept_sparse=sparse)
+
+    def _structure_points(self, X, Z):
+        """The training points the penalties and ``_prepare`` see: X, or for a precomputed
+        kernel points with the kernel's geometry (:func:`~structreg.kernels.kernel_points`;
+        the exact factor Z itself when the feature map computed it)."""
+        if self.kernel != "precomputed":
+            return X
+        if Z is not None and type(self.feature_map_) is KernelFeatureMap:
+            return Z
+        return kernel_points(X)
 
     def _check_labels(self, y_codes: np.ndarray) -> None:
         """Hook: refuse labels this model's parameters cannot serve (e.g. too few samples in
@@ -396,7 +510,7 @@ class StructuralEstimator(BaseEstimator):
 
         self.solver_ = self._resolve_solver(X)
         self.loss_ = loss_for(self, self.solver_)
-        self.feature_map_ = self._make_feature_map(X, memo)
+        self.feature_map_ = internal_map(self._make_feature_map(X, memo))
         key = memo_key(self.feature_map_) if memo is not None else None
         if key is not None and ("feature_map", key) in memo:
             self.feature_map_, Z = memo["feature_map", key]
@@ -412,13 +526,14 @@ class StructuralEstimator(BaseEstimator):
             unexplained = getattr(self.feature_map_, "unexplained_trace_", None)
         if unexplained is not None:
             self._warn_nystroem(unexplained, Z.shape[1])
-        self._prepare(X, Z, y_codes, labeled)
+        self._prepare(self._structure_points(X, Z), Z, y_codes, labeled)
         return y_codes, labeled, Z, unexplained
 
     def _fit(self, X, y, unlabeled):
         y_codes, labeled, Z, unexplained = self._fit_structure(X, y, unlabeled)
         n, n_lab = X.shape[0], int(labeled.sum())
-        M, psd = build_penalties(self._penalty_terms(n, n_lab), X, y_codes, labeled)
+        points = self._structure_points(X, Z)
+        M, psd = build_penalties(self._penalty_terms(n, n_lab), points, y_codes, labeled)
         self.penalty_ = M
         self.loss_.check(self, M, psd)
         Y = self._targets(y, y_codes, labeled)
@@ -458,6 +573,14 @@ class StructuralEstimator(BaseEstimator):
         :data:`AUTO_DENSE_MAX`)."""
         solver = getattr(self, "solver", "dense")
         loss_for(self, solver)  # refuses a solver the loss does not accept
+        if self.kernel == "precomputed":
+            if solver in ("nystroem", "cg"):
+                raise ValueError(
+                    f"{type(self).__name__} with kernel='precomputed' solves on the exact Gram "
+                    f"matrix: solver must be 'auto' or 'dense' ('primal' for the hinge loss), "
+                    f"got {solver!r}"
+                )
+            return "dense" if solver == "auto" else solver
         if solver != "auto":
             return solver
         if sp.issparse(X):
@@ -497,8 +620,7 @@ class StructuralEstimator(BaseEstimator):
     def _outputs(self, X) -> np.ndarray:
         """The fitted model's outputs ``f(x)`` at new inputs (checked as at fit)."""
         check_is_fitted(self)
-        sparse = "csr" if self._accepts_sparse() else False
-        X = validate_data(self, X, dtype=float, reset=False, accept_sparse=sparse)
+        X = self._validated_new(X, "csr" if self._accepts_sparse() else False)
         return self.loss_.decision(self, X)
 
     def _accepts_sparse(self) -> bool:
@@ -508,6 +630,7 @@ class StructuralEstimator(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = self._accepts_sparse()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 
 
@@ -517,7 +640,8 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
     Minimises ``(1/l) sum_labeled loss + gamma_A ||f||_K^2 + sum_k w_k f^T M_k f`` where each
     ``(w_k, penalty_k)`` in ``penalties`` builds ``M_k`` on the training points.  Semi-supervised:
     samples with ``y == -1`` (``None`` for string labels, or marked by the ``unlabeled`` mask
-    given to ``fit``) enter only the penalties.
+    given to ``fit``) enter only the penalties; so do missing labels (NaN, None, ``pd.NA``:
+    a pandas label Series with missing values).
 
     Parameters
     ----------
@@ -532,7 +656,14 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
     penalties : list of (float, Penalty), default=None
         Weighted structure penalties (e.g. ``[(1e-3, LaplacianPenalty())]``); weights are used
         as given.  None or [] gives plain RLSC / SVM.
-    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
+        ``"precomputed"`` (as :class:`sklearn.svm.SVC`): ``fit(K, y)`` with the square,
+        symmetric Gram matrix of the training samples, ``predict(K_test)`` with the
+        (n_test, n_train) kernel between test and training samples.  The penalties and
+        structure steps then see the training points through the kernel-induced distance
+        ``d(i, j)^2 = K_ii + K_jj - 2 K_ij`` and inner products ``K_ij``
+        (:func:`~structreg.kernels.kernel_points`); solvers ``"dense"`` (and ``"primal"``)
+        only.  The ``pairwise`` tag is set, so scikit-learn's cross-validation slices K.
     gamma : float, "scale" or None, default="scale"
         Kernel width as in scikit-learn.
     degree : int, default=3
@@ -640,6 +771,15 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         self.max_iter = max_iter
         self.random_state = random_state
 
+    def _validated(self, X, y, unlabeled=None):
+        """As :meth:`StructuralEstimator._validated`, missing labels replaced by the unlabeled
+        markers (semi-supervised; :func:`missing_as_unlabeled`) or refused (supervised)."""
+        if self._semi_supervised:
+            y = missing_as_unlabeled(y, unlabeled)
+        else:
+            check_no_missing_labels(self, y)
+        return super()._validated(X, y, unlabeled)
+
     def _encode_targets(self, y, unlabeled) -> tuple:
         return self._encode_labels(column_or_1d(y, warn=True), unlabeled)
 
@@ -658,7 +798,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         """
         check_is_fitted(self, "svm_")
         if X is not None:
-            X = validate_data(self, X, dtype=float, reset=False)
+            X = self._validated_new(X)
         return self.loss_.deformed_gram(self, X)
 
     def _decide(self, F: np.ndarray) -> np.ndarray:

@@ -27,11 +27,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import StratifiedKFold
+from sklearn.utils.metaestimators import _safe_split
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers import NonConvexObjectiveWarning
-from ._base import StructuralClassifier, blas_threads_for, is_unlabeled
+from ._base import StructuralClassifier, blas_threads_for, is_unlabeled, missing_as_unlabeled
 from .discriminative import DRLSC, DiscriminativeRLS
 from .manifold import LapRLSC
 from .path import _shares_test_features, candidate_list, decision_values, fit_path
@@ -46,9 +47,10 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
     with blas_threads_for(len(train)), warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
         t0 = time.perf_counter()
-        fits = fit_path(estimator, _rows(X, train), y[train], candidates, warn=False, errors=errors)
+        X_train, y_train = _safe_split(estimator, X, y, train)
+        fits = fit_path(estimator, X_train, y_train, candidates, warn=False, errors=errors)
         fit_time = time.perf_counter() - t0
-        X_test, y_test = _rows(X, test), y[test]
+        X_test, y_test = _safe_split(estimator, X, y, test, train)  # K[test][:, train]
         t0 = time.perf_counter()
         ok = [i for i, f in enumerate(fits) if not isinstance(f, Exception)]
         scores = np.full(len(fits), np.nan)
@@ -70,10 +72,6 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
     ]
     convex = np.array([getattr(f, "solver_info_", {}).get("convex") is not False for f in fits])
     return scores, convex, fit_time, score_time, failures
-
-
-def _rows(X, idx):
-    return X[idx] if hasattr(X, "shape") else [X[i] for i in idx]
 
 
 class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -244,6 +242,8 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     def _check_data(self, estimator, X, y):
         """The checks of the model's own ``fit``, before anything is split."""
         tags = estimator.__sklearn_tags__()
+        semi = getattr(estimator, "_semi_supervised", True)
+        y = missing_as_unlabeled(y) if semi else y
         X, y = validate_data(
             self,
             X,
@@ -253,7 +253,7 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             ensure_min_samples=2,
             y_numeric=False,
         )
-        labeled = ~is_unlabeled(y) if getattr(estimator, "_semi_supervised", True) else slice(None)
+        labeled = ~is_unlabeled(y) if semi else slice(None)
         check_classification_targets(y[labeled])
         return X, y
 
@@ -302,7 +302,8 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             estimator = self._resolved()[0]
         except ValueError:  # no estimator yet: the generic class's defaults
             return tags
-        tags.input_tags.sparse = estimator.__sklearn_tags__().input_tags.sparse
+        inner = estimator.__sklearn_tags__().input_tags
+        tags.input_tags.sparse, tags.input_tags.pairwise = inner.sparse, inner.pairwise
         return tags
 
 

@@ -41,7 +41,10 @@ class DALapRLSC(StructuralClassifier):
 
     Parameters
     ----------
-    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel; structure uses the kernel-induced distance (see
+        :class:`~structreg.StructuralClassifier`).
         The paper's experiments use ``"linear"``.
     gamma : float, "scale" or None, default="scale"
         Kernel width as in scikit-learn (not the paper's gamma: see ``reliability``).

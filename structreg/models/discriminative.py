@@ -85,7 +85,10 @@ _DRLSC_DOC = """
     ----------
     eta : float in [0, 1], default=0.5
         Trade-off between compactness (eta) and separability (1 - eta).
-    kernel : {"linear", "rbf", "poly"} or callable, default="linear"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="linear"
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel; structure uses the kernel-induced distance (see
+        :class:`~structreg.StructuralClassifier`).
         ``"linear"`` is the paper's linear DRLSC; other kernels give the nonlinear version on
         the explicit kernel feature map (an empirical kernel map of the training samples).
     gamma : float, "scale" or None, default="scale"
@@ -285,7 +288,10 @@ class DiscriminativeRLS(StructuralClassifier):
     Parameters
     ----------
     margin : {"global", "local"}, default="global"
-    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel; structure uses the kernel-induced distance (see
+        :class:`~structreg.StructuralClassifier`).
     gamma : float, "scale" or None, default="scale"
         Kernel width as in scikit-learn.
     degree : int, default=3

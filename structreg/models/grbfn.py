@@ -88,6 +88,12 @@ class GRBFN(StructuralClassifier):
         return []
 
     def _make_feature_map(self, X, memo=None):
+        if self.kernel == "precomputed":
+            raise ValueError(
+                "GRBFN does not take kernel='precomputed': its centres are fuzzy c-means "
+                "centres in input space, not training samples, so a Gram matrix of the samples "
+                "does not hold their kernel values"
+            )
         if self.n_centers > X.shape[0]:
             raise ValueError(
                 f"n_centers={self.n_centers} exceeds the number of samples ({X.shape[0]})"

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from .._params import constraints_for
 from ..structure.graphs import check_graph, knn_graph
-from ._base import SemiSupervisedLabelsMixin
+from ._base import SemiSupervisedLabelsMixin, missing_as_unlabeled
 
 __all__ = ["GFHF", "DisconnectedGraphWarning", "harmonic_function"]
 
@@ -106,7 +106,8 @@ class GFHF(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
 
     i.e. every unlabeled point's score vector is the ``W``-weighted mean of its neighbours'
     (:func:`harmonic_function`).  Unlabeled samples are marked ``-1`` (``None`` for string
-    labels) or by the ``unlabeled`` mask of ``fit``.  Unlabeled points in a connected component
+    labels), by a missing label (NaN, None, ``pd.NA``) or by the ``unlabeled`` mask of
+    ``fit``.  Unlabeled points in a connected component
     without any labeled point have no harmonic value: they get the class prior (labeled
     class frequencies) and a :class:`DisconnectedGraphWarning`.
 
@@ -184,7 +185,8 @@ class GFHF(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            Labels; ``-1`` (``None`` for string labels) marks unlabeled samples.
+            Labels; ``-1`` (``None`` for string labels) and missing values (NaN, None,
+            ``pd.NA``, e.g. in a pandas Series) mark unlabeled samples.
         unlabeled : array-like of bool, shape (n_samples,), optional
             Marks unlabeled samples explicitly (use when -1 is a real class).
 
@@ -193,6 +195,7 @@ class GFHF(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
+        y = missing_as_unlabeled(y, unlabeled)
         X, y = validate_data(self, X, y, dtype=float, y_numeric=False)
         y = column_or_1d(y, warn=True)
         self.classes_, y_codes, labeled = self._encode_labels(y, unlabeled)

@@ -25,7 +25,10 @@ class LSSVM(StructuralClassifier):
 
     Parameters
     ----------
-    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel; structure uses the kernel-induced distance (see
+        :class:`~structreg.StructuralClassifier`).
     gamma : float, "scale" or None, default="scale"
     degree : int, default=3
     coef0 : float, default=1.0
@@ -80,6 +83,9 @@ class LSSVM(StructuralClassifier):
         return KernelExpansion(
             kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
         )
+
+    def _structure_points(self, X, Z):
+        return X  # no structure step: not even a precomputed Gram matrix is factored
 
     def _prepare(self, X, Z, y_codes, labeled):
         self.X_fit_, self.gamma_ = X, self.feature_map_.gamma_

@@ -25,7 +25,10 @@ class _ManifoldMixin:
 _KERNEL_DOC = """
     Parameters
     ----------
-    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel; structure uses the kernel-induced distance (see
+        :class:`~structreg.StructuralClassifier`).
     gamma : float, "scale" or None, default="scale"
         Kernel width as in scikit-learn.
     degree : int, default=3

@@ -92,7 +92,7 @@ class _SharedFit:
     ) -> None:
         self.labels = labels  # fingerprint of (y, unlabeled)
         est = clone(estimator)
-        X, y = _validated(est, X, y, call)
+        X, y = _validated(est, X, y, unlabeled, call)
         self.template = est
         # the iterative solver, or a group (e.g. DRLSC bordered) without weights: one fit per point
         self.shared = bool(est._path_params) and est._resolve_solver(X) != "cg"
@@ -105,7 +105,8 @@ class _SharedFit:
         self.n, self.n_labeled = X.shape[0], int(self.labeled.sum())
         terms = est._penalty_terms(self.n, self.n_labeled)
         self.penalties = [penalty for _, penalty in terms]
-        self.matrices = [self._build(p, X, memo) for p in self.penalties]
+        points = est._structure_points(X, self.Z)
+        self.matrices = [self._build(p, points, memo) for p in self.penalties]
         Y = pm_one_targets(self.y_codes, self.labeled, len(est.classes_))
         # what depends on the design alone is shared by the groups on one feature map (the
         # entry holds Z, so its id is not reused while the memo lives)
@@ -422,13 +423,13 @@ def _shared_fit(
     return cache["group", key, labels]
 
 
-def _validated(est: StructuralClassifier, X, y, call: dict):
-    """``est._validated(X, y)``; the data are converted and checked on the call's first group
-    only (per answer of ``_accepts_sparse``), the later ones check their parameters and take
-    the first's input attributes."""
+def _validated(est: StructuralClassifier, X, y, unlabeled, call: dict):
+    """``est._validated(X, y, unlabeled)``; the data are converted and checked on the call's
+    first group only (per answer of ``_accepts_sparse``), the later ones check their
+    parameters and take the first's input attributes."""
     key = ("data", est._accepts_sparse())
     if key not in call:
-        data = est._validated(X, y)
+        data = est._validated(X, y, unlabeled)
         attrs = {k: v for k, v in vars(est).items() if k in ("n_features_in_", "feature_names_in_")}
         call[key] = (data, attrs)
         return data
@@ -534,7 +535,7 @@ def _test_section(est, X) -> np.ndarray:
     """What ``est``'s decision multiplies its coefficients with: the inputs (linear features)
     or the kernel section ``k(X, basis_)`` of its feature map."""
     fm = est.feature_map_
-    Xv = validate_data(est, X, dtype=float, reset=False)
+    Xv = est._validated_new(X)
     return Xv if _linear(fm) else fm.kernel_(Xv, fm.basis_)
 
 

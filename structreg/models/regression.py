@@ -22,6 +22,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ..kernels import check_precomputed_gram
 from ._base import StructuralEstimator, check_unlabeled_mask
 from .manifold import _EDGE_DOC, _KERNEL_DOC, _SQUARE_SOLVER_DOC, _ManifoldMixin
 
@@ -194,7 +195,7 @@ class StructuralRegressor(RegressorMixin, StructuralEstimator):
         """
         return super().fit(X, y, unlabeled)
 
-    def _validated(self, X, y):
+    def _validated(self, X, y, unlabeled=None):
         """Parameters, X and real targets y (NaN allowed, inf refused); returns ``(X, y)``."""
         self._validate_params()
         self._loss()
@@ -204,6 +205,8 @@ class StructuralRegressor(RegressorMixin, StructuralEstimator):
             )
         sparse = "csr" if self._accepts_sparse() else False
         X = validate_data(self, X, dtype=float, accept_sparse=sparse)
+        if self.kernel == "precomputed":
+            check_precomputed_gram(X, type(self).__name__)
         y = check_array(y, ensure_2d=False, dtype=float, ensure_all_finite=False, input_name="y")
         check_consistent_length(X, y)
         if y.ndim == 2 and y.shape[1] == 0:

@@ -74,7 +74,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .._params import constraints_for
-from ..kernels import KernelFeatureMap
+from ..kernels import KernelFeatureMap, internal_map
 from ._base import check_supervised_classes
 
 __all__ = ["SLMM", "FixedRhoSOCP", "SLMMSolution", "cluster_cone_terms", "search_rho"]
@@ -440,6 +440,11 @@ class SLMM(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
+        if self.kernel == "precomputed":
+            raise ValueError(
+                "SLMM does not take kernel='precomputed' (only the StructuralClassifier family "
+                "does); pass the inputs with a named or callable kernel"
+            )
         X, y = validate_data(self, X, y, dtype=float, y_numeric=False)
         y = column_or_1d(y, warn=True)
         classes, codes = check_supervised_classes(self, y)
@@ -452,8 +457,10 @@ class SLMM(ClassifierMixin, BaseEstimator):
             self.feature_map_ = None
             Z = X
         else:
-            self.feature_map_ = KernelFeatureMap(
-                kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
+            self.feature_map_ = internal_map(
+                KernelFeatureMap(
+                    kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
+                )
             )
             Z = self.feature_map_.fit_transform(X)
         ids, counts = class_clusters(Z, codes, max_clusters=self.max_clusters)

@@ -33,7 +33,10 @@ class SparseRLSC(StructuralClassifier):
         RKHS-norm weight (the paper's ``gamma_A l``).
     C_I : float, default=0.01
         Sparse-reconstruction penalty weight (the paper's ``gamma_I l / (l + u)^2``).
-    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel; structure uses the kernel-induced distance (see
+        :class:`~structreg.StructuralClassifier`).
     gamma : float, "scale" or None, default=4.0
         ``exp(-gamma ||x - z||^2)``; 4.0 is the paper's ``exp(-||x - z||^2 / s^2)`` with
         ``s = 0.5`` on unit-norm samples.

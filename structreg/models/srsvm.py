@@ -44,7 +44,10 @@ class SRSVM(StructuralClassifier):
         Soft-margin constant.
     lam : float, default=1.0
         Weight of the cluster compactness ``w^T Sigma w``; 0 gives the SVM.
-    kernel : {"linear", "rbf", "poly"} or callable, default="linear"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="linear"
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel; structure uses the kernel-induced distance (see
+        :class:`~structreg.StructuralClassifier`).
     gamma : float, "scale" or None, default="scale"
     degree : int, default=3
     coef0 : float, default=1.0
@@ -139,9 +142,13 @@ class SRSVM(StructuralClassifier):
 
     def _make_feature_map(self, X, memo=None):
         """The inputs (linear kernel, fewer features than samples), else the unfactored
-        kernel whose Gram matrix the clustering and the deformed kernel share."""
+        kernel whose Gram matrix the clustering and the deformed kernel share; a precomputed
+        kernel is factored (Ward's linkage then runs on the factor's rows, whose distances
+        are the kernel-induced ones)."""
         if self.kernel == "linear" and X.shape[1] < X.shape[0]:
             return LinearFeatures()
+        if self.kernel == "precomputed":
+            return super()._make_feature_map(X, memo)
         return TrainingGram(
             kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0
         )

@@ -7,6 +7,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, pinvh
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..kernels import internal_map
 from ..structure.penalties import Penalty, group_scatter
 from ..structure.signed import LabeledPairPenalty
 from ._base import StructuralClassifier
@@ -216,8 +217,10 @@ class SSDRWang(StructuralClassifier):
 
     Parameters
     ----------
-    kernel : {"linear", "rbf", "poly"} or callable, default="linear"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="linear"
         Base kernel whose centred Gram matrix is ``G`` (the paper's experiments: linear).
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel (see :class:`~structreg.StructuralClassifier`).
     gamma : float, "scale" or None, default="scale"
         Kernel width as in scikit-learn.
     degree : int, default=3
@@ -303,7 +306,10 @@ class SSDRWang(StructuralClassifier):
     _exact_kernel_cg = False  # "cg": CG on the centred exact feature map (see _CenteredFeatures)
 
     def _make_feature_map(self, X, memo=None):
-        return _CenteredFeatures(super()._make_feature_map(X, memo))
+        return _CenteredFeatures(internal_map(super()._make_feature_map(X, memo)))
+
+    def _structure_points(self, X, Z):
+        return X  # the centring penalty and _prepare read the features only
 
     def _ridge(self) -> float:
         return self.gamma_A * self.lam
