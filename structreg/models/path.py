@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import validate_parameter_constraints
-from sklearn.utils.validation import column_or_1d, validate_data
+from sklearn.utils.validation import validate_data
 
 from ..solvers import NonConvexObjectiveWarning, SquareLossPath
 from ._base import (
@@ -99,7 +99,7 @@ class _SharedFit:
         if not self.shared:
             return
         if "encoded" not in call:
-            call["encoded"] = est._encode_labels(column_or_1d(y, warn=True), unlabeled)
+            call["encoded"] = est._encode_targets(y, unlabeled)
         structure = est._fit_structure(X, y, unlabeled, memo, call["encoded"])
         self.y_codes, self.labeled, self.Z, self.unexplained = structure
         self.n, self.n_labeled = X.shape[0], int(self.labeled.sum())
