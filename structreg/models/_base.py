@@ -147,19 +147,11 @@ def is_unlabeled(y: ArrayLike) -> np.ndarray:
     """Boolean mask of the entries of ``y`` that mark unlabeled samples: -1, or a missing
     value (NaN, None, ``pd.NA``; see :func:`missing_labels`)."""
     y = np.asarray(y)
-    if y.dtype.kind in "iu":
-        return y == UNLABELED
-    if y.dtype.kind == "f":
-        return (y == UNLABELED) | np.isnan(y)
+    if y.dtype.kind in "iuf":
+        return (y == UNLABELED) | missing_labels(y)
     if y.dtype.kind == "O":
-        return np.array(
-            [
-                _is_missing(v)
-                or (isinstance(v, Real) and not isinstance(v, bool) and v == UNLABELED)
-                for v in y
-            ],
-            dtype=bool,
-        )
+        minus_one = [isinstance(v, Real) and not isinstance(v, bool) and v == UNLABELED for v in y]
+        return np.array(minus_one, dtype=bool) | missing_labels(y)
     return np.zeros(y.shape, dtype=bool)
 
 
@@ -464,11 +456,15 @@ class StructuralEstimator(BaseEstimator):
     def _validated(self, X, y, unlabeled=None):
         """Parameters and training data checked as ``fit`` checks them; returns ``(X, y)``."""
         self._validate_params()
-        sparse = "csr" if self._accepts_sparse() else False
-        X, y = validate_data(self, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
+        X, y = self._validated_data(X, y, "csr" if self._accepts_sparse() else False)
         if self.kernel == "precomputed":
             check_precomputed_gram(X, type(self).__name__)
         return X, y
+
+    def _validated_data(self, X, y, sparse):
+        """X and the targets converted and checked (labels here; the regressors' real
+        targets, NaN rows allowed, in :class:`~structreg.models.StructuralRegressor`)."""
+        return validate_data(self, X, y, dtype=float, y_numeric=False, accept_sparse=sparse)
 
     def _validated_new(self, X, sparse=False):
         """Samples to score, checked against the training data (a precomputed kernel: one

@@ -22,7 +22,6 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ..kernels import check_precomputed_gram
 from ._base import StructuralEstimator, check_unlabeled_mask
 from .manifold import _EDGE_DOC, _KERNEL_DOC, _SQUARE_SOLVER_DOC, _ManifoldMixin
 
@@ -195,18 +194,14 @@ class StructuralRegressor(RegressorMixin, StructuralEstimator):
         """
         return super().fit(X, y, unlabeled)
 
-    def _validated(self, X, y, unlabeled=None):
-        """Parameters, X and real targets y (NaN allowed, inf refused); returns ``(X, y)``."""
-        self._validate_params()
+    def _validated_data(self, X, y, sparse):
+        """X and real targets y (NaN allowed, inf refused)."""
         self._loss()
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
-        sparse = "csr" if self._accepts_sparse() else False
         X = validate_data(self, X, dtype=float, accept_sparse=sparse)
-        if self.kernel == "precomputed":
-            check_precomputed_gram(X, type(self).__name__)
         y = check_array(y, ensure_2d=False, dtype=float, ensure_all_finite=False, input_name="y")
         check_consistent_length(X, y)
         if y.ndim == 2 and y.shape[1] == 0:
@@ -231,10 +226,8 @@ class StructuralRegressor(RegressorMixin, StructuralEstimator):
 
     def _check_labels(self, y_codes: np.ndarray) -> None:
         """Refuse penalties built from class labels: a regressor has none."""
-        terms = self._penalty_terms(len(y_codes), int((y_codes >= 0).sum()))
-        for term in terms:
-            penalty = term[1] if isinstance(term, tuple) and len(term) == 2 else None
-            if term[0] != 0 and hasattr(penalty, "reads_labels") and penalty.reads_labels():
+        for weight, penalty in self._penalty_terms(len(y_codes), int((y_codes >= 0).sum())):
+            if weight != 0 and hasattr(penalty, "reads_labels") and penalty.reads_labels():
                 raise ValueError(
                     f"{type(self).__name__}: the penalty {penalty!r} is built from class "
                     "labels, which a regressor does not have; use label-free penalties (a "
