@@ -122,10 +122,11 @@ def test_discriminative_rls_without_discriminality_is_kernel_rls():
 
 @pytest.mark.parametrize("margin", ["global", "local"])
 def test_discriminative_rls_kernel_closed_form(margin):
-    """alpha = (K + n lam I + n gamma L_D K)^{-1} Y (the paper's eq. 21)."""
+    """alpha = (K + n lam I + n gamma L_D K)^{-1} Y (the paper's eq. 21), where the paper's
+    sum-form gamma is gamma_D / n."""
     X, y = _blobs(n=40, centers=2)
     lam, gam = 0.05, 0.002
-    clf = DiscriminativeRLS(margin=margin, gamma=0.2, gamma_A=lam, gamma_D=gam).fit(X, y)
+    clf = DiscriminativeRLS(margin=margin, gamma=0.2, gamma_A=lam, gamma_D=40 * gam).fit(X, y)
     M, _ = build_penalties(clf._penalty_terms(40, 40), X, y, np.ones(40, bool))
     L_D = M @ np.eye(40) / gam
     K = kernel_matrix(X, kernel="rbf", gamma=0.2)
@@ -139,7 +140,7 @@ def test_global_discriminality_spectrum():
     M, psd = build_penalties(
         DiscriminativeRLS(gamma_D=1.0)._penalty_terms(60, 60), X, y, np.ones(60, bool)
     )
-    w = np.linalg.eigvalsh(M @ np.eye(60))
+    w = np.linalg.eigvalsh(M @ np.eye(60)) * 60  # the term is (gamma_D / n) f^T L_D f
     np.testing.assert_allclose(np.sort(np.round(w, 8))[[0, 1, 2]], [-1, -1, 0], atol=1e-8)
     assert np.allclose(w[3:], 1.0) and not psd
 
@@ -298,3 +299,77 @@ def test_sparse_input_on_the_cg_path(margin):
     np.testing.assert_allclose(auto.decision_function(X), b.decision_function(X), atol=1e-8)
     with pytest.raises(TypeError, match="[Ss]parse"):
         DiscriminativeRLS(solver="dense", **common).fit(sp.csr_matrix(X), y)
+
+
+# -- issue 19, point 0/1: gamma_D is size-consistent and its default is convex ---------------------
+@pytest.mark.parametrize("margin", ["global", "local"])
+def test_auto_gamma_d_is_half_the_convexity_bound(margin):
+    """gamma_D="auto": lambda_min(I + gamma_D_ L_D) = 1 - 0.5 = 0.5 (or the objective is convex
+    for every weight when L_D has no eigenvalue below -1), with L_D written out by hand."""
+    X, y = _blobs(n=60, centers=3)
+    clf = DiscriminativeRLS(margin=margin, n_neighbors=3, n_neighbors_other=3).fit(X, y)
+    labeled = np.ones(60, bool)
+    if margin == "global":
+        onehot = np.eye(3)[y]
+        sizes = onehot.sum(0)
+        within = np.eye(60) - onehot @ np.diag(1 / sizes) @ onehot.T  # I - class averaging
+        between = onehot @ np.diag(1 / sizes) @ onehot.T - np.full((60, 60), 1 / 60)
+        L_D = within - between
+    else:
+        parts = [("class-wise", 1.0), ("other-class", -1.0)]
+        L_D = sum(
+            s * LaplacianPenalty(g, 3, "connectivity").build(X, y, labeled).toarray()
+            for g, s in parts
+        )
+    lowest = np.linalg.eigvalsh(L_D)[0]
+    assert clf.gamma_D_ == pytest.approx(0.5 / max(1.0, -lowest), rel=1e-8)
+    if -lowest >= 1:
+        assert np.linalg.eigvalsh(np.eye(60) + clf.gamma_D_ * L_D)[0] == pytest.approx(0.5)
+    assert clf.solver_info_["convex"]
+
+
+def test_gamma_d_convex_on_folds_stays_convex_at_refit():
+    """A gamma_D whose objective is convex on every 3-fold training part is convex on the whole
+    training set (the discriminality term is averaged like the loss).  With the paper's
+    sum-form weight the convexity threshold moves with n, and values between the fold and the
+    full-set thresholds would fail this."""
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    X, y = _blobs(n=90, centers=3, d=4, seed=3)
+    grid = np.round(np.geomspace(0.3, 30.0, 25), 6)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    seen = {True: 0, False: 0}
+    with pytest.warns(NonConvexObjectiveWarning):  # the large weights are non-convex
+        for gamma_D in grid:
+            clf = DiscriminativeRLS(kernel="linear", gamma_A=1e-6, gamma_D=gamma_D)
+            on_folds = all(clf.fit(X[tr], y[tr]).solver_info_["convex"] for tr, _ in folds)
+            on_all = clf.fit(X, y).solver_info_["convex"]
+            seen[on_folds] += 1
+            assert on_all or not on_folds, gamma_D
+        search = GridSearchCV(
+            DiscriminativeRLS(kernel="linear", gamma_A=1e-6), {"gamma_D": list(grid)}, cv=folds
+        ).fit(X, y)
+    assert seen[True] and seen[False]  # the grid crosses the threshold
+    best = search.best_params_["gamma_D"]
+    fold_convex = all(
+        DiscriminativeRLS(kernel="linear", gamma_A=1e-6, gamma_D=best)
+        .fit(X[tr], y[tr])
+        .solver_info_["convex"]
+        for tr, _ in folds
+    )
+    assert search.best_estimator_.solver_info_["convex"] or not fold_convex
+
+
+def test_default_discriminative_rls_is_as_good_as_rlsc():
+    """Issue 19's trap: the old default (sum-form gamma_D = 0.1) scored 4.7 % here."""
+    from sklearn.datasets import make_classification
+    from sklearn.model_selection import cross_val_score
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = make_classification(300, n_features=10, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    ours = cross_val_score(DiscriminativeRLS(), X, y, cv=5).mean()
+    rlsc = cross_val_score(RLSC(), X, y, cv=5).mean()
+    assert ours >= rlsc - 0.02
+    blobs = make_blobs(30, random_state=0)
+    assert DiscriminativeRLS().fit(*blobs).score(*blobs) >= RLSC().fit(*blobs).score(*blobs) - 0.02

@@ -103,7 +103,8 @@ def test_lenses_are_recoded_to_uci_integers():
 def test_estimators_follow_the_method_names():
     data = dr._TrainingSet(np.random.default_rng(0).normal(size=(30, 3)), np.repeat([0, 1], 15))
     est = dr.make_estimator("LLDR", {"gamma_A": -2, "gamma_D": -4}, data)
-    assert (est.margin, est.kernel, est.gamma_A, est.gamma_D) == ("local", "linear", 1e-2, 1e-4)
+    assert (est.margin, est.kernel, est.gamma_A) == ("local", "linear", 1e-2)
+    assert est.gamma_D == pytest.approx(1e-4 * 30)  # the paper's sum-form gamma times n
     est = dr.make_estimator("GDR", {"sigma": 0, "gamma_A": 0, "gamma_D": 0}, data)
     assert est.margin == "global" and est.kernel == "rbf"
     assert est.gamma == pytest.approx(1 / (2 * data.sigma0**2))

@@ -95,12 +95,14 @@ def _load_coil(n_objects: int | None) -> tuple[np.ndarray, np.ndarray]:
 
 # -- the methods -----------------------------------------------------------------------------------
 class _TrainingSet:
-    """What the parameters of a fit depend on: ``s0``, the neighbourhood sizes and, for the
-    final fit after a search, the size of the CV training folds (``reference_size``): DR's
-    ``gamma_D`` is scaled by ``reference_size / n`` (docs/reproducing/dr.md)."""
+    """What the parameters of a fit depend on: ``s0``, the neighbourhood sizes and ``n_cv``,
+    the number of training points of the CV folds the weights were chosen on (the mean fold
+    size for the final fit after a search; the set's own size on a fold): the paper's
+    sum-form ``gamma`` is DiscriminativeRLS's averaged ``gamma_D = gamma n_cv``
+    (docs/reproducing/dr.md)."""
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, reference_size: float | None = None) -> None:
-        self.d_scale = reference_size / len(y) if reference_size else 1.0
+    def __init__(self, X: np.ndarray, y: np.ndarray, n_cv: float | None = None) -> None:
+        self.n_cv = n_cv or len(y)
         self.sigma0 = float(pdist(X).mean()) if len(X) > 1 else 1.0
         counts = np.unique(y, return_counts=True)[1]
         self.xi = int(max(1, min(5, counts.min() - 1)))
@@ -127,20 +129,18 @@ def make_estimator(method: str, params: Mapping[str, float], data: _TrainingSet)
         return LapRLSC(**kernel, **weights, n_neighbors=data.graph_k, fit_intercept=linear)
     if method in ("LGDR", "LLDR", "GDR", "LDR"):
         margin = "local" if method in ("LLDR", "LDR") else "global"
-        weights = {"gamma_A": e["gamma_A"], "gamma_D": e["gamma_D"] * data.d_scale}
+        weights = {"gamma_A": e["gamma_A"], "gamma_D": e["gamma_D"] * data.n_cv}
         neighbours = {"n_neighbors": data.xi, "n_neighbors_other": data.zeta}
         return DiscriminativeRLS(margin=margin, **kernel, **weights, **neighbours)
     raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
 
 
-def _fit(
-    method: str, params: Mapping[str, float], X: np.ndarray, y: np.ndarray, reference_size=None
-) -> Any:
-    """``method`` fitted on ``(X, y)`` (``reference_size``: see :class:`_TrainingSet`)."""
+def _fit(method: str, params: Mapping[str, float], X: np.ndarray, y: np.ndarray, n_cv=None) -> Any:
+    """``method`` fitted on ``(X, y)`` (``n_cv``: see :class:`_TrainingSet`)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return make_estimator(method, params, _TrainingSet(X, y, reference_size)).fit(X, y)
+        return make_estimator(method, params, _TrainingSet(X, y, n_cv)).fit(X, y)
 
 
 class _FoldEvaluator:
@@ -200,8 +200,7 @@ def _final(
     """Fit the searched parameters on the whole training set ``(X, y)``, score it on ``test``:
     the cell's result."""
     params, cv_acc, n_eval = found
-    reference = float(np.mean([len(tr) for tr, _ in folds]))
-    model = _fit(method, params, *train, reference_size=reference)
+    model = _fit(method, params, *train, n_cv=float(np.mean([len(tr) for tr, _ in folds])))
     return {
         "test_acc": 100.0 * float(np.mean(model.predict(test[0]) == test[1])),
         "cv_acc": cv_acc,
@@ -421,8 +420,9 @@ def plan_fig2(options: Options) -> Plan:
     cell = partial(Cell.make, toy_cell, n_per_class=n_per_class, **key)
     cells = []
     for level, name in enumerate(_TOY_SETS, start=1):
-        # discriminality weights: the paper's 0.1 and the convex 0.1 / n
-        for label, gamma_D in {"paper": 0.1, "0.1/n": 0.1 / (2 * n_per_class)}.items():
+        # discriminality weights: the paper's (sum-form) 0.1 and the convex 0.1 / n, as
+        # DiscriminativeRLS's averaged gamma_D (n times the sum-form weight)
+        for label, gamma_D in {"paper": 0.1 * 2 * n_per_class, "0.1/n": 0.1}.items():
             for method, margin in _TOY_MARGINS.items():
                 panel = {"level": level, "margin": margin, "gamma_D": gamma_D}
                 cells.append(cell(dataset=f"moons {name}", method=f"{method} ({label})", **panel))

@@ -344,9 +344,12 @@ class StructuralEstimator(BaseEstimator):
             cls._param_names = names
         return list(names)
 
+    _constraint_overrides: dict[str, list] = {}
+    """Per-class constraints that replace the glossary's (e.g. a parameter's ``"auto"``)."""
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls._parameter_constraints = constraints_for(cls)
+        cls._parameter_constraints = {**constraints_for(cls), **cls._constraint_overrides}
 
     # -- hooks for presets ------------------------------------------------------------------
     _semi_supervised = True

@@ -3,13 +3,19 @@
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 from scipy.linalg import pinvh
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..solvers.square import penalty_products, warn_nonconvex
-from ..structure import ClassScatterPenalty, LaplacianPenalty
+from ..structure import ClassScatterPenalty, LaplacianPenalty, build_penalties, smallest_eigenvalue
 from ._base import StructuralClassifier
 from ._losses import BorderedDual
+
+AUTO_CONVEX_FRACTION = 0.5
+"""``DiscriminativeRLS(gamma_D="auto")``: this fraction of the largest convex weight."""
 
 
 class _DRLSCBase(StructuralClassifier):
@@ -257,9 +263,9 @@ class DRGV(_DRLSCBase):
 class DiscriminativeRLS(StructuralClassifier):
     """Classification by discriminative regularization (Zhang, Wang, Li, Yin & Dong 2008).
 
-    ``min (1/n) sum_i ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2 + gamma_D f^T L_D f`` with a
-    discriminality Laplacian ``L_D`` that pulls same-class outputs together and pushes
-    different-class outputs apart:
+    ``min (1/l) sum_i ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2 + (gamma_D / l) f^T L_D f`` over
+    the l training points, with a discriminality Laplacian ``L_D`` that pulls same-class
+    outputs together and pushes different-class outputs apart:
 
     * ``margin="global"`` (GDR): ``L_D = L_W - L_B``, the within-class minus the between-class
       scatter of the outputs (:class:`~structreg.structure.ClassScatterPenalty`,
@@ -268,15 +274,27 @@ class DiscriminativeRLS(StructuralClassifier):
       (``n_neighbors`` nearest same-class points) and heterogeneous (``n_neighbors_other``
       nearest other-class points) neighbourhood graphs, union-symmetrised.
 
+    Both the loss and the discriminality term are averages over the training points, so a
+    ``gamma_D`` means the same objective at any number of samples (a value chosen by
+    cross-validation on folds is right for the refit).  The paper's sum-form weight
+    ``gamma`` at l training points is ``gamma_D = gamma * l``.
+
+    Convexity: on the training outputs the Hessian is ``(2/l) (I + gamma_D L_D) + 2 gamma_A
+    K^+``, so the objective is convex for every kernel when ``gamma_D <= 1 / max(0,
+    -lambda_min(L_D))``: ``gamma_D <= 1`` for the global margin; for the local margin the
+    bound depends on the heterogeneous graph (``-lambda_min(L_D) <= lambda_max(L_e) <= 2`` x
+    its largest degree).  The default ``gamma_D="auto"`` takes half of that bound, computed
+    from ``L_D`` at fit (``gamma_D_``): 0.5 for the global margin.
+
     Kernel version (GDR, LDR): ``f = K alpha``, closed form
-    ``alpha = (K + n gamma_A I + n gamma_D L_D K)^{-1} Y`` (no bias).  Linear version (LGDR,
+    ``alpha = (K + l gamma_A I + gamma_D L_D K)^{-1} Y`` (no bias).  Linear version (LGDR,
     LLDR: ``kernel="linear"``): ``f(x) = w^T x + b`` with an unpenalised bias, the paper's
     (d+1)-system ``(G^T G + gamma_D L~_D) [w; b] = G^T y~``.  Both are solved by
     :func:`structreg.solvers.solve_penalized_least_squares` (the same equations), directly
     or by the matrix-free ``solver="cg"`` path (conjugate gradients, MINRES on negative
     curvature; O(nnz(X) + nnz(L_D)) per iteration for the linear kernel, where the global L_D
-    is applied in O(n) as diagonal plus rank-c).  ``L_D`` is indefinite, so the objective is
-    convex only for small enough ``gamma_D`` (reported in ``solver_info_["convex"]`` by the
+    is applied in O(n) as diagonal plus rank-c).  Above the bound the objective is not
+    convex (reported in ``solver_info_["convex"]`` by the
     direct solver, with a :class:`~structreg.solvers.NonConvexObjectiveWarning` otherwise; CG
     reports False only when it meets negative curvature, else None = not checked); the returned
     solution is always the stationary point the closed form defines.  One-of-c targets coded
@@ -296,10 +314,12 @@ class DiscriminativeRLS(StructuralClassifier):
         Kernel width as in scikit-learn.
     degree : int, default=3
     coef0 : float, default=1.0
-    gamma_A : float, default=0.1
+    gamma_A : float, default=1e-2
         RKHS-norm weight (the paper's lambda).
-    gamma_D : float, default=0.1
-        Discriminality weight (the paper's gamma).
+    gamma_D : float or "auto", default="auto"
+        Discriminality weight of the averaged term ``(gamma_D / l) f^T L_D f`` (the paper's
+        gamma times l).  ``"auto"``: half the largest weight that keeps the objective convex
+        for any kernel, ``0.5 / max(1, -lambda_min(L_D))`` (0.5 for the global margin).
     n_neighbors : int, default=5
         Homogeneous neighbourhood size (xi), local margin only.
     n_neighbors_other : int, default=5
@@ -328,6 +348,8 @@ class DiscriminativeRLS(StructuralClassifier):
     ----------
     classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_, solver_
         See :class:`StructuralClassifier`.
+    gamma_D_ : float
+        The discriminality weight used (``gamma_D``, or what ``"auto"`` computed).
     n_iter_ : int
         Iterations of the CG/MINRES solver (largest over the outputs); 1 for a direct solve.
 
@@ -343,6 +365,9 @@ class DiscriminativeRLS(StructuralClassifier):
 
     _semi_supervised = False
     _path_params = ("gamma_A", "gamma_D")
+    _constraint_overrides = {
+        "gamma_D": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})]
+    }
 
     def __init__(
         self,
@@ -351,8 +376,8 @@ class DiscriminativeRLS(StructuralClassifier):
         gamma="scale",
         degree=3,
         coef0=1.0,
-        gamma_A=0.1,
-        gamma_D=0.1,
+        gamma_A=1e-2,
+        gamma_D="auto",
         n_neighbors=5,
         n_neighbors_other=5,
         fit_intercept=None,
@@ -388,19 +413,29 @@ class DiscriminativeRLS(StructuralClassifier):
             return self.kernel == "linear"
         return self.fit_intercept
 
-    def _penalty_terms(self, n_samples, n_labeled):
+    def _discriminality(self, weight: float) -> list:
+        """``weight * L_D`` as the (weight, penalty) pairs of the margin's two terms."""
         if self.margin == "global":
-            return [
-                (self.gamma_D, ClassScatterPenalty("within", "scatter")),
-                (-self.gamma_D, ClassScatterPenalty("between", "scatter")),
-            ]
-        return [
-            (self.gamma_D, LaplacianPenalty("class-wise", self.n_neighbors, "connectivity")),
-            (
-                -self.gamma_D,
-                LaplacianPenalty("other-class", self.n_neighbors_other, "connectivity"),
-            ),
-        ]
+            within = ClassScatterPenalty("within", "scatter")
+            between = ClassScatterPenalty("between", "scatter")
+        else:
+            within = LaplacianPenalty("class-wise", self.n_neighbors, "connectivity")
+            between = LaplacianPenalty("other-class", self.n_neighbors_other, "connectivity")
+        return [(weight, within), (-weight, between)]
+
+    def _prepare(self, X, Z, y_codes, labeled):
+        """``gamma_D_``: ``gamma_D``, or for ``"auto"`` half of ``1 / max(1, -lambda_min(L_D))``
+        (:data:`AUTO_CONVEX_FRACTION` of the largest weight that keeps the objective convex
+        for any kernel)."""
+        self.gamma_D_ = self.gamma_D
+        if self.gamma_D == "auto":
+            L_D, _ = build_penalties(self._discriminality(1.0), X, y_codes, labeled)
+            lowest = smallest_eigenvalue(L_D, X.shape[0])
+            self.gamma_D_ = AUTO_CONVEX_FRACTION / max(1.0, -lowest)
+
+    def _penalty_terms(self, n_samples, n_labeled):
+        gamma_D = self.gamma_D if self.gamma_D != "auto" else self.gamma_D_
+        return self._discriminality(gamma_D / n_labeled)
 
     def _accepts_sparse(self) -> bool:
         return self.kernel == "linear" and self.solver in ("cg", "auto")

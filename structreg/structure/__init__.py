@@ -18,6 +18,7 @@ from .penalties import (
     build_penalties,
     combine,
     group_scatter,
+    smallest_eigenvalue,
 )
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "PrecomputedPenalty",
     "between_class_graph",
     "build_penalties",
+    "smallest_eigenvalue",
     "class_wise_graph",
     "combine",
     "knn_graph",

@@ -18,7 +18,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, aslinearoperator
+from scipy.sparse.linalg import LinearOperator, aslinearoperator, eigsh
 from sklearn.base import BaseEstimator
 
 from .._params import GRAPH_CHOICES
@@ -225,6 +225,29 @@ def build_penalties(penalties, X, y, labeled) -> tuple[object, bool]:
         terms.append((weight, penalty.build(X, y, labeled)))
         psd = psd and bool(getattr(penalty, "psd", False)) and weight > 0
     return combine(terms, X.shape[0]), psd
+
+
+DENSE_SPECTRUM_MAX = 2000
+"""Up to this size :func:`smallest_eigenvalue` forms the matrix and calls LAPACK's ``eigvalsh``."""
+
+
+def smallest_eigenvalue(M, n: int) -> float:
+    """The smallest eigenvalue of a symmetric penalty ``M`` of size ``n`` (sparse, dense or a
+    :class:`~scipy.sparse.linalg.LinearOperator`; None is the zero matrix).
+
+    Dense ``eigvalsh`` up to :data:`DENSE_SPECTRUM_MAX`, else Lanczos (``eigsh``, which="SA",
+    relative tolerance 1e-6): its Ritz value can only lie above the true eigenvalue, by far
+    less than the margin the callers keep (e.g. half of a convexity bound).
+    """
+    if M is None:
+        return 0.0
+    if n <= DENSE_SPECTRUM_MAX:
+        if isinstance(M, LinearOperator):
+            dense = M @ np.eye(n)
+        else:
+            dense = M.toarray() if sp.issparse(M) else np.asarray(M)
+        return float(np.linalg.eigvalsh(0.5 * (dense + dense.T))[0])
+    return float(eigsh(aslinearoperator(M), k=1, which="SA", tol=1e-6)[0][0])
 
 
 class DiagonalPlusLowRank(LinearOperator):
