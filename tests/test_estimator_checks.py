@@ -37,11 +37,34 @@ MINUS_ONE_IS_UNLABELED = {
     "check_classifiers_classes": "y == -1 marks unlabeled samples (semi-supervised convention)"
 }
 
-ESTIMATORS = [
+# Every public estimator with its defaults (issue 19: defaults are part of the API; EKM,
+# MPM and SLMM with theirs in test_ekm_mpm.py and test_slmm.py) ...
+DEFAULTS = [
     RLSC(),
     LapRLSC(),
-    LapRLSC(graph="class-wise", n_neighbors=2),
     LapSVM(),
+    DALapRLSC(),
+    DRLSC(),
+    DRGV(),
+    DiscriminativeRLS(),
+    LSSVM(),
+    GRBFN(),
+    SRSVM(),
+    SparseRLSC(),
+    SRC(),
+    GFHF(),
+    SSDRWu(),
+    SSDRWang(),
+    StructuralClassifier(),
+    StructuralRegressor(),
+    LapRLSRegressor(),
+    LapRLSCCV(),
+    DiscriminativeRLSCV(),
+    DRLSCCV(),
+]
+# ... and the configurations that exercise other paths.
+ESTIMATORS = DEFAULTS + [
+    LapRLSC(graph="class-wise", n_neighbors=2),
     LapSVM(multi_class="ovo"),
     # the scale solvers (issue 8): Nystroem with fewer centres than samples, exact-kernel CG,
     # the primal squared-hinge LapSVM
@@ -65,23 +88,16 @@ ESTIMATORS = [
     # n_neighbors below the smallest class of sklearn's small check data sets
     DRLSC(n_neighbors=2),
     DRLSC(n_neighbors=2, kernel="rbf", formulation="primal"),
-    DRGV(),
     DiscriminativeRLS(margin="global", gamma_D=1e-3),
     DiscriminativeRLS(margin="local", n_neighbors=2, n_neighbors_other=2, gamma_D=1e-3),
     DiscriminativeRLS(kernel="linear", solver="cg", gamma_D=1e-3),
-    LSSVM(),
     LSSVM(multi_class="ovo"),
     GRBFN(n_centers=3, random_state=0),
-    SRSVM(),
     SRSVM(kernel="rbf", multi_class="ovo"),
-    SparseRLSC(),
     SparseRLSC(l1_mode="lasso", n_candidates=5),
-    SRC(),
     GFHF(n_neighbors=3),
     DALapRLSC(random_state=0),
-    SSDRWu(),
     SSDRWu(separation="subtract", gamma_D=1e-3),
-    SSDRWang(),
     SSDRWang(kernel="rbf", fit_intercept=True),
     # the cross-validated estimators (2 folds and small graphs: the checks' data sets are tiny)
     LapRLSCCV(LapRLSC(n_neighbors=2), {"gamma_A": [1e-3, 1e-1], "gamma_I": [0.0, 1.0]}, cv=2),
@@ -91,8 +107,6 @@ ESTIMATORS = [
     # samples, but an all-NaN y is still refused (no labeled sample), as the checks require.
     # Nystroem with 50 of the 200 samples of check_regressors_train as centres: with 15 the
     # low-rank model cannot reach its training R^2 > 0.5 on 10-dimensional data.
-    StructuralRegressor(),
-    LapRLSRegressor(),
     LapRLSRegressor(fit_intercept=False, kernel="linear"),
     LapRLSRegressor(solver="nystroem", n_components=50, random_state=0),
     LapRLSRegressor(solver="cg"),
@@ -103,7 +117,9 @@ ESTIMATORS = [
 
 
 def _expected_failures(estimator):
-    model = getattr(estimator, "estimator", None) or estimator  # a CV estimator's model
+    model = estimator  # a CV estimator's model, given or its default
+    if hasattr(estimator, "_default_estimator"):
+        model = estimator.estimator or estimator._default_estimator()
     if is_classifier(model) and getattr(model, "_semi_supervised", False):
         return MINUS_ONE_IS_UNLABELED
     return {}

@@ -501,9 +501,9 @@ class StructuralEstimator(BaseEstimator):
         if encoded is None:
             encoded = self._encode_targets(y, unlabeled)
         classes, y_codes, labeled = encoded
-        self._check_labels(y_codes)
         if classes is not None:  # a regressor has no classes
             self.classes_ = classes
+        self._check_labels(y_codes)
         for stale in _SOLUTION_ATTRIBUTES:
             self.__dict__.pop(stale, None)  # a refit with another loss / solver
 

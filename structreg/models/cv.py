@@ -39,6 +39,9 @@ from .path import _shares_test_features, candidate_list, decision_values, fit_pa
 
 __all__ = ["DRLSCCV", "DiscriminativeRLSCV", "LapRLSCCV", "StructuralClassifierCV"]
 
+DEFAULT_FOLDS = 5
+"""Folds of ``cv=None`` (fewer when a class has fewer labeled samples)."""
+
 
 def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
     """Fit the grid on one fold (shared work) and score each point on the test part; small
@@ -92,7 +95,8 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     param_grid : dict of lists or list of such dicts
         As in ``GridSearchCV``.
     cv : int, cross-validation generator or iterable, default=None
-        None: 5 folds; an int: that many folds -- of
+        None: 5 folds (as many as the smallest class has labeled samples, with a warning,
+        when that is fewer; at least 2); an int: that many folds -- of
         :class:`~structreg.model_selection.SemiSupervisedKFold` for semi-supervised models
         (labeled points cut into folds, every unlabeled point in every training set),
         of ``StratifiedKFold`` for supervised ones; both shuffled with ``random_state=0``,
@@ -186,7 +190,7 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     def _splits(self, estimator, X, y) -> list[tuple[np.ndarray, np.ndarray]]:
         from ..model_selection import SemiSupervisedKFold
 
-        cv = 5 if self.cv is None else self.cv
+        cv = self._default_folds(estimator, y) if self.cv is None else self.cv
         if isinstance(cv, int | np.integer):
             if getattr(estimator, "_semi_supervised", True):
                 cv = SemiSupervisedKFold(int(cv), random_state=0)
@@ -195,6 +199,27 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         if hasattr(cv, "split"):
             return [(np.asarray(a), np.asarray(b)) for a, b in cv.split(X, y)]
         return [(np.asarray(a), np.asarray(b)) for a, b in cv]
+
+    @staticmethod
+    def _default_folds(estimator, y) -> int:
+        """``cv=None``: :data:`DEFAULT_FOLDS` folds, fewer (with a warning) when the smallest
+        class has fewer labeled samples, so that every class reaches every test fold."""
+        keep = ~is_unlabeled(y) if getattr(estimator, "_semi_supervised", True) else slice(None)
+        counts = np.unique(np.asarray(y)[keep], return_counts=True)[1]
+        smallest = int(counts.min()) if counts.size else 0
+        if smallest < 2:
+            raise ValueError(
+                f"cross-validation needs at least 2 labeled samples of every class; the smallest "
+                f"class has {smallest}"
+            )
+        if smallest < DEFAULT_FOLDS:
+            warnings.warn(
+                f"the smallest class has {smallest} labeled samples, so cv=None uses "
+                f"{smallest} folds instead of {DEFAULT_FOLDS}",
+                UserWarning,
+                stacklevel=4,
+            )
+        return min(DEFAULT_FOLDS, smallest)
 
     def fit(self, X, y):
         """Search the grid on ``(X, y)`` (``-1`` / ``None`` mark unlabeled samples), then refit.

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from numbers import Real
+import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.linalg import pinvh
@@ -16,6 +17,9 @@ from ._losses import BorderedDual
 
 AUTO_CONVEX_FRACTION = 0.5
 """``DiscriminativeRLS(gamma_D="auto")``: this fraction of the largest convex weight."""
+
+AUTO_DRLSC_NEIGHBORS = 5
+"""``DRLSC(n_neighbors="auto")``: this k, unless the smallest class is not larger."""
 
 
 class _DRLSCBase(StructuralClassifier):
@@ -144,8 +148,10 @@ class DRLSC(_DRLSCBase):
     bias absorbs the shift), argmax prediction.
 """
         + _DRLSC_DOC
-        + """    n_neighbors : int, default=5
-        k of the kNN graph; must be smaller than the smallest class.
+        + """    n_neighbors : int or "auto", default="auto"
+        k of the kNN graph; must be smaller than the smallest class.  ``"auto"``:
+        :data:`AUTO_DRLSC_NEIGHBORS` (5), reduced with a warning to one less than the
+        smallest class when that class is smaller (``n_neighbors_`` holds the k used).
 
     Examples
     --------
@@ -160,7 +166,7 @@ class DRLSC(_DRLSCBase):
     def __init__(
         self,
         eta=0.5,
-        n_neighbors=5,
+        n_neighbors="auto",
         kernel="linear",
         gamma="scale",
         degree=3,
@@ -187,19 +193,42 @@ class DRLSC(_DRLSCBase):
         self.max_iter = max_iter
         self.random_state = random_state
 
+    _constraint_overrides = {
+        "n_neighbors": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})]
+    }
+
     def _penalty_terms(self, n_samples, n_labeled):
-        graph = dict(n_neighbors=self.n_neighbors, weights="connectivity")
+        graph = dict(n_neighbors=self.n_neighbors_, weights="connectivity")
         return [
             (self.eta, LaplacianPenalty(graph="within-class", **graph)),
             (-(1.0 - self.eta), LaplacianPenalty(graph="between-class", **graph)),
         ]
 
     def _check_labels(self, y_codes):
-        smallest = int(np.bincount(y_codes[y_codes >= 0]).min())
-        if self.n_neighbors >= smallest:
+        """``n_neighbors_``: ``n_neighbors`` if every class is larger, ``"auto"`` reduced
+        to the smallest class minus one (with a warning), else an error."""
+        counts = np.bincount(y_codes[y_codes >= 0])
+        smallest = int(counts.min())
+        if self.n_neighbors != "auto":
+            if self.n_neighbors >= smallest:
+                raise ValueError(
+                    f"n_neighbors={self.n_neighbors} must be smaller than the smallest class "
+                    f"({smallest} samples); the paper chooses k in [2, min_c n_c - 1]"
+                )
+            self.n_neighbors_ = self.n_neighbors
+            return
+        if smallest < 2:
             raise ValueError(
-                f"n_neighbors={self.n_neighbors} must be smaller than the smallest class "
-                f"({smallest} samples); the paper chooses k in [2, min_c n_c - 1]"
+                f"DRLSC's graph joins each sample to its nearest samples of the same class, "
+                f"but class {self.classes_[np.argmin(counts)].tolist()!r} has a single sample"
+            )
+        self.n_neighbors_ = min(AUTO_DRLSC_NEIGHBORS, smallest - 1)
+        if self.n_neighbors_ < AUTO_DRLSC_NEIGHBORS:
+            warnings.warn(
+                f"DRLSC: the smallest class has {smallest} samples, so n_neighbors='auto' "
+                f"uses k={self.n_neighbors_} instead of {AUTO_DRLSC_NEIGHBORS}",
+                UserWarning,
+                stacklevel=5,
             )
 
 
