@@ -63,8 +63,6 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
     "centers": [StrOptions({"uniform", "k-means++"})],
     # kNN search: exact (trees / chunked brute force) or approximate (pynndescent)
     "algorithm": [StrOptions({"auto", "exact", "approximate"})],
-    "C_A": [Interval(Real, 0, None, closed="left")],
-    "C_I": [Interval(Real, 0, None, closed="left")],
     "l1_mode": [StrOptions({"exact", "lasso"})],
     "n_candidates": [Interval(Integral, 1, None, closed="left")],
     "alpha": [Interval(Real, 0, None, closed="neither")],

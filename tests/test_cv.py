@@ -100,7 +100,7 @@ CASES = {
     ),
     "SparseRLSC": (
         lambda: SparseRLSC(l1_mode="lasso", n_candidates=8, gamma=1.0),
-        {"C_A": [1e-3, 1e-1], "C_I": [0.0, 0.1, 1.0]},
+        {"gamma_A": [1e-3, 1e-1], "gamma_I": [0.0, 10.0, 1e2]},
         "semi",
     ),
     "SSDRWu": (

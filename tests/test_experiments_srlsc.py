@@ -74,7 +74,7 @@ def test_shared_estimators_equal_the_plain_ones(tmp_path):
         lap = _estimator("LapRLSC", len(lab), len(y1))
         assert type(srlsc) is SparseRLSC and type(lap) is LapRLSC  # plain estimators
         assert srlsc.graph is A or (srlsc.graph != A).nnz == 0  # the cached l1-graph
-        plain = SparseRLSC(C_A=srlsc.C_A, C_I=srlsc.C_I, gamma=4.0, graph=A)
+        plain = SparseRLSC(gamma_A=srlsc.gamma_A, gamma_I=srlsc.gamma_I, gamma=4.0, graph=A)
         plain_lap = LapRLSC(gamma=4.0, gamma_A=lap.gamma_A, gamma_I=lap.gamma_I, n_neighbors=7)
         for est, ref in ((srlsc, plain), (lap, plain_lap)):
             fitted = _fit_on_x1(est, 12, y_semi)

@@ -37,10 +37,16 @@ def _paper_closed_form(X, y_semi, A, C_A, C_I, gamma):
     return B, K
 
 
+def _paper_weights(C_A, C_I, y_semi):
+    """The paper's experiment weights as SparseRLSC's: gamma_A = C_A / l, gamma_I = C_I n^2 / l."""
+    n, l = len(y_semi), int((y_semi >= 0).sum())
+    return {"gamma_A": C_A / l, "gamma_I": C_I * n**2 / l}
+
+
 def test_decision_values_equal_paper_closed_form():
     X, _, y_semi = _data()
     C_A, C_I, gamma = 0.05, 0.5, 2.0
-    clf = SparseRLSC(C_A=C_A, C_I=C_I, gamma=gamma).fit(X, y_semi)
+    clf = SparseRLSC(**_paper_weights(C_A, C_I, y_semi), gamma=gamma).fit(X, y_semi)
     B, K = _paper_closed_form(X, y_semi, l1_graph(X), C_A, C_I, gamma)
     F_paper = (B @ K).T  # 0/1 targets; structreg codes +-1 -> same up to a common shift
     F = clf.decision_function(X)
@@ -52,8 +58,8 @@ def test_decision_values_equal_paper_closed_form():
 
 def test_solution_minimises_stated_objective():
     X, _, y_semi = _data(n_per_class=6, d=4, n_classes=2)
-    C_A, C_I, gamma = 0.1, 1.0, 1.5
-    clf = SparseRLSC(C_A=C_A, C_I=C_I, gamma=gamma).fit(X, y_semi)
+    gamma_A, gamma_I, gamma = 0.01, 50.0, 1.5
+    clf = SparseRLSC(gamma_A=gamma_A, gamma_I=gamma_I, gamma=gamma).fit(X, y_semi)
     A = l1_graph(X).toarray()
     K = rbf_kernel(X, gamma=gamma)
     n = len(X)
@@ -61,15 +67,19 @@ def test_solution_minimises_stated_objective():
     target = np.where(y_semi[labeled] == 1, 1.0, -1.0)
     M = (np.eye(n) - A).T @ (np.eye(n) - A)
 
-    def objective(alpha):
+    l, w_I = labeled.sum(), gamma_I / n**2
+
+    def objective(alpha):  # (1/l) sum e^2 + gamma_A ||f||^2 + gamma_I / n^2 f^T M f
         f = K @ alpha
-        return np.sum((target - f[labeled]) ** 2) + C_A * alpha @ K @ alpha + C_I * f @ M @ f
+        return (
+            np.sum((target - f[labeled]) ** 2) / l + gamma_A * alpha @ K @ alpha + w_I * f @ M @ f
+        )
 
     def gradient(alpha):
         f = K @ alpha
         r = np.zeros(n)
         r[labeled] = f[labeled] - target
-        return 2 * K @ r + 2 * C_A * K @ alpha + 2 * C_I * K @ (M @ f)
+        return 2 * K @ r / l + 2 * gamma_A * K @ alpha + 2 * w_I * K @ (M @ f)
 
     res = minimize(objective, np.zeros(n), jac=gradient, method="BFGS", options={"gtol": 1e-10})
     f_direct = K @ res.x
@@ -79,23 +89,22 @@ def test_solution_minimises_stated_objective():
 def test_no_graph_weight_is_rlsc_on_labeled_points():
     X, _, y_semi = _data()
     labeled = y_semi >= 0
-    C_A = 0.05
-    sparse = SparseRLSC(C_A=C_A, C_I=0.0, gamma=2.0).fit(X, y_semi)
-    rls = RLSC(gamma=2.0, gamma_A=C_A / labeled.sum()).fit(X[labeled], y_semi[labeled])
+    sparse = SparseRLSC(gamma_A=0.01, gamma_I=0.0, gamma=2.0).fit(X, y_semi)
+    rls = RLSC(gamma=2.0, gamma_A=0.01).fit(X[labeled], y_semi[labeled])
     np.testing.assert_allclose(sparse.decision_function(X), rls.decision_function(X), atol=1e-8)
 
 
 def test_precomputed_graph_equals_built_graph():
     X, _, y_semi = _data()
-    built = SparseRLSC(C_I=1.0).fit(X, y_semi)
-    given = SparseRLSC(C_I=1.0, graph=l1_graph(X)).fit(X, y_semi)
+    built = SparseRLSC(gamma_I=100.0).fit(X, y_semi)
+    given = SparseRLSC(gamma_I=100.0, graph=l1_graph(X)).fit(X, y_semi)
     np.testing.assert_allclose(built.decision_function(X), given.decision_function(X))
     assert sp.issparse(built.penalty_)
 
 
 def test_lasso_mode_fits_and_separates():
     X, y, y_semi = _data(n_per_class=20)
-    clf = SparseRLSC(l1_mode="lasso", n_candidates=10, C_I=1.0).fit(X, y_semi)
+    clf = SparseRLSC(l1_mode="lasso", n_candidates=10, gamma=4.0).fit(X, y_semi)
     assert np.mean(clf.transduction_ == y) > 0.9
 
 
@@ -122,5 +131,5 @@ def test_bad_parameters():
     X, _, y_semi = _data()
     with pytest.raises(ValueError, match="l1_mode"):
         SparseRLSC(l1_mode="omp").fit(X, y_semi)
-    with pytest.raises(ValueError, match="C_A"):
-        SparseRLSC(C_A=-1.0).fit(X, y_semi)
+    with pytest.raises(ValueError, match="gamma_A"):
+        SparseRLSC(gamma_A=-1.0).fit(X, y_semi)

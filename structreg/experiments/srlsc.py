@@ -147,12 +147,12 @@ def _fit_on_x1(estimator, per_class: int, y: np.ndarray):
 
 def _estimator(method: str, n_labeled: int, n_total: int, graph: sp.csr_matrix | None = None):
     """One of the five classifiers with the paper's fixed parameters (``graph``: S-RLSC's
-    l1-graph).  LapRLSC's ``gamma_A = C_A / l`` and ``gamma_I = C_I n^2 / l`` give the
-    weights of S-RLSC's objective (LapRLSC divides ``gamma_I`` by ``n^2``)."""
+    l1-graph).  The paper quotes ``C_A = gamma_A l`` and ``C_I = gamma_I l / n^2``; S-RLSC
+    and LapRLSC take ``gamma_A`` and ``gamma_I`` (both divide ``gamma_I`` by ``n^2``)."""
+    penalties = {"gamma_A": C_A / n_labeled, "gamma_I": C_I * n_total**2 / n_labeled}
     if method == "S-RLSC":
-        return SparseRLSC(C_A=C_A, C_I=C_I, gamma=KERNEL_GAMMA, graph=graph)
+        return SparseRLSC(**penalties, gamma=KERNEL_GAMMA, graph=graph)
     if method == "LapRLSC":
-        penalties = {"gamma_A": C_A / n_labeled, "gamma_I": C_I * n_total**2 / n_labeled}
         return LapRLSC(gamma=KERNEL_GAMMA, **penalties, n_neighbors=K_GRAPH, weights="heat")
     if method == "GFHF":
         return GFHF(n_neighbors=K_GRAPH)

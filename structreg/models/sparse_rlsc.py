@@ -13,33 +13,38 @@ from ._base import StructuralClassifier
 class SparseRLSC(StructuralClassifier):
     """Semi-supervised least squares with an l1-graph (sparse reconstruction) penalty.
 
-    ``min sum_labeled ||y_i - F(x_i)||^2 + C_A ||F||_K^2 + C_I trace(F^T (I - A)^T (I - A) F)``
-    where row i of ``A`` is the sparse representation of ``x_i`` by the other training points
-    (labeled and unlabeled; :func:`structreg.structure.l1graph.l1_graph`).  This is ``l`` times
-    the paper's objective (its eq. 12) with ``C_A = gamma_A l`` and
-    ``C_I = gamma_I l / (l + u)^2``, so the minimiser is its closed form (eq. 17)
-    ``B = Y (K J + C_A I + C_I K (I - A)^T (I - A))^{-1}``, solved here through the shared
-    square-loss solver on the explicit kernel map (Cholesky of a PSD system).  One-of-c
-    targets, argmax prediction; unlabeled samples are marked ``-1`` (``None`` for string
-    labels) or by ``fit(..., unlabeled=mask)``; the model is inductive.
+    ``min (1/l) sum_labeled ||y_i - F(x_i)||^2 + gamma_A ||F||_K^2
+    + (gamma_I / n^2) trace(F^T (I - A)^T (I - A) F)`` (the paper's eq. 12) where row i of
+    ``A`` is the sparse representation of ``x_i`` by the other training points (labeled and
+    unlabeled; :func:`structreg.structure.l1graph.l1_graph`).  The weights follow
+    :class:`~structreg.LapRLSC`'s convention, so the loss is an average over the l labeled
+    points and the reconstruction term is divided by ``n^2`` for n training points; the
+    paper's experiments quote ``C_A = gamma_A l`` and ``C_I = gamma_I l / n^2`` (its closed
+    form, eq. 17, ``B = Y (K J + C_A I + C_I K (I - A)^T (I - A))^{-1}``), which change
+    meaning with l and n.  Solved through the shared square-loss solver on the explicit kernel
+    map (Cholesky of a PSD system).  One-of-c targets, argmax prediction; unlabeled samples
+    are marked ``-1`` (``None`` for string labels) or by ``fit(..., unlabeled=mask)``; the
+    model is inductive.
 
     The paper normalises every sample to unit l2 norm before building the graph *and* the
-    kernel; the l1-graph always normalises, the kernel sees ``X`` as given -- put
+    kernel (with ``exp(-||x - z||^2 / 0.5^2)``, i.e. ``gamma=4``); the l1-graph always
+    normalises, the kernel sees ``X`` as given -- put
     :class:`sklearn.preprocessing.Normalizer` in front (see the example) to follow the paper.
 
     Parameters
     ----------
-    C_A : float, default=0.005
-        RKHS-norm weight (the paper's ``gamma_A l``).
-    C_I : float, default=0.01
-        Sparse-reconstruction penalty weight (the paper's ``gamma_I l / (l + u)^2``).
+    gamma_A : float, default=1e-2
+        RKHS-norm weight (the paper's gamma_A; its experiments' ``C_A`` is ``gamma_A l``).
+    gamma_I : float, default=1.0
+        Sparse-reconstruction weight; the term is ``gamma_I / n^2`` times the summed squared
+        reconstruction errors of the outputs (the paper's gamma_I; ``C_I = gamma_I l / n^2``).
     kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
         ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
         test-vs-training kernel; structure uses the kernel-induced distance (see
         :class:`~structreg.StructuralClassifier`).
-    gamma : float, "scale" or None, default=4.0
-        ``exp(-gamma ||x - z||^2)``; 4.0 is the paper's ``exp(-||x - z||^2 / s^2)`` with
-        ``s = 0.5`` on unit-norm samples.
+    gamma : float, "scale" or None, default="scale"
+        ``exp(-gamma ||x - z||^2)`` as in scikit-learn; the paper's ``exp(-||x - z||^2 /
+        s^2)`` with ``s = 0.5`` on unit-norm samples is ``gamma=4.0``.
     degree : int, default=3
     coef0 : float, default=1.0
     l1_mode : {"exact", "lasso"}, default="exact"
@@ -99,14 +104,14 @@ class SparseRLSC(StructuralClassifier):
     True
     """
 
-    _path_params = ("C_A", "C_I")
+    _path_params = ("gamma_A", "gamma_I")
 
     def __init__(
         self,
-        C_A=0.005,
-        C_I=0.01,
+        gamma_A=1e-2,
+        gamma_I=1.0,
         kernel="rbf",
-        gamma=4.0,
+        gamma="scale",
         degree=3,
         coef0=1.0,
         l1_mode="exact",
@@ -122,8 +127,8 @@ class SparseRLSC(StructuralClassifier):
         max_iter=None,
         random_state=None,
     ):
-        self.C_A = C_A
-        self.C_I = C_I
+        self.gamma_A = gamma_A
+        self.gamma_I = gamma_I
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -144,23 +149,18 @@ class SparseRLSC(StructuralClassifier):
     def _loss(self) -> str:
         return "square"
 
-    def _ridge(self) -> float:
-        return self.C_A
-
-    def _loss_weights(self, labeled: np.ndarray) -> np.ndarray:
-        return labeled.astype(float)  # l times the paper's (1/l) sum: see the class docstring
-
     def _penalty_terms(self, n_samples, n_labeled):
         if not (isinstance(self.graph, str) and self.graph == "l1"):
             A = _check_coefficients(self.graph, n_samples)
-            return [(self.C_I, PrecomputedPenalty(reconstruction_penalty(A), psd=True))]
+            penalty = PrecomputedPenalty(reconstruction_penalty(A), psd=True)
+            return [(self.gamma_I / n_samples**2, penalty)]
         penalty = SparseReconstructionPenalty(
             mode=self.l1_mode,
             n_candidates=self.n_candidates,
             alpha=self.alpha,
             n_jobs=self.n_jobs,
         )
-        return [(self.C_I, penalty)]
+        return [(self.gamma_I / n_samples**2, penalty)]
 
 
 def _check_coefficients(A, n_samples: int) -> sp.csr_matrix:
