@@ -385,10 +385,11 @@ def test_fit_path_cache_keys_label_work_by_the_labels():
     np.testing.assert_allclose(b.decision_function(X), clone(est).fit(X, y2).decision_function(X))
     assert not np.allclose(a.decision_function(X), b.decision_function(X))
     kinds = sorted(k[0] for k in cache)
-    # one kNN graph and one design entry (its null-space complement) for both label sets
-    assert kinds == ["design", "feature_map", "group", "group", "penalty"]
+    # one kNN graph, one kernel width (gamma="graph") and one design entry (its null-space
+    # complement) for both label sets
+    assert kinds == ["design", "feature_map", "group", "group", "neighbor_scale", "penalty"]
     drop_label_work(cache)  # the design of a cached feature map is not label work
-    assert sorted(k[0] for k in cache) == ["design", "feature_map", "penalty"]
+    assert sorted(k[0] for k in cache) == ["design", "feature_map", "neighbor_scale", "penalty"]
     cw = LapRLSC(graph="class-wise", n_neighbors=3)  # a graph that reads the labels
     fit_path(cw, X, y, [{}], cache=cache)
     fit_path(cw, X, y2, [{}], cache=cache)

@@ -163,10 +163,11 @@ def test_supervised_mr_mode_class_wise_graph(rng):
 def test_precomputed_graph_is_used(rng):
     X, y = make_moons(60, noise=0.05, random_state=0)
     W = knn_graph(X, 5, weights="connectivity")
-    a = LapRLSC(graph=W, gamma_I=5.0).fit(X, y)
-    b = LapRLSC(n_neighbors=5, weights="connectivity", gamma_I=5.0).fit(X, y)
+    # a numeric width: gamma="graph" reads a given graph's edge lengths, not n_neighbors
+    a = LapRLSC(graph=W, gamma=1.0, gamma_I=5.0).fit(X, y)
+    b = LapRLSC(n_neighbors=5, weights="connectivity", gamma=1.0, gamma_I=5.0).fit(X, y)
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X))
-    c = LapRLSC(n_neighbors=3, weights="connectivity", gamma_I=5.0).fit(X, y)
+    c = LapRLSC(n_neighbors=3, weights="connectivity", gamma=1.0, gamma_I=5.0).fit(X, y)
     assert not np.allclose(a.decision_function(X), c.decision_function(X))
 
 

@@ -3,14 +3,18 @@ Neurocomputing 2014)."""
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..structure.signed import SignedLaplacianPenalty
 from ._base import StructuralClassifier
+from .manifold import _GraphKernelMixin, auto_weight
 
 
-class DALapRLSC(StructuralClassifier):
+class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
     """Discrimination-aware Laplacian RLSC: LapRLSC whose graph carries signs from a clustering.
 
     ``min (1/l) sum_labeled ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2 + gamma_D / n^2 f^T L_D f``
@@ -46,15 +50,17 @@ class DALapRLSC(StructuralClassifier):
         test-vs-training kernel; structure uses the kernel-induced distance (see
         :class:`~structreg.StructuralClassifier`).
         The paper's experiments use ``"linear"``.
-    gamma : float, "scale" or None, default="scale"
-        Kernel width as in scikit-learn (not the paper's gamma: see ``reliability``).
+    gamma : float, "graph", "scale" or None, default="graph"
+        Kernel width as in scikit-learn (not the paper's gamma: see ``reliability``), or
+        ``"graph"``: read from the kNN graph's length scale (see :class:`LapRLSC`).
     degree : int, default=3
     coef0 : float, default=1.0
     gamma_A : float, default=1e-2
         RKHS-norm weight (the paper's gamma_A).
-    gamma_D : float, default=1.0
+    gamma_D : float or "auto", default="auto"
         Weight of the signed-graph term ``gamma_D / n^2 f^T L_D f`` (the paper's gamma_D);
-        plays the role of LapRLSC's ``gamma_I``.
+        plays the role of LapRLSC's ``gamma_I``.  ``"auto"``: ``10 f^T L_D f / trace(L_D)``,
+        the term normalised by the signed graph's volume, as LapRLSC's ``gamma_I="auto"``.
     reliability : float in [0, 1], default=1.0
         Weight ``w_i`` of an unlabeled point, i.e. how much the clustering is trusted (the
         paper's gamma; renamed because ``gamma`` is the kernel width library-wide).
@@ -115,15 +121,19 @@ class DALapRLSC(StructuralClassifier):
     """
 
     _path_params = ("gamma_A", "gamma_D")
+    _constraint_overrides = {
+        **_GraphKernelMixin._constraint_overrides,
+        "gamma_D": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+    }
 
     def __init__(
         self,
         kernel="rbf",
-        gamma="scale",
+        gamma="graph",
         degree=3,
         coef0=1.0,
         gamma_A=1e-2,
-        gamma_D=1.0,
+        gamma_D="auto",
         reliability=1.0,
         n_neighbors=6,
         weights="heat",
@@ -183,11 +193,13 @@ class DALapRLSC(StructuralClassifier):
         self.cluster_labels_ = ids.astype(int)
 
     def _penalty_terms(self, n_samples, n_labeled):
+        weight, scale = auto_weight(self.gamma_D, n_samples)
         signed = SignedLaplacianPenalty(
             clusters=self.cluster_labels_,
             reliability=self.reliability,
             n_neighbors=self.n_neighbors,
             weights=self.weights,
             t=self.t,
+            scale=scale,
         )
-        return [(self.gamma_D / n_samples**2, signed)]
+        return [(weight, signed)]

@@ -2,24 +2,87 @@
 
 from __future__ import annotations
 
+from numbers import Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
+
 from ..structure import LaplacianPenalty
+from ..structure.graphs import neighbor_scale
 from ._base import StructuralClassifier
 
+AUTO_GRAPH_WEIGHT = 10.0
+"""``gamma_I="auto"``: the weight of the volume-normalised graph term ``f^T L f / vol(W)``."""
 
-class _ManifoldMixin:
-    """Shared by LapRLSC and LapSVM: one Laplacian penalty ``gamma_I / n^2 f^T L f``."""
+GRAPH_KERNEL_WIDTH = 4.0
+"""``gamma="graph"``: the RBF kernel ``exp(-||x - z||^2 / (GRAPH_KERNEL_WIDTH t))``, ``t`` the
+mean squared kNN distance (:func:`~structreg.structure.graphs.neighbor_scale`)."""
+
+
+class _GraphKernelMixin:
+    """``gamma="graph"``: the RBF width read from the kNN graph's length scale (LapRLSC,
+    LapSVM, DALapRLSC: the models whose penalty is a kNN graph of ``n_neighbors``)."""
+
+    _constraint_overrides = {
+        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale", "graph"}), None]
+    }
+
+    def _kernel_gamma(self, X, memo=None):
+        """``gamma="graph"``: ``1 / (GRAPH_KERNEL_WIDTH t)`` for the RBF kernel, ``t`` the mean
+        squared distance to the ``n_neighbors`` nearest points, or the mean squared edge
+        length of a graph given as a matrix (kept in ``memo`` for one X); ``"scale"`` for the
+        other kernels."""
+        if self.gamma != "graph":
+            return self.gamma
+        if self.kernel != "rbf":
+            return "scale"
+        graph = getattr(self, "graph", None)
+        given = sp.issparse(graph) or isinstance(graph, np.ndarray)  # the graph's own edges
+        key = ("neighbor_scale", id(graph) if given else self.n_neighbors)
+        t = None if memo is None else memo.get(key)
+        if t is None:
+            t = neighbor_scale(X, graph if given else self.n_neighbors)
+            if memo is not None:
+                memo[key] = t
+        if not t > 0:
+            raise ValueError(
+                f"{type(self).__name__}: gamma='graph' reads the kernel width from the mean "
+                f"squared distance to the {self.n_neighbors} nearest neighbours, which is 0 "
+                "here (duplicated points); give gamma a number or 'scale'"
+            )
+        return 1.0 / (GRAPH_KERNEL_WIDTH * t)
+
+
+def auto_weight(weight, n_samples: int) -> tuple[float, str | None]:
+    """``(w, scale)`` of a graph term ``weight / n^2 f^T L f``: ``weight="auto"`` gives
+    :data:`AUTO_GRAPH_WEIGHT` on the volume-scaled Laplacian (``scale="volume"``)."""
+    if isinstance(weight, str) and weight == "auto":
+        return AUTO_GRAPH_WEIGHT, "volume"
+    return weight / n_samples**2, None
+
+
+class _ManifoldMixin(_GraphKernelMixin):
+    """Shared by LapRLSC and LapSVM: one Laplacian penalty ``gamma_I / n^2 f^T L f`` (or, with
+    ``gamma_I="auto"``, :data:`AUTO_GRAPH_WEIGHT` ``f^T L f / vol(W)``)."""
 
     _path_params = ("gamma_A", "gamma_I")
+    _constraint_overrides = {
+        **_GraphKernelMixin._constraint_overrides,
+        "gamma_I": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+    }
 
     def _penalty_terms(self, n_samples, n_labeled):
+        weight, scale = auto_weight(self.gamma_I, n_samples)
         laplacian = LaplacianPenalty(
             graph=self.graph,
             n_neighbors=self.n_neighbors,
             weights=self.weights,
             t=self.t,
             normalized=self.normalized,
+            scale=scale,
         )
-        return [(self.gamma_I / n_samples**2, laplacian)]
+        return [(weight, laplacian)]
 
 
 _KERNEL_DOC = """
@@ -29,15 +92,22 @@ _KERNEL_DOC = """
         ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
         test-vs-training kernel; structure uses the kernel-induced distance (see
         :class:`~structreg.StructuralClassifier`).
-    gamma : float, "scale" or None, default="scale"
-        Kernel width as in scikit-learn.
+    gamma : float, "graph", "scale" or None, default="graph"
+        Kernel width as in scikit-learn, or ``"graph"``: the RBF kernel
+        ``exp(-||x - z||^2 / (4 t))`` with ``t`` the mean squared distance of a point to its
+        ``n_neighbors`` nearest neighbours (the graph's length scale, also the default width
+        of its heat weights; estimated on at most 1000 points), so the kernel follows the
+        data's local scale as the graph does (other kernels: ``"scale"``).
     degree : int, default=3
     coef0 : float, default=1.0
     gamma_A : float, default=1e-2
         RKHS-norm (ambient) weight.
-    gamma_I : float, default=1.0
-        Intrinsic (graph) weight; the penalty is ``gamma_I / n^2 f^T L f``.  0 gives the
-        purely supervised model.
+    gamma_I : float or "auto", default="auto"
+        Intrinsic (graph) weight; the penalty is ``gamma_I / n^2 f^T L f`` (Belkin et al.).
+        0 gives the purely supervised model.  ``"auto"``: ``10 f^T L f / vol(W)``, the
+        graph term normalised by the total edge weight ``vol(W) = sum_ij W_ij`` (the weighted
+        mean of ``(f_i - f_j)^2 / 2`` over the edges), which means the same whatever the
+        number of points, neighbours and edge weights; it is ``gamma_I = 10 n^2 / vol(W)``.
     n_neighbors : int, default=6
         k of the kNN graph.
 """
@@ -116,11 +186,11 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
     def __init__(
         self,
         kernel="rbf",
-        gamma="scale",
+        gamma="graph",
         degree=3,
         coef0=1.0,
         gamma_A=1e-2,
-        gamma_I=1.0,
+        gamma_I="auto",
         n_neighbors=6,
         graph="knn",
         weights="heat",
@@ -216,11 +286,11 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
     def __init__(
         self,
         kernel="rbf",
-        gamma="scale",
+        gamma="graph",
         degree=3,
         coef0=1.0,
         gamma_A=1e-2,
-        gamma_I=1.0,
+        gamma_I="auto",
         n_neighbors=6,
         graph="knn",
         weights="heat",

@@ -71,9 +71,13 @@ def _key(value: Any) -> Any:
 
 
 def _structure_key(point: Mapping, path_params) -> tuple:
-    """The point's parameters other than the weights: grid points with equal keys share the
-    feature map, the penalty matrices and (hinge loss) possibly the deformed kernel."""
-    return tuple(sorted((k, _key(v)) for k, v in point.items() if k not in path_params))
+    """The point's parameters other than the numeric weights: grid points with equal keys
+    share the feature map, the penalty matrices and (hinge loss) possibly the deformed kernel.
+    A weight given as a string (e.g. ``gamma_I="auto"``, which changes the penalty matrix
+    itself) is structure too."""
+    return tuple(
+        sorted((k, _key(v)) for k, v in point.items() if k not in path_params or isinstance(v, str))
+    )
 
 
 def _shares_factorisation(estimator: StructuralClassifier) -> bool:
@@ -82,6 +86,14 @@ def _shares_factorisation(estimator: StructuralClassifier) -> bool:
         and bool(getattr(estimator, "_path_params", ()))
         and estimator._loss() == "square"
     )
+
+
+def _penalty_kind(penalty) -> tuple:
+    """What must agree between a group's template and its points: the penalty's class and
+    its plain-valued parameters (arrays, e.g. cluster ids, are the group's own)."""
+    params = penalty.get_params(deep=False) if hasattr(penalty, "get_params") else {}
+    plain = (bool, int, float, str, type(None))
+    return (type(penalty), tuple(sorted((k, v) for k, v in params.items() if isinstance(v, plain))))
 
 
 class _SharedFit:
@@ -134,7 +146,7 @@ class _SharedFit:
 
     def _weights(self, candidate: StructuralClassifier) -> tuple[float, ...]:
         terms = candidate._penalty_terms(self.n, self.n_labeled)
-        if [type(p) for _, p in terms] != [type(p) for p in self.penalties]:
+        if [_penalty_kind(p) for _, p in terms] != [_penalty_kind(p) for p in self.penalties]:
             raise ValueError(
                 f"{type(candidate).__name__}._path_params changes the penalties themselves, "
                 "not only their weights"
@@ -301,8 +313,9 @@ def _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval) -
     n = X.shape[0] if hasattr(X, "shape") else len(X)  # (len of a sparse matrix raises)
     with blas_threads_for(n):  # the whole grid: its factorisations are as small as one fit's
         for idx in groups.values():
-            structure = {k: v for k, v in candidates[idx[0]].items() if k not in path_params}
-            base = clone(estimator).set_params(**structure)
+            # the group's first point: its weights of the same kind as the group's (a weight
+            # given as a number, or "auto", which changes the penalty matrix)
+            base = clone(estimator).set_params(**candidates[idx[0]])
             try:
                 shared = _shared_fit(base, X, y, unlabeled, path_params, cache, labels, call)
                 fitted = None

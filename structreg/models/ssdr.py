@@ -97,11 +97,11 @@ class SSDRWu(LapRLSC):
     def __init__(
         self,
         kernel="rbf",
-        gamma="scale",
+        gamma="graph",
         degree=3,
         coef0=1.0,
         gamma_A=1e-2,
-        gamma_I=1.0,
+        gamma_I="auto",
         n_neighbors=6,
         graph="knn",
         weights="heat",

@@ -207,6 +207,36 @@ def knn_indices(X, n_neighbors: int, *, algorithm: Algorithm = "auto") -> np.nda
     return _drop_self(ind, np.arange(n), n_neighbors)
 
 
+SCALE_MAX_QUERIES = 1000
+""":func:`neighbor_scale` averages over at most this many query points."""
+
+
+def neighbor_scale(X, n_neighbors=6, max_queries: int = SCALE_MAX_QUERIES) -> float:
+    """Mean squared distance from a point to its ``n_neighbors`` nearest other points: the
+    length scale of a kNN graph (the heat weights' default width, up to symmetrisation).
+
+    Exact over all points up to ``max_queries`` of them, else over that many points drawn
+    with a fixed seed (their neighbours searched among all points), so the cost is
+    O(max_queries n d) and the value does not depend on a global random state.
+    ``n_neighbors`` may instead be a graph (sparse adjacency over the rows of X): then the
+    mean squared length of its edges.
+    """
+    X = _as_points(X)
+    if sp.issparse(n_neighbors):
+        W = sp.coo_matrix(check_graph(n_neighbors, X.shape[0]))
+        return float(np.mean(_pair_distances(X, W.row, W.col) ** 2)) if W.nnz else 0.0
+    n = X.shape[0]
+    k = min(int(n_neighbors), n - 1)
+    if k < 1:
+        raise ValueError(f"a neighbour scale needs at least 2 points, got {n}")
+    queries = np.arange(n)
+    if n > max_queries:
+        queries = np.sort(np.random.default_rng(0).choice(n, max_queries, replace=False))
+    ind = _drop_self(_exact_indices(X, X[queries], k + 1), queries, k)
+    rows = np.repeat(queries, k)
+    return float(np.mean(_pair_distances(X, rows, ind.ravel()) ** 2))
+
+
 def _exact_indices(X, queries, n_query: int) -> np.ndarray:
     """Exact ``n_query`` nearest rows of ``X`` for every row of ``queries`` (self included).
 

@@ -74,6 +74,9 @@ class LaplacianPenalty(Penalty):
         Heat-kernel width; ``None`` uses the mean squared length of the graph's edges.
     normalized : bool, default=False
         Use ``I - D^{-1/2} W D^{-1/2}`` instead of ``D - W``.
+    scale : {None, "volume"}, default=None
+        ``"volume"``: divide the Laplacian by its trace, the graph's volume
+        ``vol(W) = sum_ij W_ij`` (:func:`scaled_laplacian`).
     algorithm : {"auto", "exact", "approximate"}, default="auto"
         Neighbour search of the kNN graphs (``"knn"``, ``"class-wise"``, ``"within-class"``,
         ``"between-class"``), see :func:`~structreg.structure.graphs.knn_graph`:
@@ -91,13 +94,21 @@ class LaplacianPenalty(Penalty):
     """
 
     def __init__(
-        self, graph="knn", n_neighbors=6, weights="heat", t=None, normalized=False, algorithm="auto"
+        self,
+        graph="knn",
+        n_neighbors=6,
+        weights="heat",
+        t=None,
+        normalized=False,
+        scale=None,
+        algorithm="auto",
     ):
         self.graph = graph
         self.n_neighbors = n_neighbors
         self.weights = weights
         self.t = t
         self.normalized = normalized
+        self.scale = scale
         self.algorithm = algorithm
 
     @property
@@ -134,10 +145,29 @@ class LaplacianPenalty(Penalty):
         return within if self.graph == "within-class" else between
 
     def build(self, X, y, labeled):
-        return laplacian(self.adjacency(X, y, labeled), normalized=self.normalized)
+        L = laplacian(self.adjacency(X, y, labeled), normalized=self.normalized)
+        return scaled_laplacian(L, self.scale)
 
     def reads_labels(self) -> bool:
         return isinstance(self.graph, str) and self.graph != "knn"
+
+
+def scaled_laplacian(L, scale: str | None):
+    """``L``, or for ``scale="volume"`` ``L / trace(L)``.
+
+    For ``L = D - W`` (and the signed ``D - W o S``) the trace is the graph's volume
+    ``vol(W) = sum_ij |W_ij|``, so ``f^T L f / vol`` is the weighted mean over the edges of
+    ``(f_i -+ f_j)^2 / 2``: of order one whatever the number of points, of neighbours or the
+    edge weights.  (A normalised Laplacian's trace is its number of non-isolated points.)
+    """
+    if scale is None:
+        return L
+    if scale != "volume":
+        raise ValueError(f"scale must be None or 'volume', got {scale!r}")
+    volume = float(L.diagonal().sum())
+    if not volume > 0:
+        raise ValueError("scale='volume' needs a graph with at least one weighted edge")
+    return L / volume
 
 
 class PrecomputedPenalty(Penalty):

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .graphs import _check_weights
-from .penalties import DiagonalPlusLowRank, LaplacianPenalty, Penalty
+from .penalties import DiagonalPlusLowRank, LaplacianPenalty, Penalty, scaled_laplacian
 
 __all__ = ["LabeledPairPenalty", "SignedLaplacianPenalty", "signed_laplacian"]
 
@@ -106,6 +106,9 @@ class SignedLaplacianPenalty(Penalty):
         Heat-kernel width; None uses the mean squared edge length.
     demoted_weight : {"full", "scaled"}, default="full"
         Weight of the pairs eq. (10) demotes to smoothness pairs: ``W0`` or ``T W0``.
+    scale : {None, "volume"}, default=None
+        ``"volume"``: divide ``L_D`` by its trace, the signed graph's volume
+        (:func:`~structreg.structure.penalties.scaled_laplacian`).
 
     Examples
     --------
@@ -126,6 +129,7 @@ class SignedLaplacianPenalty(Penalty):
         weights="heat",
         t=None,
         demoted_weight="full",
+        scale=None,
     ):
         self.clusters = clusters
         self.reliability = reliability
@@ -133,6 +137,7 @@ class SignedLaplacianPenalty(Penalty):
         self.weights = weights
         self.t = t
         self.demoted_weight = demoted_weight
+        self.scale = scale
 
     @property
     def psd(self) -> bool:
@@ -185,7 +190,7 @@ class SignedLaplacianPenalty(Penalty):
         return W, S
 
     def build(self, X, y, labeled):
-        return signed_laplacian(*self.signed_graph(X, y, labeled))
+        return scaled_laplacian(signed_laplacian(*self.signed_graph(X, y, labeled)), self.scale)
 
 
 class LabeledPairPenalty(Penalty):
