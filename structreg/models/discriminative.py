@@ -8,18 +8,20 @@ from scipy.linalg import pinvh
 
 from ..solvers.square import penalty_products, warn_nonconvex
 from ..structure import ClassScatterPenalty, LaplacianPenalty
-from ._base import StructuralClassifier
+from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
 from ._losses import BorderedDual
 
 
 class _DRLSCBase(StructuralClassifier):
-    """Shared fit of DRLSC and DRGV: ``1/2 sum_i e_i^2 + 1/2 f^T M_eta f``, no RKHS norm.
+    """Shared fit of DRLSC and DRGV: ``1/2 sum_i c_i e_i^2 + 1/2 f^T M_eta f``, no RKHS norm
+    (``c_i = w_{y_i}`` the class weights, all 1 by default).
 
     ``M_eta = eta A - (1 - eta) B`` (A: compactness, B: separability) on the outputs
     ``f = Z w + b`` of a linear model on the features Z (the inputs, or the kernel feature map
-    for a nonlinear kernel).  ``formulation="bordered"`` solves the paper's Theorems 1-2 literally:
+    for a nonlinear kernel).  ``formulation="bordered"`` solves the paper's Theorems 1-2 literally
+    (with ``diag(1/c)`` for the paper's ``I`` under class weights):
 
-        S = Z^T M Z,  Omega = Z S^+ Z^T,  [[0, 1^T], [1, Omega + I]] [b; Gamma] = [0; Y],
+        S = Z^T M Z,  Omega = Z S^+ Z^T,  [[0, 1^T], [1, Omega + diag(1/c)]] [b; Gamma] = [0; Y],
         w = S^+ Z^T Gamma,
 
     with the Moore-Penrose pseudo-inverse ``S^+`` (``scipy.linalg.pinvh``).  When ``S`` is
@@ -30,11 +32,11 @@ class _DRLSCBase(StructuralClassifier):
     point the paper's closed form defines (a saddle point); when ``S`` is singular, ``S^+``
     keeps ``w`` in the range of ``S`` (the paper's minimum-norm choice), which is a stationary
     point only if ``Z^T Gamma`` lies in that range.  ``formulation="primal"`` instead solves the
-    normal equations ``(Z~^T (I + M) Z~) [w; b] = Z~^T Y`` (``Z~ = [Z, 1]``) with
+    normal equations ``(Z~^T (C + M) Z~) [w; b] = Z~^T C Y`` (``Z~ = [Z, 1]``, ``C = diag(c)``) with
     :func:`structreg.solvers.solve_penalized_least_squares` (Cholesky, or eigh pseudo-inverse
     for indefinite / singular systems): always a stationary point, minimum-norm when singular.
     ``solver_info_["convex"]`` reports whether the objective was convex (its Hessian
-    ``[Z, 1]^T (I + M) [Z, 1]`` PSD) and ``solver_info_["S_eta_psd"]`` whether ``S_eta`` was.
+    ``[Z, 1]^T (C + M) [Z, 1]`` PSD) and ``solver_info_["S_eta_psd"]`` whether ``S_eta`` was.
     """
 
     _semi_supervised = False
@@ -60,8 +62,9 @@ class _DRLSCBase(StructuralClassifier):
         return 0.0
 
     def _bordered_system(self, X, Z, weights, M):
-        """Theorems 1-2: ``Omega = Z S^+ Z^T`` with ``S = Z^T M Z``, ``r = 1``,
-        ``w = S^+ Z^T Gamma``; ``solver_info_`` says whether the objective was convex."""
+        """Theorems 1-2: ``Omega = Z S^+ Z^T`` with ``S = Z^T M Z``, ``r_i = 1 / c_i`` (1
+        without class weights), ``w = S^+ Z^T Gamma``; ``solver_info_`` says whether the
+        objective was convex."""
         MZ = penalty_products(M, Z)
         S = Z.T @ MZ
         S = 0.5 * (S + S.T)
@@ -77,10 +80,12 @@ class _DRLSCBase(StructuralClassifier):
         }
         if not info["convex"]:
             warn_nonconvex("the DRLSC objective has a negative-curvature direction")
-        return BorderedDual(Z @ SZ, 1.0, coef=lambda G: SZ @ G, label="pinvh+", info=info)
+        reg = 1.0 / weights  # e_i = Gamma_i / c_i
+        return BorderedDual(Z @ SZ, reg, coef=lambda G: SZ @ G, label="pinvh+", info=info)
 
 
-_DRLSC_DOC = """
+_DRLSC_DOC = (
+    """
     Parameters
     ----------
     eta : float in [0, 1], default=0.5
@@ -119,12 +124,18 @@ _DRLSC_DOC = """
         Iteration cap of ``solver="cg"``.
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
-
+"""
+    + class_weight_doc(
+        "``1/2 sum_i c_i ||e_i||^2`` with ``c_i = w_{y_i}`` (the bordered formulation: "
+        "``Omega + diag(1/c)``)"
+    )
+    + """
     Attributes
     ----------
     classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_, solver_
         See :class:`StructuralClassifier`.
 """
+)
 
 
 class DRLSC(_DRLSCBase):
@@ -166,6 +177,7 @@ class DRLSC(_DRLSCBase):
         tol=1e-6,
         max_iter=None,
         random_state=None,
+        class_weight=None,
     ):
         self.eta = eta
         self.n_neighbors = n_neighbors
@@ -180,6 +192,7 @@ class DRLSC(_DRLSCBase):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _penalty_terms(self, n_samples, n_labeled):
         graph = dict(n_neighbors=self.n_neighbors, weights="connectivity")
@@ -233,6 +246,7 @@ class DRGV(_DRLSCBase):
         tol=1e-6,
         max_iter=None,
         random_state=None,
+        class_weight=None,
     ):
         self.eta = eta
         self.kernel = kernel
@@ -246,6 +260,7 @@ class DRGV(_DRLSCBase):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _penalty_terms(self, n_samples, n_labeled):
         return [
@@ -255,7 +270,8 @@ class DRGV(_DRLSCBase):
 
 
 class DiscriminativeRLS(StructuralClassifier):
-    """Classification by discriminative regularization (Zhang, Wang, Li, Yin & Dong 2008).
+    __doc__ = (
+        """Classification by discriminative regularization (Zhang, Wang, Li, Yin & Dong 2008).
 
     ``min (1/n) sum_i ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2 + gamma_D f^T L_D f`` with a
     discriminality Laplacian ``L_D`` that pulls same-class outputs together and pushes
@@ -323,7 +339,9 @@ class DiscriminativeRLS(StructuralClassifier):
         How the Nystroem centres are drawn.
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
-
+"""
+        + class_weight_doc(SQUARE_CLASS_WEIGHT)
+        + """
     Attributes
     ----------
     classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_, solver_
@@ -340,6 +358,7 @@ class DiscriminativeRLS(StructuralClassifier):
     >>> clf.fit(X, y).score(X, y) > 0.95
     True
     """
+    )
 
     _semi_supervised = False
     _path_params = ("gamma_A", "gamma_D")
@@ -362,6 +381,7 @@ class DiscriminativeRLS(StructuralClassifier):
         n_components=1000,
         centers="uniform",
         random_state=None,
+        class_weight=None,
     ):
         self.margin = margin
         self.kernel = kernel
@@ -379,6 +399,7 @@ class DiscriminativeRLS(StructuralClassifier):
         self.n_components = n_components
         self.centers = centers
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _loss(self):
         return "square"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..structure import LaplacianPenalty
-from ._base import StructuralClassifier
+from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
 
 
 class _ManifoldMixin:
@@ -89,6 +89,7 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
         Add an unpenalised bias.
 """
         + _SQUARE_SOLVER_DOC
+        + class_weight_doc(SQUARE_CLASS_WEIGHT)
         + """
     Attributes
     ----------
@@ -133,6 +134,7 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
         tol=1e-6,
         max_iter=None,
         random_state=None,
+        class_weight=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -152,6 +154,7 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _loss(self) -> str:
         return "square"
@@ -187,7 +190,12 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         Cap on the Newton iterations of the primal solvers (None: 100).
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
-
+"""
+        + class_weight_doc(
+            "``sum_labeled c_i max(0, 1 - y_i f(x_i))`` with ``c_i = w_{y_i} / l`` (libsvm's C "
+            "of sample i: ``C w_{y_i}``; the primal solvers weight the squared hinge so)"
+        )
+        + """
     Attributes
     ----------
     classes_, feature_map_, penalty_, solver_info_, solver_, n_iter_, transduction_
@@ -233,6 +241,7 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         centers="uniform",
         max_iter=None,
         random_state=None,
+        class_weight=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -252,6 +261,7 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         self.centers = centers
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _loss(self) -> str:
         return "hinge"

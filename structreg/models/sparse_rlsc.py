@@ -7,11 +7,12 @@ import scipy.sparse as sp
 
 from ..structure import PrecomputedPenalty
 from ..structure.l1graph import SparseReconstructionPenalty, reconstruction_penalty
-from ._base import StructuralClassifier
+from ._base import StructuralClassifier, class_weight_doc
 
 
 class SparseRLSC(StructuralClassifier):
-    """Semi-supervised least squares with an l1-graph (sparse reconstruction) penalty.
+    __doc__ = (
+        """Semi-supervised least squares with an l1-graph (sparse reconstruction) penalty.
 
     ``min sum_labeled ||y_i - F(x_i)||^2 + C_A ||F||_K^2 + C_I trace(F^T (I - A)^T (I - A) F)``
     where row i of ``A`` is the sparse representation of ``x_i`` by the other training points
@@ -73,7 +74,9 @@ class SparseRLSC(StructuralClassifier):
         Iteration cap of ``solver="cg"`` (None: the solver's default).
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
-
+"""
+        + class_weight_doc("``sum_labeled c_i ||y_i - F(x_i)||^2`` with ``c_i = w_{y_i}``")
+        + """
     Attributes
     ----------
     solver_ : str
@@ -98,6 +101,7 @@ class SparseRLSC(StructuralClassifier):
     >>> bool((model[-1].transduction_ == y).mean() > 0.9)
     True
     """
+    )
 
     _path_params = ("C_A", "C_I")
 
@@ -121,6 +125,7 @@ class SparseRLSC(StructuralClassifier):
         tol=1e-6,
         max_iter=None,
         random_state=None,
+        class_weight=None,
     ):
         self.C_A = C_A
         self.C_I = C_I
@@ -140,6 +145,7 @@ class SparseRLSC(StructuralClassifier):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _loss(self) -> str:
         return "square"
