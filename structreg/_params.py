@@ -73,6 +73,11 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
     "clusterer": [HasMethods(["fit_predict"]), None],
     # SSDRWu: form of the between-class term
     "separation": [StrOptions({"signed", "subtract", "add"})],
+    # per-class weights of the labeled samples' loss (scikit-learn's meaning)
+    "class_weight": [dict, StrOptions({"balanced"}), None],
+    # GFHF: class mass normalisation of the harmonic solution and its class priors
+    "class_mass_normalization": ["boolean"],
+    "class_prior": ["array-like", None],
 }
 
 

@@ -39,8 +39,8 @@ def _paper_closed_form(X, y_semi, A, C_A, C_I, gamma):
 
 def _paper_weights(C_A, C_I, y_semi):
     """The paper's experiment weights as SparseRLSC's: gamma_A = C_A / l, gamma_I = C_I n^2 / l."""
-    n, l = len(y_semi), int((y_semi >= 0).sum())
-    return {"gamma_A": C_A / l, "gamma_I": C_I * n**2 / l}
+    n, n_lab = len(y_semi), int((y_semi >= 0).sum())
+    return {"gamma_A": C_A / n_lab, "gamma_I": C_I * n**2 / n_lab}
 
 
 def test_decision_values_equal_paper_closed_form():
@@ -67,19 +67,21 @@ def test_solution_minimises_stated_objective():
     target = np.where(y_semi[labeled] == 1, 1.0, -1.0)
     M = (np.eye(n) - A).T @ (np.eye(n) - A)
 
-    l, w_I = labeled.sum(), gamma_I / n**2
+    n_lab, w_I = labeled.sum(), gamma_I / n**2
 
     def objective(alpha):  # (1/l) sum e^2 + gamma_A ||f||^2 + gamma_I / n^2 f^T M f
         f = K @ alpha
         return (
-            np.sum((target - f[labeled]) ** 2) / l + gamma_A * alpha @ K @ alpha + w_I * f @ M @ f
+            np.sum((target - f[labeled]) ** 2) / n_lab
+            + gamma_A * alpha @ K @ alpha
+            + w_I * f @ M @ f
         )
 
     def gradient(alpha):
         f = K @ alpha
         r = np.zeros(n)
         r[labeled] = f[labeled] - target
-        return 2 * K @ r / l + 2 * gamma_A * K @ alpha + 2 * w_I * K @ (M @ f)
+        return 2 * K @ r / n_lab + 2 * gamma_A * K @ alpha + 2 * w_I * K @ (M @ f)
 
     res = minimize(objective, np.zeros(n), jac=gradient, method="BFGS", options={"gtol": 1e-10})
     f_direct = K @ res.x

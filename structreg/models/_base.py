@@ -16,6 +16,7 @@ all training points (labeled and unlabeled).
 from __future__ import annotations
 
 import contextlib
+import textwrap
 import warnings
 from numbers import Integral, Real
 
@@ -24,6 +25,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 from threadpoolctl import ThreadpoolController
@@ -230,6 +232,57 @@ def pm_one_targets(y_codes: np.ndarray, labeled: np.ndarray, n_classes: int) -> 
     return Y
 
 
+def class_weights(
+    class_weight, classes: np.ndarray, y_codes: np.ndarray, labeled: np.ndarray
+) -> np.ndarray:
+    """Per-class weights ``w_c`` of ``class_weight`` (scikit-learn's meaning), by class code.
+
+    ``None``: all 1.  ``"balanced"``: ``l / (n_classes * l_c)`` with ``l_c`` the labeled
+    samples of class c (unlabeled samples never count).  A dict ``{label: weight}``: classes
+    it does not name weigh 1; a label that is not a class of the labeled samples is refused.
+    Computed by :func:`sklearn.utils.class_weight.compute_class_weight` on the class codes.
+    """
+    codes = np.arange(len(classes))
+    if isinstance(class_weight, dict):
+        known = set(classes.tolist())
+        unknown = [label for label in class_weight if label not in known]
+        if unknown:
+            raise ValueError(
+                f"class_weight names label(s) {unknown} that are not classes of the labeled "
+                f"training samples ({classes.tolist()})"
+            )
+        values = np.array([class_weight.get(label, 1.0) for label in classes.tolist()])
+        if values.dtype.kind not in "iuf" or not np.all(np.isfinite(values) & (values > 0)):
+            raise ValueError(
+                f"class_weight values must be finite positive numbers, got {class_weight!r}"
+            )
+        class_weight = dict(zip(codes.tolist(), values.tolist(), strict=True))
+    return compute_class_weight(class_weight, classes=codes, y=y_codes[labeled])
+
+
+def class_weight_doc(loss: str) -> str:
+    """The ``class_weight`` entry of a model's Parameters; ``loss``: the model's weighted loss
+    (with ``c_i``) in one line."""
+    text = (
+        f"Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes "
+        f'{loss}.  ``"balanced"``: ``w_c = l / (n_classes l_c)`` over the l labeled samples '
+        "(unlabeled ones never count); a dict ``{label: weight}`` weighs the classes it omits "
+        "1 and refuses labels that are not classes.  See :class:`~structreg.StructuralClassifier`."
+    )
+    indent = " " * 8
+    body = textwrap.fill(
+        text, 96, initial_indent=indent, subsequent_indent=indent, break_long_words=False
+    )
+    return f'    class_weight : dict, "balanced" or None, default=None\n{body}\n'
+
+
+SQUARE_CLASS_WEIGHT = (
+    "``sum_labeled c_i ||f(x_i) - y_i||^2`` with ``c_i = w_{y_i} / l``, the same weight in "
+    "every output column"
+)
+"""The weighted square loss of the ``(1/l)``-normalised presets, for :func:`class_weight_doc`."""
+
+
 def check_unlabeled_mask(unlabeled, shape: tuple) -> np.ndarray:
     """The ``unlabeled`` argument of ``fit``: a boolean mask of ``shape`` (else a clear error)."""
     mask = column_or_1d(unlabeled)
@@ -406,8 +459,18 @@ class StructuralEstimator(BaseEstimator):
         """Hook run after the feature map and before the penalties (e.g. clustering)."""
 
     def _loss_weights(self, labeled: np.ndarray) -> np.ndarray:
-        """Per-sample loss weights c_i: ``1/l`` on the l labeled samples."""
+        """Per-sample loss weights before the class weights: ``1/l`` on the l labeled
+        samples (a preset whose paper sums the loss unnormalised returns 1 there)."""
         return labeled / labeled.sum()
+
+    def _fit_weights(self, labeled: np.ndarray, y_codes: np.ndarray) -> np.ndarray:
+        """The loss weights ``c_i`` of a fit (``fit`` and :func:`~structreg.models.fit_path`):
+        :meth:`_loss_weights` times the sample's class weight ``class_weight_[y_i]`` (a
+        classifier's; 0 where unlabeled).  ``class_weight=None``: :meth:`_loss_weights`."""
+        c = self._loss_weights(labeled)
+        if getattr(self, "class_weight", None) is None:
+            return c
+        return c * np.where(labeled, self.class_weight_[np.maximum(y_codes, 0)], 0.0)
 
     def _bordered_system(self, X, Z, weights, M):
         """The bordered dual system (:class:`~structreg.models._losses.BorderedDual`) of a
@@ -508,6 +571,9 @@ class StructuralEstimator(BaseEstimator):
         classes, y_codes, labeled = encoded
         if classes is not None:  # a regressor has no classes
             self.classes_ = classes
+            self.class_weight_ = class_weights(
+                getattr(self, "class_weight", None), classes, y_codes, labeled
+            )
         self._check_labels(y_codes)
         for stale in _SOLUTION_ATTRIBUTES:
             self.__dict__.pop(stale, None)  # a refit with another loss / solver
@@ -541,7 +607,7 @@ class StructuralEstimator(BaseEstimator):
         self.penalty_ = M
         self.loss_.check(self, M, psd)
         Y = self._targets(y, y_codes, labeled)
-        data = FitData(X, Z, y_codes, labeled, self._loss_weights(labeled), M, Y)
+        data = FitData(X, Z, y_codes, labeled, self._fit_weights(labeled, y_codes), M, Y)
         fitted = self.loss_.fit(self, data)
         if unexplained is not None:
             self.solver_info_["unexplained_trace"] = unexplained
@@ -641,7 +707,8 @@ class StructuralEstimator(BaseEstimator):
 class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, StructuralEstimator):
     """Any loss with any weighted sum of structure penalties, in an RKHS.
 
-    Minimises ``(1/l) sum_labeled loss + gamma_A ||f||_K^2 + sum_k w_k f^T M_k f`` where each
+    Minimises ``sum_labeled c_i loss(y_i, f(x_i)) + gamma_A ||f||_K^2 + sum_k w_k f^T M_k f``,
+    ``c_i = w_{y_i} / l`` (``w`` the class weights, all 1 by default), where each
     ``(w_k, penalty_k)`` in ``penalties`` builds ``M_k`` on the training points.  Semi-supervised:
     samples with ``y == -1`` (``None`` for string labels, or marked by the ``unlabeled`` mask
     given to ``fit``) enter only the penalties; so do missing labels (NaN, None, ``pd.NA``:
@@ -701,10 +768,23 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         hinge solvers; None: 100).
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
+    class_weight : dict, "balanced" or None, default=None
+        Per-class weights ``w_c`` of the labeled samples' loss, as in scikit-learn: the loss
+        of labeled sample i is multiplied by ``w_{y_i}`` (``c_i = w_{y_i} / l``).  None: all
+        1.  ``"balanced"``: ``w_c = l / (n_classes l_c)``, ``l_c`` the labeled samples of class
+        c (unlabeled samples never count).  A dict ``{label: weight}``: classes it omits
+        weigh 1; a label that is not a class of the labeled samples is an error.  Square
+        loss: the weight applies to every output column of the one-of-c +-1 targets (as
+        ``RidgeClassifier``'s sample weights).  Hinge loss: libsvm's C of sample i is
+        ``C w_{y_i}`` (``SVC``'s ``class_weight``; with one-vs-rest, a sample of the "rest"
+        keeps its own class's weight); the primal squared-hinge solvers weight the sample's
+        term by ``w_{y_i}``.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    class_weight_ : ndarray of shape (n_classes,)
+        The weight ``w_c`` of each class (all 1 for ``class_weight=None``).
     n_features_in_ : int
     feature_map_ : KernelFeatureMap or LinearFeatures
         Explicit map ``phi`` with ``phi(x)^T phi(z) = k(x, z)`` on the training set (the
@@ -758,6 +838,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         centers="uniform",
         max_iter=None,
         random_state=None,
+        class_weight=None,
     ):
         self.loss = loss
         self.penalties = penalties
@@ -774,6 +855,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         self.centers = centers
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _validated(self, X, y, unlabeled=None):
         """As :meth:`StructuralEstimator._validated`, missing labels replaced by the unlabeled

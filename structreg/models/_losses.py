@@ -22,11 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import combinations
 
 import numpy as np
 from sklearn import config_context
 from sklearn.base import clone
 from sklearn.multiclass import OneVsOneClassifier
+from sklearn.utils.metaestimators import _safe_split
 
 from ..kernels import KernelExpansion, KernelOperator, kernel_blocks
 from ..solvers import (
@@ -55,7 +57,8 @@ class FitData:
 
 @dataclass
 class BorderedDual:
-    """A model's bordered system ``[[0, 1^T], [1, Omega + reg I]] [b; Gamma] = [0; Y]``.
+    """A model's bordered system ``[[0, 1^T], [1, Omega + diag(reg)]] [b; Gamma] = [0; Y]``
+    (``reg`` a number, or one per sample: the weighted LS-SVM).
 
     ``coef`` maps ``Gamma`` to the coefficients of the linear output on the features (None:
     ``Gamma`` itself, the kernel expansion over the training samples); ``label`` prefixes
@@ -63,7 +66,7 @@ class BorderedDual:
     """
 
     Omega: np.ndarray
-    reg: float
+    reg: float | np.ndarray
     coef: Callable[[np.ndarray], np.ndarray] | None = None
     label: str = ""
     info: dict = field(default_factory=dict)
@@ -255,12 +258,14 @@ class SquareLoss(Loss):
 class BorderedSquareLoss(Loss):
     """The square loss with a bias, solved through the model's bordered dual system.
 
-    ``[[0, 1^T], [1, Omega + r I]] [b; Gamma] = [0; Y]`` with ``Omega`` and ``r`` from the
-    model's ``_bordered_system(X, Z, weights, M)`` (:class:`BorderedDual`), solved by
-    :func:`~structreg.solvers.solve_bordered` (Cholesky and the Schur complement of the
-    border, or eigh of the whole system when ``Omega + r I`` is not positive definite).
-    Direct solvers only; labeled samples only; ``multi_class="ovo"`` fits one binary model
-    per pair of classes (:class:`~sklearn.multiclass.OneVsOneClassifier`), ``"ovr"`` all
+    ``[[0, 1^T], [1, Omega + diag(r)]] [b; Gamma] = [0; Y]`` with ``Omega`` and ``r`` from
+    the model's ``_bordered_system(X, Z, weights, M)`` (:class:`BorderedDual`; a loss
+    ``1/2 sum_i c_i e_i^2`` gives ``r_i`` proportional to ``1 / c_i``, the weighted LS-SVM),
+    solved by :func:`~structreg.solvers.solve_bordered` (Cholesky and the Schur complement
+    of the border, or eigh of the whole system when ``Omega + diag(r)`` is not positive
+    definite).  Direct solvers only; labeled samples only; ``multi_class="ovo"`` fits one
+    binary model per pair of classes (:class:`~sklearn.multiclass.OneVsOneClassifier`; with
+    class weights each sample keeps its class's weight in every pair), ``"ovr"`` all
     one-of-c outputs from one factorisation.
     """
 
@@ -282,7 +287,11 @@ class BorderedSquareLoss(Loss):
             )
         if len(model.classes_) > 2 and model._multi_class() == "ovo":
             binary = clone(model).set_params(multi_class="ovr")
-            model.ovo_ = OneVsOneClassifier(binary).fit(data.X, data.y_codes)
+            if getattr(model, "class_weight", None) is None:
+                ovo = OneVsOneClassifier(binary)
+            else:
+                ovo = _WeightedOneVsOne(binary, model.class_weight_)
+            model.ovo_ = ovo.fit(data.X, data.y_codes)
             model.solver_info_ = {"loss": self.name, "multi_class": "ovo"}
             return None
         dual = model._bordered_system(data.X, data.Z, data.weights, data.M)
@@ -303,6 +312,32 @@ class BorderedSquareLoss(Loss):
         return super().decision(model, X)
 
 
+class _WeightedOneVsOne(OneVsOneClassifier):
+    """:class:`~sklearn.multiclass.OneVsOneClassifier` whose model of the pair of class codes
+    ``(i, j)`` weighs them ``class_weight[i]`` and ``class_weight[j]``: a sample keeps its
+    class's weight in every pair, as in libsvm's one-vs-one (the stock meta-estimator fits
+    one clone, relabelled 0/1, per pair)."""
+
+    def __init__(self, estimator, class_weight: np.ndarray) -> None:
+        self.estimator = estimator
+        self.class_weight = class_weight
+
+    def fit(self, X, y: np.ndarray) -> _WeightedOneVsOne:
+        """Fit the pairwise models on validated ``X`` and class codes ``y``."""
+        self.classes_ = np.unique(y)
+        self.n_features_in_ = X.shape[1]
+        self.estimators_, rows = [], []
+        for i, j in combinations(range(len(self.classes_)), 2):
+            pair = np.flatnonzero((y == i) | (y == j))
+            est = clone(self.estimator)
+            est.set_params(class_weight={0: self.class_weight[i], 1: self.class_weight[j]})
+            X_pair = _safe_split(est, X, None, pair)[0]  # K[pair][:, pair] for a Gram matrix
+            self.estimators_.append(est.fit(X_pair, (y[pair] == j).astype(int)))
+            rows.append(pair)
+        self.pairwise_indices_ = rows if self.__sklearn_tags__().input_tags.pairwise else None
+        return self
+
+
 class HingeLoss(Loss):
     """``sum_i c_i max(0, 1 - y_i f(x_i))``: libsvm on the deformed kernel, with a bias.
 
@@ -311,7 +346,8 @@ class HingeLoss(Loss):
     (:class:`~structreg.solvers.DeformedFeatures`).  From the Gram matrix of a
     :class:`TrainingGram` feature map (no factor of K) and a model whose penalty comes as a
     root, ``M / gamma_A = w R R^T`` (``_penalty_root``): Woodbury with an SPD middle factor
-    (:class:`~structreg.solvers.DeformedKernel`).  libsvm's ``C = 1 / (2 gamma_A l)``.
+    (:class:`~structreg.solvers.DeformedKernel`).  libsvm's ``C = 1 / (2 gamma_A l)``, times
+    the sample's class weight ``class_weight_[y_i]`` (libsvm's per-sample C).
     ``solver="primal"`` / ``"nystroem"`` minimise the squared hinge instead
     (:class:`SquaredHingeLoss`).
     """
@@ -353,14 +389,18 @@ class HingeLoss(Loss):
         )
 
     def fit_svm(self, model, gram: np.ndarray, info: dict) -> None:
-        """libsvm with ``C = 1 / (2 gamma_A l)`` on the deformed Gram matrix of the labeled
-        points; also used by :func:`~structreg.models.fit_path` to refit only the SVM of grid
-        points that share a deformed kernel (the same ``M / gamma_A``)."""
+        """libsvm with ``C = 1 / (2 gamma_A l)`` (times each sample's class weight) on the
+        deformed Gram matrix of the labeled points; also used by
+        :func:`~structreg.models.fit_path` to refit only the SVM of grid points that share a
+        deformed kernel (the same ``M / gamma_A``)."""
         y_codes, labeled = model._hinge_labels
         n_classes = len(model.classes_)
         C = 1.0 / (2.0 * model.gamma_A * labeled.sum())
+        codes = y_codes[labeled]
+        weighted = getattr(model, "class_weight", None) is not None
+        weights = model.class_weight_[codes] if weighted else None
         model.svm_ = PrecomputedSVM(C=C, multi_class=model._multi_class(), tol=model.tol).fit(
-            gram, y_codes[labeled], n_classes
+            gram, codes, n_classes, sample_weight=weights
         )
         model.solver_info_ = {"loss": self.name, "C": C, **info}
         model.support_ = np.flatnonzero(labeled)[model.svm_.support_]

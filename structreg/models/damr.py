@@ -10,12 +10,13 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..structure.signed import SignedLaplacianPenalty
-from ._base import StructuralClassifier
+from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
 from .manifold import _GraphKernelMixin, auto_weight
 
 
 class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
-    """Discrimination-aware Laplacian RLSC: LapRLSC whose graph carries signs from a clustering.
+    __doc__ = (
+        """Discrimination-aware Laplacian RLSC: LapRLSC whose graph carries signs from a clustering.
 
     ``min (1/l) sum_labeled ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2 + gamma_D / n^2 f^T L_D f``
     with ``f^T L_D f = 1/2 sum_ij W_ij (f_i - S_ij f_j)^2`` (the paper's eqs. 12-14): similar
@@ -94,7 +95,9 @@ class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
         Relative residual at which ``solver="cg"`` stops.
     max_iter : int or None, default=None
         Iteration cap of ``solver="cg"`` (None: the solver's default).
-
+"""
+        + class_weight_doc(SQUARE_CLASS_WEIGHT)
+        + """
     Attributes
     ----------
     solver_ : str
@@ -119,6 +122,7 @@ class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
     >>> bool(clf.score(X, y) > 0.95)
     True
     """
+    )
 
     _path_params = ("gamma_A", "gamma_D")
     _constraint_overrides = {
@@ -146,6 +150,7 @@ class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
         centers="uniform",
         tol=1e-6,
         max_iter=None,
+        class_weight=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -165,6 +170,7 @@ class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
         self.centers = centers
         self.tol = tol
         self.max_iter = max_iter
+        self.class_weight = class_weight
 
     def _loss(self) -> str:
         return "square"

@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..solvers.square import penalty_products, warn_nonconvex
 from ..structure import ClassScatterPenalty, LaplacianPenalty, build_penalties, smallest_eigenvalue
-from ._base import StructuralClassifier
+from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
 from ._losses import BorderedDual
 
 AUTO_CONVEX_FRACTION = 0.5
@@ -23,13 +23,15 @@ AUTO_DRLSC_NEIGHBORS = 5
 
 
 class _DRLSCBase(StructuralClassifier):
-    """Shared fit of DRLSC and DRGV: ``1/2 sum_i e_i^2 + 1/2 f^T M_eta f``, no RKHS norm.
+    """Shared fit of DRLSC and DRGV: ``1/2 sum_i c_i e_i^2 + 1/2 f^T M_eta f``, no RKHS norm
+    (``c_i = w_{y_i}`` the class weights, all 1 by default).
 
     ``M_eta = eta A - (1 - eta) B`` (A: compactness, B: separability) on the outputs
     ``f = Z w + b`` of a linear model on the features Z (the inputs, or the kernel feature map
-    for a nonlinear kernel).  ``formulation="bordered"`` solves the paper's Theorems 1-2 literally:
+    for a nonlinear kernel).  ``formulation="bordered"`` solves the paper's Theorems 1-2 literally
+    (with ``diag(1/c)`` for the paper's ``I`` under class weights):
 
-        S = Z^T M Z,  Omega = Z S^+ Z^T,  [[0, 1^T], [1, Omega + I]] [b; Gamma] = [0; Y],
+        S = Z^T M Z,  Omega = Z S^+ Z^T,  [[0, 1^T], [1, Omega + diag(1/c)]] [b; Gamma] = [0; Y],
         w = S^+ Z^T Gamma,
 
     with the Moore-Penrose pseudo-inverse ``S^+`` (``scipy.linalg.pinvh``).  When ``S`` is
@@ -40,11 +42,11 @@ class _DRLSCBase(StructuralClassifier):
     point the paper's closed form defines (a saddle point); when ``S`` is singular, ``S^+``
     keeps ``w`` in the range of ``S`` (the paper's minimum-norm choice), which is a stationary
     point only if ``Z^T Gamma`` lies in that range.  ``formulation="primal"`` instead solves the
-    normal equations ``(Z~^T (I + M) Z~) [w; b] = Z~^T Y`` (``Z~ = [Z, 1]``) with
+    normal equations ``(Z~^T (C + M) Z~) [w; b] = Z~^T C Y`` (``Z~ = [Z, 1]``, ``C = diag(c)``) with
     :func:`structreg.solvers.solve_penalized_least_squares` (Cholesky, or eigh pseudo-inverse
     for indefinite / singular systems): always a stationary point, minimum-norm when singular.
     ``solver_info_["convex"]`` reports whether the objective was convex (its Hessian
-    ``[Z, 1]^T (I + M) [Z, 1]`` PSD) and ``solver_info_["S_eta_psd"]`` whether ``S_eta`` was.
+    ``[Z, 1]^T (C + M) [Z, 1]`` PSD) and ``solver_info_["S_eta_psd"]`` whether ``S_eta`` was.
     """
 
     _semi_supervised = False
@@ -70,8 +72,9 @@ class _DRLSCBase(StructuralClassifier):
         return 0.0
 
     def _bordered_system(self, X, Z, weights, M):
-        """Theorems 1-2: ``Omega = Z S^+ Z^T`` with ``S = Z^T M Z``, ``r = 1``,
-        ``w = S^+ Z^T Gamma``; ``solver_info_`` says whether the objective was convex."""
+        """Theorems 1-2: ``Omega = Z S^+ Z^T`` with ``S = Z^T M Z``, ``r_i = 1 / c_i`` (1
+        without class weights), ``w = S^+ Z^T Gamma``; ``solver_info_`` says whether the
+        objective was convex."""
         MZ = penalty_products(M, Z)
         S = Z.T @ MZ
         S = 0.5 * (S + S.T)
@@ -87,10 +90,12 @@ class _DRLSCBase(StructuralClassifier):
         }
         if not info["convex"]:
             warn_nonconvex("the DRLSC objective has a negative-curvature direction")
-        return BorderedDual(Z @ SZ, 1.0, coef=lambda G: SZ @ G, label="pinvh+", info=info)
+        reg = 1.0 / weights  # e_i = Gamma_i / c_i
+        return BorderedDual(Z @ SZ, reg, coef=lambda G: SZ @ G, label="pinvh+", info=info)
 
 
-_DRLSC_DOC = """
+_DRLSC_DOC = (
+    """
     Parameters
     ----------
     eta : float in [0, 1], default=0.5
@@ -129,12 +134,18 @@ _DRLSC_DOC = """
         Iteration cap of ``solver="cg"``.
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
-
+"""
+    + class_weight_doc(
+        "``1/2 sum_i c_i ||e_i||^2`` with ``c_i = w_{y_i}`` (the bordered formulation: "
+        "``Omega + diag(1/c)``)"
+    )
+    + """
     Attributes
     ----------
     classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_, solver_
         See :class:`StructuralClassifier`.
 """
+)
 
 
 class DRLSC(_DRLSCBase):
@@ -178,6 +189,7 @@ class DRLSC(_DRLSCBase):
         tol=1e-6,
         max_iter=None,
         random_state=None,
+        class_weight=None,
     ):
         self.eta = eta
         self.n_neighbors = n_neighbors
@@ -192,6 +204,7 @@ class DRLSC(_DRLSCBase):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     _constraint_overrides = {
         "n_neighbors": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})]
@@ -268,6 +281,7 @@ class DRGV(_DRLSCBase):
         tol=1e-6,
         max_iter=None,
         random_state=None,
+        class_weight=None,
     ):
         self.eta = eta
         self.kernel = kernel
@@ -281,6 +295,7 @@ class DRGV(_DRLSCBase):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _penalty_terms(self, n_samples, n_labeled):
         return [
@@ -290,7 +305,8 @@ class DRGV(_DRLSCBase):
 
 
 class DiscriminativeRLS(StructuralClassifier):
-    """Classification by discriminative regularization (Zhang, Wang, Li, Yin & Dong 2008).
+    __doc__ = (
+        """Classification by discriminative regularization (Zhang, Wang, Li, Yin & Dong 2008).
 
     ``min (1/l) sum_i ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2 + (gamma_D / l) f^T L_D f`` over
     the l training points, with a discriminality Laplacian ``L_D`` that pulls same-class
@@ -372,7 +388,9 @@ class DiscriminativeRLS(StructuralClassifier):
         How the Nystroem centres are drawn.
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
-
+"""
+        + class_weight_doc(SQUARE_CLASS_WEIGHT)
+        + """
     Attributes
     ----------
     classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_, solver_
@@ -391,6 +409,7 @@ class DiscriminativeRLS(StructuralClassifier):
     >>> clf.fit(X, y).score(X, y) > 0.95
     True
     """
+    )
 
     _semi_supervised = False
     _path_params = ("gamma_A", "gamma_D")
@@ -416,6 +435,7 @@ class DiscriminativeRLS(StructuralClassifier):
         n_components=1000,
         centers="uniform",
         random_state=None,
+        class_weight=None,
     ):
         self.margin = margin
         self.kernel = kernel
@@ -433,6 +453,7 @@ class DiscriminativeRLS(StructuralClassifier):
         self.n_components = n_components
         self.centers = centers
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _loss(self):
         return "square"

@@ -6,11 +6,12 @@ from numbers import Integral
 
 from ..clustering import FuzzyCMeans
 from ..kernels import LandmarkFeatureMap
-from ._base import StructuralClassifier, memo_key
+from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc, memo_key
 
 
 class GRBFN(StructuralClassifier):
-    """Generalized RBF network: Gaussian units on fuzzy c-means centres, regularised output.
+    __doc__ = (
+        """Generalized RBF network: Gaussian units on fuzzy c-means centres, regularised output.
 
     ``f(x) = sum_j w_j k(c_j, x) (+ b)`` with the centres ``c_j`` from fuzzy c-means on the
     training inputs and the output weights from the regularised least squares
@@ -37,7 +38,9 @@ class GRBFN(StructuralClassifier):
         Unpenalised output bias.
     random_state : int, RandomState or None, default=None
         Seed of the fuzzy c-means initialisation.
-
+"""
+        + class_weight_doc(SQUARE_CLASS_WEIGHT)
+        + """
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -56,6 +59,7 @@ class GRBFN(StructuralClassifier):
     >>> GRBFN(n_centers=9, gamma=0.5, random_state=0).fit(X, y).score(X, y) > 0.9
     True
     """
+    )
 
     _semi_supervised = False
 
@@ -70,6 +74,7 @@ class GRBFN(StructuralClassifier):
         m=2.0,
         fit_intercept=True,
         random_state=None,
+        class_weight=None,
     ):
         self.n_centers = n_centers
         self.kernel = kernel
@@ -80,6 +85,7 @@ class GRBFN(StructuralClassifier):
         self.m = m
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _loss(self):
         return "square"

@@ -25,7 +25,7 @@ from .._params import constraints_for
 from ..structure.graphs import check_graph, knn_graph
 from ._base import SemiSupervisedLabelsMixin, missing_as_unlabeled
 
-__all__ = ["GFHF", "DisconnectedGraphWarning", "harmonic_function"]
+__all__ = ["GFHF", "DisconnectedGraphWarning", "class_mass_normalize", "harmonic_function"]
 
 _DENSE_FRACTION = 0.125
 """Unlabeled blocks with more than this fraction of nonzeros are solved by dense Cholesky."""
@@ -96,6 +96,31 @@ def harmonic_function(
     return F, unreachable
 
 
+def class_mass_normalize(F: np.ndarray, rows: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """Class mass normalisation (Zhu, Ghahramani & Lafferty 2003): ``F`` with the class
+    columns of ``F[rows]`` rescaled so that the class masses match ``prior``.
+
+    ``F[i, k] <- prior[k] F[i, k] / sum_{j in rows} F[j, k]`` for ``i`` in ``rows`` (the
+    unlabeled points), so that ``sum_{j in rows} F[j, k] = prior[k]``; a class of zero mass
+    keeps its zero column.  Other rows are returned unchanged.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> F = np.array([[1.0, 0.0], [0.9, 0.1], [0.6, 0.4]])
+    >>> class_mass_normalize(F, np.array([False, True, True]), np.array([0.5, 0.5]))
+    array([[1. , 0. ],
+           [0.3, 0.1],
+           [0.2, 0.4]])
+    """
+    mass = F[rows].sum(axis=0)
+    prior = np.asarray(prior, dtype=float)
+    scale = np.divide(prior, mass, out=np.zeros_like(mass), where=mass > 0)
+    out = F.copy()
+    out[rows] *= scale
+    return out
+
+
 class GFHF(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
     """Gaussian fields and harmonic functions: semi-supervised graph label inference.
 
@@ -130,6 +155,18 @@ class GFHF(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
         ``knn_graph(X, n_neighbors, weights="heat", t=t)``.  An (n_samples, n_samples)
         symmetric non-negative affinity matrix over the training points is used as given
         (its diagonal is ignored), e.g. the dense Gaussian affinities of Zhu et al.
+    class_mass_normalization : bool, default=False
+        Class mass normalisation (CMN, Zhu et al. 2003, Sec. 4): the class columns of the
+        harmonic scores of the unlabeled points are rescaled,
+        ``F_ik <- q_k F_ik / sum_{j unlabeled} F_jk``, so that the class masses match the
+        class priors ``q`` (:func:`class_mass_normalize`) before the rows are normalised
+        (without it, the argmax of the harmonic scores can give badly unbalanced classes
+        when the classes are not well separated, as the paper notes).  ``transduction_``,
+        ``label_distributions_`` and hence the out-of-sample rule use the rescaled scores.
+    class_prior : array-like of shape (n_classes,) or None, default=None
+        The priors ``q`` of CMN, in the order of ``classes_`` (normalised to sum to 1); None:
+        the class frequencies of the labeled points.  Only with
+        ``class_mass_normalization=True``.
 
     Attributes
     ----------
@@ -147,7 +184,10 @@ class GFHF(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training points (argmax of ``label_distributions_``).
     unreachable_ : ndarray of bool, shape (n_samples,)
-        Unlabeled training points in components without labeled points (given the prior).
+        Unlabeled training points in components without labeled points (given the prior:
+        ``class_prior_`` with CMN).
+    class_prior_ : ndarray of shape (n_classes,)
+        ``class_mass_normalization=True``: the class priors CMN matched.
     neighbors_ : NearestNeighbors
         Index over ``X_`` for the out-of-sample rule.
 
@@ -173,10 +213,19 @@ class GFHF(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
 
     _semi_supervised = True
 
-    def __init__(self, n_neighbors=7, t=None, graph="knn"):
+    def __init__(
+        self,
+        n_neighbors=7,
+        t=None,
+        graph="knn",
+        class_mass_normalization=False,
+        class_prior=None,
+    ):
         self.n_neighbors = n_neighbors
         self.t = t
         self.graph = graph
+        self.class_mass_normalization = class_mass_normalization
+        self.class_prior = class_prior
 
     def fit(self, X, y, unlabeled=None) -> GFHF:
         """Infer the labels of the unlabeled training points.
@@ -209,6 +258,14 @@ class GFHF(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
             self.graph_, labeled, np.eye(n_classes)[y_codes[labeled]]
         )
         prior = np.bincount(y_codes[labeled], minlength=n_classes) / labeled.sum()
+        self.__dict__.pop("class_prior_", None)  # a refit without CMN
+        if self.class_mass_normalization:
+            prior = self.class_prior_ = self._checked_prior(prior)
+        elif self.class_prior is not None:
+            raise ValueError(
+                "class_prior is used by class mass normalisation only; set "
+                "class_mass_normalization=True"
+            )
         if self.unreachable_.any():
             warnings.warn(
                 f"{int(self.unreachable_.sum())} unlabeled training point(s) lie in graph "
@@ -219,12 +276,31 @@ class GFHF(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
                 stacklevel=2,
             )
             F[self.unreachable_] = prior
+        if self.class_mass_normalization:
+            F = class_mass_normalize(F, ~labeled & ~self.unreachable_, prior)
         sums = F.sum(axis=1, keepdims=True)
         degenerate = ~(sums[:, 0] > 0)  # cannot happen in exact arithmetic; be safe
         F[degenerate], sums[degenerate] = prior, 1.0
         self.label_distributions_ = F / sums
         self.transduction_ = self.classes_[np.argmax(self.label_distributions_, axis=1)]
         return self
+
+    def _checked_prior(self, labeled_prior: np.ndarray) -> np.ndarray:
+        """The priors of CMN: ``class_prior`` checked and normalised, or the labeled
+        class frequencies."""
+        if self.class_prior is None:
+            return labeled_prior
+        prior = np.asarray(self.class_prior, dtype=float).ravel()
+        if prior.shape != labeled_prior.shape:
+            raise ValueError(
+                f"class_prior has {prior.size} entries; expected one per class "
+                f"({labeled_prior.size}: {self.classes_.tolist()})"
+            )
+        if not (np.all(np.isfinite(prior)) and np.all(prior >= 0) and prior.sum() > 0):
+            raise ValueError(
+                f"class_prior must be finite, non-negative and not all zero, got {prior}"
+            )
+        return prior / prior.sum()
 
     def _build_graph(self, X: np.ndarray) -> tuple[sp.csr_matrix, float]:
         if isinstance(self.graph, str):

@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 from ..kernels import KernelExpansion
-from ._base import StructuralClassifier
+from ._base import StructuralClassifier, class_weight_doc
 from ._losses import BorderedDual
 
 
 class LSSVM(StructuralClassifier):
-    """Least-squares SVM classifier: the bordered linear system with a bias.
+    __doc__ = (
+        """Least-squares SVM classifier: the bordered linear system with a bias.
 
-    ``min 1/2 ||w||^2 + C/2 sum_i e_i^2`` s.t. ``y_i = w^T phi(x_i) + b + e_i``, i.e.
+    ``min 1/2 ||w||^2 + C/2 sum_i v_i e_i^2`` s.t. ``y_i = w^T phi(x_i) + b + e_i``
+    (``v_i = w_{y_i}`` the class weights, all 1 by default), i.e.
 
-        [ 0   1^T         ] [ b     ]   [ 0 ]
-        [ 1   K + I / C   ] [ alpha ] = [ Y ]
+        [ 0   1^T                ] [ b     ]   [ 0 ]
+        [ 1   K + diag(1/(C v))  ] [ alpha ] = [ Y ]
 
-    solved with :func:`structreg.solvers.solve_bordered` (Cholesky of ``K + I/C`` and the
+    solved with :func:`structreg.solvers.solve_bordered` (Cholesky of ``K + diag(1/(C v))`` and the
     Schur complement of the border).  A preset of :class:`StructuralClassifier`: the bordered
     square loss (:class:`~structreg.models._losses.BorderedSquareLoss`) on the exact kernel
     with no structure penalty.  This is the regression form of LS-SVM classification;
     for two classes it gives the same classifier as the ``y_i y_j K_ij`` form of the 1999 paper
     (the targets are +-1, so ``y_i^2 = 1``).  It equals :class:`RLSC` with
-    ``fit_intercept=True`` and ``gamma_A = 1 / (n C)``.
+    ``fit_intercept=True`` and ``gamma_A = 1 / (n C)`` (and the same ``class_weight``).
 
     Parameters
     ----------
@@ -38,7 +40,12 @@ class LSSVM(StructuralClassifier):
         ``"ovr"``: one-of-c targets coded +-1, all outputs from one factorisation (the same as
         c one-vs-rest LS-SVMs, and, up to the bias, as 0/1 one-of-c coding).  ``"ovo"``: one
         LS-SVM per pair of classes with voting (:class:`sklearn.multiclass.OneVsOneClassifier`).
-
+"""
+        + class_weight_doc(
+            "``C/2 sum_i v_i e_i^2`` with ``v_i = w_{y_i}`` (the weighted LS-SVM), the same "
+            "weight in every output column and every pair"
+        )
+        + """
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -59,16 +66,27 @@ class LSSVM(StructuralClassifier):
     >>> LSSVM(gamma=0.5, C=10.0).fit(X, y).score(X, y) > 0.95
     True
     """
+    )
 
     _semi_supervised = False
 
-    def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, C=1.0, multi_class="ovr"):
+    def __init__(
+        self,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=1.0,
+        C=1.0,
+        multi_class="ovr",
+        class_weight=None,
+    ):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
         self.C = C
         self.multi_class = multi_class
+        self.class_weight = class_weight
 
     # LS-SVM is a preset: the bordered square loss on the exact kernel, no penalty
     _path_params: tuple[str, ...] = ()
@@ -90,6 +108,10 @@ class LSSVM(StructuralClassifier):
     def _prepare(self, X, Z, y_codes, labeled):
         self.X_fit_, self.gamma_ = X, self.feature_map_.gamma_
 
+    def _loss_weights(self, labeled):
+        return labeled.astype(float)  # the paper's C/2 sum_i e_i^2: C weighs the sum
+
     def _bordered_system(self, X, Z, weights, M):
-        """``Omega = K`` on the training samples, ``r = 1 / C``."""
-        return BorderedDual(self.feature_map_.kernel_(X), 1.0 / self.C)
+        """``Omega = K`` on the training samples, ``r_i = 1 / (C v_i)`` for the class weights
+        ``v_i = class_weight_[y_i]`` (the loss ``C/2 sum_i v_i e_i^2``)."""
+        return BorderedDual(self.feature_map_.kernel_(X), 1.0 / (self.C * weights))

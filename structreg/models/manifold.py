@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..structure import LaplacianPenalty
 from ..structure.graphs import neighbor_scale
-from ._base import StructuralClassifier
+from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
 
 AUTO_GRAPH_WEIGHT = 10.0
 """``gamma_I="auto"``: the weight of the volume-normalised graph term ``f^T L f / vol(W)``."""
@@ -85,14 +85,14 @@ class _ManifoldMixin(_GraphKernelMixin):
         return [(weight, laplacian)]
 
 
-_KERNEL_DOC = """
+_KERNEL_DOC_TEMPLATE = """
     Parameters
     ----------
     kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
         ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
         test-vs-training kernel; structure uses the kernel-induced distance (see
         :class:`~structreg.StructuralClassifier`).
-    gamma : float, "graph", "scale" or None, default="graph"
+    gamma : float, "graph", "scale" or None, default=@gamma@
         Kernel width as in scikit-learn, or ``"graph"``: the RBF kernel
         ``exp(-||x - z||^2 / (4 t))`` with ``t`` the mean squared distance of a point to its
         ``n_neighbors`` nearest neighbours (the graph's length scale, also the default width
@@ -100,9 +100,9 @@ _KERNEL_DOC = """
         data's local scale as the graph does (other kernels: ``"scale"``).
     degree : int, default=3
     coef0 : float, default=1.0
-    gamma_A : float, default=1e-2
+    gamma_A : float, default=@gamma_A@
         RKHS-norm (ambient) weight.
-    gamma_I : float or "auto", default="auto"
+    gamma_I : float or "auto", default=@gamma_I@
         Intrinsic (graph) weight; the penalty is ``gamma_I / n^2 f^T L f`` (Belkin et al.).
         0 gives the purely supervised model.  ``"auto"``: ``10 f^T L f / vol(W)``, the
         graph term normalised by the total edge weight ``vol(W) = sum_ij W_ij`` (the weighted
@@ -111,6 +111,17 @@ _KERNEL_DOC = """
     n_neighbors : int, default=6
         k of the kNN graph.
 """
+
+
+def kernel_doc(gamma: str = '"graph"', gamma_A: str = "1e-2", gamma_I: str = '"auto"') -> str:
+    """The kernel and weight parameters' docs with a model's defaults."""
+    doc = _KERNEL_DOC_TEMPLATE
+    for name, value in (("gamma_A", gamma_A), ("gamma_I", gamma_I), ("gamma", gamma)):
+        doc = doc.replace(f"@{name}@", value)
+    return doc
+
+
+_KERNEL_DOC = kernel_doc()
 _GRAPH_DOC = """    graph : {"knn", "class-wise"} or sparse matrix, default="knn"
         ``"knn"``: one graph over labeled and unlabeled points (semi-supervised).
         ``"class-wise"``: a kNN graph inside each class of the labeled points, the
@@ -159,6 +170,7 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
         Add an unpenalised bias.
 """
         + _SQUARE_SOLVER_DOC
+        + class_weight_doc(SQUARE_CLASS_WEIGHT)
         + """
     Attributes
     ----------
@@ -203,6 +215,7 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
         tol=1e-6,
         max_iter=None,
         random_state=None,
+        class_weight=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -222,6 +235,7 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _loss(self) -> str:
         return "square"
@@ -237,7 +251,9 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
     scikit-learn's libsvm with ``C = 1 / (2 gamma_A l)``: with ``gamma_I=0`` it is
     ``SVC(C=1 / (2 gamma_A l))`` with the same kernel.
 """
-        + _SHARED_DOC
+        + kernel_doc(gamma_A="1e-4")
+        + _GRAPH_DOC
+        + _EDGE_DOC
         + """    multi_class : {"ovr", "ovo"}, default="ovr"
         Decomposition for more than two classes.
     tol : float, default=1e-3
@@ -257,7 +273,12 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         Cap on the Newton iterations of the primal solvers (None: 100).
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
-
+"""
+        + class_weight_doc(
+            "``sum_labeled c_i max(0, 1 - y_i f(x_i))`` with ``c_i = w_{y_i} / l`` (libsvm's C "
+            "of sample i: ``C w_{y_i}``; the primal solvers weight the squared hinge so)"
+        )
+        + """
     Attributes
     ----------
     classes_, feature_map_, penalty_, solver_info_, solver_, n_iter_, transduction_
@@ -289,7 +310,7 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         gamma="graph",
         degree=3,
         coef0=1.0,
-        gamma_A=1e-2,
+        gamma_A=1e-4,
         gamma_I="auto",
         n_neighbors=6,
         graph="knn",
@@ -303,6 +324,7 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         centers="uniform",
         max_iter=None,
         random_state=None,
+        class_weight=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -322,6 +344,7 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         self.centers = centers
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _loss(self) -> str:
         return "hinge"

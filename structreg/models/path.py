@@ -126,7 +126,7 @@ class _SharedFit:
         self.path = SquareLossPath(
             self.Z,
             Y,
-            est._loss_weights(self.labeled),
+            est._fit_weights(self.labeled, self.y_codes),
             self.matrices,
             fit_intercept=est._fit_intercept(),
             design_cache=design,

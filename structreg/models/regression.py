@@ -23,7 +23,7 @@ from sklearn.utils.validation import (
 )
 
 from ._base import StructuralEstimator, check_unlabeled_mask
-from .manifold import _EDGE_DOC, _KERNEL_DOC, _SQUARE_SOLVER_DOC, _ManifoldMixin
+from .manifold import _EDGE_DOC, _SQUARE_SOLVER_DOC, _ManifoldMixin, kernel_doc
 
 __all__ = ["LapRLSRegressor", "StructuralRegressor", "labeled_rows"]
 
@@ -294,7 +294,7 @@ class LapRLSRegressor(_ManifoldMixin, StructuralRegressor):
     :class:`~sklearn.kernel_ridge.KernelRidge` with ``alpha = l gamma_A`` on the labeled rows.
 """
         + _REGRESSION_DOC
-        + _KERNEL_DOC
+        + kernel_doc(gamma='"scale"', gamma_I="1.0")
         + """    graph : "knn" or sparse matrix, default="knn"
         ``"knn"``: one graph over labeled and unlabeled points.  A sparse (n_samples,
         n_samples) adjacency matrix over the training points is used as given.  (The
@@ -323,11 +323,11 @@ class LapRLSRegressor(_ManifoldMixin, StructuralRegressor):
     def __init__(
         self,
         kernel="rbf",
-        gamma="graph",
+        gamma="scale",
         degree=3,
         coef0=1.0,
         gamma_A=1e-2,
-        gamma_I="auto",
+        gamma_I=1.0,
         n_neighbors=6,
         graph="knn",
         weights="heat",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ._base import StructuralClassifier
+from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
 
 
 class RLSC(StructuralClassifier):
-    """Kernel regularized least-squares classifier (regularization network, RN).
+    __doc__ = (
+        """Kernel regularized least-squares classifier (regularization network, RN).
 
     ``min (1/l) sum_i ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2`` over one-of-c targets coded +-1
     (one +-1 output for two classes); prediction by the largest output.  Closed form
@@ -42,7 +43,9 @@ class RLSC(StructuralClassifier):
         Iteration cap of ``solver="cg"`` (None: the solver's default).
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
-
+"""
+        + class_weight_doc(SQUARE_CLASS_WEIGHT)
+        + """
     Attributes
     ----------
     solver_ : str
@@ -58,6 +61,7 @@ class RLSC(StructuralClassifier):
     >>> RLSC(gamma=0.5, gamma_A=1e-3).fit(X, y).score(X, y) > 0.95
     True
     """
+    )
 
     _semi_supervised = False
 
@@ -75,6 +79,7 @@ class RLSC(StructuralClassifier):
         tol=1e-6,
         max_iter=None,
         random_state=None,
+        class_weight=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -88,6 +93,7 @@ class RLSC(StructuralClassifier):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _loss(self) -> str:
         return "square"

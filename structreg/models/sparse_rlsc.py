@@ -7,11 +7,12 @@ import scipy.sparse as sp
 
 from ..structure import PrecomputedPenalty
 from ..structure.l1graph import SparseReconstructionPenalty, reconstruction_penalty
-from ._base import StructuralClassifier
+from ._base import StructuralClassifier, class_weight_doc
 
 
 class SparseRLSC(StructuralClassifier):
-    """Semi-supervised least squares with an l1-graph (sparse reconstruction) penalty.
+    __doc__ = (
+        """Semi-supervised least squares with an l1-graph (sparse reconstruction) penalty.
 
     ``min (1/l) sum_labeled ||y_i - F(x_i)||^2 + gamma_A ||F||_K^2
     + (gamma_I / n^2) trace(F^T (I - A)^T (I - A) F)`` (the paper's eq. 12) where row i of
@@ -78,7 +79,9 @@ class SparseRLSC(StructuralClassifier):
         Iteration cap of ``solver="cg"`` (None: the solver's default).
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
-
+"""
+        + class_weight_doc("``sum_labeled c_i ||y_i - F(x_i)||^2`` with ``c_i = w_{y_i}``")
+        + """
     Attributes
     ----------
     solver_ : str
@@ -103,6 +106,7 @@ class SparseRLSC(StructuralClassifier):
     >>> bool((model[-1].transduction_ == y).mean() > 0.9)
     True
     """
+    )
 
     _path_params = ("gamma_A", "gamma_I")
 
@@ -126,6 +130,7 @@ class SparseRLSC(StructuralClassifier):
         tol=1e-6,
         max_iter=None,
         random_state=None,
+        class_weight=None,
     ):
         self.gamma_A = gamma_A
         self.gamma_I = gamma_I
@@ -145,6 +150,7 @@ class SparseRLSC(StructuralClassifier):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _loss(self) -> str:
         return "square"

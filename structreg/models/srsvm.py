@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..structure import ClusterScatterPenalty
-from ._base import LinearFeatures, StructuralClassifier
+from ._base import LinearFeatures, StructuralClassifier, class_weight_doc
 from ._losses import TrainingGram
 
 
 class SRSVM(StructuralClassifier):
-    """SVM whose margin is regularised by the compactness of the clusters inside each class.
+    __doc__ = (
+        """SVM whose margin is regularised by the compactness of the clusters inside each class.
 
     ``min 1/2 ||w||^2 + lam/2 w^T Sigma w + C sum_i xi_i`` subject to the soft-margin
     constraints, with ``Sigma`` the sum of the covariance matrices (1/|C| normalisation) of all
@@ -58,7 +59,9 @@ class SRSVM(StructuralClassifier):
         One-vs-rest (as the paper) or one-vs-one; the clusters and ``Sigma`` are shared.
     tol : float, default=1e-3
         libsvm stopping tolerance.
-
+"""
+        + class_weight_doc("``C sum_i w_{y_i} xi_i``: libsvm's C of sample i is ``C w_{y_i}``")
+        + """
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -92,6 +95,7 @@ class SRSVM(StructuralClassifier):
     >>> bool(clf.score(X, y) > 0.9)
     True
     """
+    )
 
     _semi_supervised = False
 
@@ -106,6 +110,7 @@ class SRSVM(StructuralClassifier):
         max_clusters=None,
         multi_class="ovr",
         tol=1e-3,
+        class_weight=None,
     ):
         self.C = C
         self.lam = lam
@@ -116,6 +121,7 @@ class SRSVM(StructuralClassifier):
         self.max_clusters = max_clusters
         self.multi_class = multi_class
         self.tol = tol
+        self.class_weight = class_weight
 
     # SRSVM is a preset: the hinge loss, the cluster-scatter penalty of per-class Ward clusters
     _path_params = ("C", "lam")

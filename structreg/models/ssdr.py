@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..kernels import internal_map
 from ..structure.penalties import Penalty, group_scatter
 from ..structure.signed import LabeledPairPenalty
-from ._base import StructuralClassifier
+from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
 from .manifold import _SHARED_DOC, LapRLSC
 
 
@@ -68,7 +68,9 @@ class SSDRWu(LapRLSC):
         Iteration cap of ``solver="cg"`` (None: the solver's default).
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
-
+"""
+        + class_weight_doc(SQUARE_CLASS_WEIGHT)
+        + """
     Attributes
     ----------
     solver_ : str
@@ -117,6 +119,7 @@ class SSDRWu(LapRLSC):
         tol=1e-6,
         max_iter=None,
         random_state=None,
+        class_weight=None,
     ):
         super().__init__(
             kernel=kernel,
@@ -141,6 +144,7 @@ class SSDRWu(LapRLSC):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _penalty_terms(self, n_samples, n_labeled):
         sign = -1.0 if self.separation == "subtract" else 1.0
@@ -182,7 +186,8 @@ class _CenteredFeatures:
 
 
 class SSDRWang(StructuralClassifier):
-    """SSDR of Wang & Zhang (2008), reconstructed: RLS with the unsupervised discriminative kernel.
+    __doc__ = (
+        """SSDR (Wang & Zhang 2008), reconstructed: RLS with the unsupervised discriminative kernel.
 
     ``min (1/l) sum_labeled ||f(x_i) - y_i||^2 + gamma_A ||f||_{K_D}^2`` over the RKHS of
     ``K_D = I - (I + G / lam)^{-1} = G (lam I + G)^{-1}`` on the n training points (labeled
@@ -248,7 +253,9 @@ class SSDRWang(StructuralClassifier):
         Iteration cap of ``solver="cg"`` (None: the solver's default).
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
-
+"""
+        + class_weight_doc(SQUARE_CLASS_WEIGHT)
+        + """
     Attributes
     ----------
     solver_ : str
@@ -269,6 +276,7 @@ class SSDRWang(StructuralClassifier):
     >>> bool(clf.score(X, y) > 0.95)
     True
     """
+    )
 
     def __init__(
         self,
@@ -285,6 +293,7 @@ class SSDRWang(StructuralClassifier):
         tol=1e-6,
         max_iter=None,
         random_state=None,
+        class_weight=None,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -299,6 +308,7 @@ class SSDRWang(StructuralClassifier):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _loss(self) -> str:
         return "square"

@@ -43,12 +43,14 @@ class BorderedSolution:
     singular: bool
 
 
-def solve_bordered(Omega: np.ndarray, Y: np.ndarray, reg: float) -> BorderedSolution:
-    """Solve ``[[0, 1^T], [1, Omega + reg I]] [b; Gamma] = [0; Y]`` (see module docstring)."""
+def solve_bordered(Omega: np.ndarray, Y: np.ndarray, reg: float | np.ndarray) -> BorderedSolution:
+    """Solve ``[[0, 1^T], [1, Omega + diag(reg)]] [b; Gamma] = [0; Y]`` (see module
+    docstring); ``reg`` is a number (``reg I``) or one positive value per sample (the
+    weighted LS-SVM: ``r_i = 1 / (C v_i)`` for the loss ``C/2 sum_i v_i e_i^2``)."""
     Omega = np.asarray(Omega, dtype=float)
     Y = np.asarray(Y, dtype=float)
     n = Omega.shape[0]
-    A = Omega + reg * np.eye(n)
+    A = Omega + reg * np.eye(n)  # a vector reg scales the columns of I: diag(reg)
     ones = np.ones((n, 1))
     sol = cholesky_solve(0.5 * (A + A.T), np.hstack([ones, Y]))
     if sol is not None:

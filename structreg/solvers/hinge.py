@@ -219,7 +219,12 @@ class PrecomputedSVM:
     def _svc(self, **kw) -> SVC:
         return _CodedSVC(kernel="precomputed", C=self.C, tol=self.tol, max_iter=self.max_iter, **kw)
 
-    def fit(self, G: np.ndarray, y: np.ndarray, n_classes: int) -> PrecomputedSVM:
+    def fit(
+        self, G: np.ndarray, y: np.ndarray, n_classes: int, sample_weight: np.ndarray | None = None
+    ) -> PrecomputedSVM:
+        """Fit on the Gram matrix ``G`` of the samples with codes ``y``; ``sample_weight``
+        multiplies each sample's C (libsvm's per-sample weights; e.g. its class weight, which
+        a sample keeps in every binary problem, one-vs-rest included)."""
         if not np.isfinite(G.sum()) and not np.isfinite(G).all():  # one pass when finite
             raise ValueError("the Gram matrix contains NaN or infinity")
         if not (self.C > 0 and np.isfinite(self.C)):
@@ -227,9 +232,13 @@ class PrecomputedSVM:
         self.n_classes = n_classes
         with config_context(assume_finite=True, skip_parameter_validation=True):
             if n_classes == 2 or self.multi_class == "ovo":
-                self.svms_ = [self._svc(decision_function_shape="ovr").fit(G, y)]
+                svc = self._svc(decision_function_shape="ovr")
+                self.svms_ = [svc.fit(G, y, sample_weight=sample_weight)]
             else:
-                self.svms_ = [self._svc().fit(G, (y == k).astype(int)) for k in range(n_classes)]
+                self.svms_ = [
+                    self._svc().fit(G, (y == k).astype(int), sample_weight=sample_weight)
+                    for k in range(n_classes)
+                ]
         return self
 
     def decision_function(self, G: np.ndarray) -> np.ndarray:
