@@ -175,22 +175,17 @@ def _results_as_completed(
     if scheduler is None:
         yield from Parallel(n_jobs=n_jobs, return_as="generator_unordered")(calls)
         return
-    client = _dask_client(scheduler)
-    with parallel_config(backend="dask", wait_for_workers_timeout=60):
-        yield from Parallel(n_jobs=-1, return_as="generator_unordered")(calls)
-    if client is not scheduler:
-        client.close()
-
-
-def _dask_client(scheduler: Any) -> Any:
-    """A ``distributed.Client`` for an address (or the given client itself)."""
     try:
         from distributed import Client
     except ImportError as exc:  # pragma: no cover - dask is in the test extra
         raise ValueError(
             "--scheduler needs dask.distributed: pip install 'structreg[dask]'"
         ) from exc
-    return scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    with parallel_config(backend="dask", wait_for_workers_timeout=60):
+        yield from Parallel(n_jobs=-1, return_as="generator_unordered")(calls)
+    if client is not scheduler:
+        client.close()
 
 
 def run_cells(
