@@ -349,19 +349,6 @@ def fit_cell(
         }
 
 
-def make_cell(
-    table: str, dataset: str, method: str, split: int, kernel: str, grid: str, n_folds: int
-) -> Cell:
-    """The cell of one (data set, run, method); its key holds the whole search setting (the
-    fixed parameters: SVM's iteration cap, the paper's k = 10 of DRLSC on the toy)."""
-    fixed = {"max_iter": SVM_MAX_ITER} if method == "SVM" else {}
-    if table == "4-5" and method == "DRLSC":
-        fixed["k"] = TOY_K
-    key = {"paper": PAPER, "table": table, "dataset": dataset, "method": method, "split": split}
-    setting = {"kernel": kernel, "grid": grid, "search": GRIDS[grid], "n_folds": n_folds}
-    return Cell.make(fit_cell, **key, **setting, fixed=fixed or None, v=VERSION)
-
-
 def _cells(
     table: str,
     datasets: Sequence[str],
@@ -372,11 +359,18 @@ def _cells(
     kernel: str = "rbf",
     n_folds: int = N_FOLDS,
 ) -> tuple[list[Cell], dict[str, Any]]:
-    """The cells (data set, run, method nested in that order) and the plan's context."""
+    """The cells (data set, run, method nested in that order) and the plan's context; a key
+    holds the whole search setting (the fixed parameters: SVM's iteration cap, the paper's
+    k = 10 of DRLSC on the toy)."""
     grid, draws = grid_name(options, GRIDS, paper="drlsc"), n_draws(options, quick, full=10)
     chosen = chosen_methods(options, methods)
-    runs = itertools.product(datasets, range(draws), chosen)
-    cells = [make_cell(table, d, m, split, kernel, grid, n_folds) for d, split, m in runs]
+    setting = {"kernel": kernel, "grid": grid, "search": GRIDS[grid], "n_folds": n_folds}
+    fixed = {"SVM": {"max_iter": SVM_MAX_ITER}, "DRLSC": {"k": TOY_K} if table == "4-5" else None}
+    key = {"paper": PAPER, "table": table, **setting, "v": VERSION}
+    cells = [
+        Cell.make(fit_cell, **key, dataset=d, method=m, split=s, fixed=fixed.get(m))
+        for d, s, m in itertools.product(datasets, range(draws), chosen)
+    ]
     return cells, {"table": table, "grid": grid, "draws": draws, "methods": chosen}
 
 
