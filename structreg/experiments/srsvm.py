@@ -34,7 +34,7 @@ from ..structure import LaplacianPenalty
 from . import reference
 from .engine import Cell, Options, Plan, Table
 from .plots import boundary_figure
-from .protocol import class_codes, grid_name, load_images, n_draws, runs_table, seed_from
+from .protocol import class_codes, grid_name, load_images, n_draws, runs_table, seed_from, uci_rows
 from .report import (
     comparison_table,
     markdown_table,
@@ -117,20 +117,9 @@ def _two_class(name: str) -> tuple[np.ndarray, np.ndarray]:
         X, y = load_dataset("automobile", return_X_y=True, missing="drop")
         return X, (np.asarray(y).astype(int) > 0).astype(int)
     X, y = load_dataset(name, return_X_y=True)
-    return X, class_codes(y)
-
-
-def _unavailable(name: str) -> str | None:
-    """Why the two-class set ``name`` cannot be run, or None."""
-    if name not in list_datasets():
-        return "not among structreg's data sets"
-    try:
-        _, y = _two_class(name)
-    except (OSError, ValueError) as exc:
-        return f"could not be loaded ({exc})"
     if len(np.unique(y)) != 2:
-        return f"{len(np.unique(y))} classes here; the paper used a two-class version"
-    return None
+        raise ValueError(f"{len(np.unique(y))} classes here; the paper used a two-class version")
+    return X, class_codes(y)
 
 
 def _xor_pct(dataset: str) -> int:
@@ -519,14 +508,16 @@ def _plan_xor(options: Options) -> Plan:
 def _plan_uci(options: Options) -> Plan:
     """Tables V, VI, VII and Fig. 10: the same fits (one plan, cells keyed under table V)."""
     methods = _wanted(options, "methods", METHODS)
-    rows: dict[str, Sequence[str] | str] = {}
-    for name in _wanted(options, "datasets", TWO_CLASS_SETS):
-        reason = _unavailable(name)
-        if reason is None and options.quick and len(_two_class(name)[1]) > QUICK_MAX_SIZE:
-            reason = _TEXT["uci_too_large"].format(size=QUICK_MAX_SIZE)
-        socp = not options.quick or name in QUICK_SOCP_SETS
-        rows[name] = reason or [m for m in methods if socp or m not in ("EKM", "SLMM")]
-    plan = _plan(options, "uci", rows, methods, bound=True)
+    available, why = set(list_datasets()), "not among structreg's data sets"
+    sets = {name: (name if name in available else None, why) for name in TWO_CLASS_SETS}
+    large = _TEXT["uci_too_large"].format(size=QUICK_MAX_SIZE)
+    data, skipped, notes = uci_rows(
+        options, sets, _two_class, lambda _, d: large if len(d[1]) > QUICK_MAX_SIZE else None
+    )
+    socp = [m for m in methods if not options.quick or m not in ("EKM", "SLMM")]
+    rows = {name: methods if name in QUICK_SOCP_SETS else socp for name in data}
+    plan = _plan(options, "uci", {**rows, **skipped}, methods, bound=True)
+    plan.notes += notes
     if options.quick:
         sets = ", ".join(QUICK_SOCP_SETS)
         plan.notes.append(_TEXT["uci_quick"].format(draws=plan.context["draws"], sets=sets))
