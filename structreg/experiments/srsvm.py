@@ -33,7 +33,7 @@ from ..solvers.hinge import PrecomputedSVM
 from ..structure import LaplacianPenalty
 from . import reference
 from .engine import Cell, Options, Plan, Table
-from .plots import boundary_figure
+from .plots import boundary_figure, decision_grid
 from .protocol import class_codes, grid_name, load_images, n_draws, runs_table, seed_from, uci_rows
 from .report import (
     comparison_table,
@@ -211,9 +211,7 @@ class _Folds:
 
     def grams(self, method: str, g: float, lam: float | None) -> list[tuple[np.ndarray, ...]]:
         """Every fold's (fit x fit, validation x fit) Gram matrices of ``method`` at width ``g``
-        and structure weight ``lam`` (they do not depend on ``C``): the SVM's kernel, EKM's
-        remapped points, the deformed kernel of SRSVM / LapSVM (from their public
-        :meth:`deformed_gram`)."""
+        and weight ``lam``: the SVM's kernel, EKM's remapped points or the deformed kernel."""
         out = []
         for i, (tr, va) in enumerate(self.folds):
             Xf, yf, Xe = self.X[tr], self.y[tr], self.X[va]
@@ -351,16 +349,6 @@ def _bound(est, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     return {k: (None if v is None or not np.isfinite(v) else float(v)) for k, v in res.items()}
 
 
-def _decision_grid(est, X: np.ndarray) -> dict[str, Any]:
-    """Decision values on a ``FIGURE_GRID``-square grid around ``X`` (Figs. 5-6)."""
-    lo, hi = X.min(axis=0) - 1.0, X.max(axis=0) + 1.0
-    gx, gy = np.meshgrid(
-        np.linspace(lo[0], hi[0], FIGURE_GRID), np.linspace(lo[1], hi[1], FIGURE_GRID)
-    )
-    F = est.decision_function(np.c_[gx.ravel(), gy.ravel()]).reshape(gx.shape)
-    return {"lo": lo.tolist(), "hi": hi.tolist(), "values": np.round(F, 4).tolist()}
-
-
 def _choose(
     method: str, kind: str, dataset: str, split: int, grid: dict, slmm_c: Sequence[int] | None
 ) -> tuple[dict[str, int], float | None, int]:
@@ -437,7 +425,8 @@ def run_cell(
         if bound:
             result["bound"] = _bound(est, Xtr, ytr)
         if figure:
-            result["grid"] = _decision_grid(est, np.vstack([Xtr, Xte]))
+            grid = decision_grid(est, np.vstack([Xtr, Xte]), 1.0, FIGURE_GRID)
+            result["grid"] = {**grid, "values": np.round(grid["values"], 4).tolist()}
         caught = sorted({f"{w.category.__name__}: {str(w.message)[:160]}" for w in log})
     result["warnings"] = caught
     return result
