@@ -106,6 +106,14 @@ def test_uci_tables_share_cells(tmp_path):
     assert run_table(find_table("srsvm", "V"), tmp_path, options).n_computed == 0
 
 
+def test_uci_sets_chosen_by_name_run_under_quick_and_the_others_are_noted():
+    plan = find_table("srsvm", "V").plan(Options(quick=True, extra={"datasets": ["WDBC"]}))
+    assert {c.key.dataset for c in plan.cells} == {"wdbc"}  # 569 points: too large for --quick
+    assert plan.skipped == {} and plan.notes[0].startswith("Not selected (--datasets): automob")
+    default = find_table("srsvm", "V").plan(Options(quick=True))
+    assert "wdbc" not in {c.key.dataset for c in default.cells} and "wdbc" in default.skipped
+
+
 def test_fig9_plan_and_run(tmp_path):
     table = find_table("srsvm", "fig9")
     quick = table.plan(Options(quick=True))

@@ -92,11 +92,8 @@ def _two_class(name: str, source: str) -> tuple[np.ndarray, np.ndarray, str]:
 
 @functools.cache
 def load_table2_dataset(name: str) -> tuple[np.ndarray, np.ndarray, str] | str:
-    """``(X, y, how)`` of a Table-2 set in its two-class version, or the reason it is skipped.
-
-    ``y`` holds integer class codes 0, 1; ``how`` says which version was built.  Cached per
-    process (the arrays are read-only).
-    """
+    """``(X, y, how)`` of a Table-2 set as :func:`_two_class` builds it (cached per process,
+    read-only), or the reason it is skipped."""
     available = set(list_datasets())
     found = [c for c in _REF["sources"][name] if c in available]
     if not found:
@@ -187,12 +184,9 @@ def _half_split(name: str, rep: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
 def _transductive_fold_eval(
     method: str, seed: int, X: np.ndarray, y_semi: np.ndarray, graph, clusters: np.ndarray
 ) -> Callable[[list[dict], np.ndarray, np.ndarray], list[float]]:
-    """Fold evaluator for :func:`cv_evaluator`: hide the test fold's labels, count hits.
-
-    A batch of candidates is fitted by :func:`~structreg.models.fit_path` on the shared graph
-    and clusters; a cache per fold keeps its structure (design, penalty matrices, normal
-    equations) for the later batches of a coarse-to-fine search.
-    """
+    """Fold evaluator for :func:`cv_evaluator`: hide the test fold's labels, fit the batch by
+    :func:`~structreg.models.fit_path` on the shared graph and clusters (one cache per fold,
+    kept for the later batches), count hits."""
     base = make_estimator(method, seed, graph=graph, clusters=clusters)
     caches: dict[bytes, dict] = {}
 

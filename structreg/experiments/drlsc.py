@@ -349,19 +349,6 @@ def fit_cell(
         }
 
 
-def make_cell(
-    table: str, dataset: str, method: str, split: int, kernel: str, grid: str, n_folds: int
-) -> Cell:
-    """The cell of one (data set, run, method); its key holds the whole search setting (the
-    fixed parameters: SVM's iteration cap, the paper's k = 10 of DRLSC on the toy)."""
-    fixed = {"max_iter": SVM_MAX_ITER} if method == "SVM" else {}
-    if table == "4-5" and method == "DRLSC":
-        fixed["k"] = TOY_K
-    key = {"paper": PAPER, "table": table, "dataset": dataset, "method": method, "split": split}
-    setting = {"kernel": kernel, "grid": grid, "search": GRIDS[grid], "n_folds": n_folds}
-    return Cell.make(fit_cell, **key, **setting, fixed=fixed or None, v=VERSION)
-
-
 def _cells(
     table: str,
     datasets: Sequence[str],
@@ -372,11 +359,18 @@ def _cells(
     kernel: str = "rbf",
     n_folds: int = N_FOLDS,
 ) -> tuple[list[Cell], dict[str, Any]]:
-    """The cells (data set, run, method nested in that order) and the plan's context."""
+    """The cells (data set, run, method nested in that order) and the plan's context; a key
+    holds the whole search setting (the fixed parameters: SVM's iteration cap, the paper's
+    k = 10 of DRLSC on the toy)."""
     grid, draws = grid_name(options, GRIDS, paper="drlsc"), n_draws(options, quick, full=10)
     chosen = chosen_methods(options, methods)
-    runs = itertools.product(datasets, range(draws), chosen)
-    cells = [make_cell(table, d, m, split, kernel, grid, n_folds) for d, split, m in runs]
+    setting = {"kernel": kernel, "grid": grid, "search": GRIDS[grid], "n_folds": n_folds}
+    fixed = {"SVM": {"max_iter": SVM_MAX_ITER}, "DRLSC": {"k": TOY_K} if table == "4-5" else None}
+    key = {"paper": PAPER, "table": table, **setting, "v": VERSION}
+    cells = [
+        Cell.make(fit_cell, **key, dataset=d, method=m, split=s, fixed=fixed.get(m))
+        for d, s, m in itertools.product(datasets, range(draws), chosen)
+    ]
     return cells, {"table": table, "grid": grid, "draws": draws, "methods": chosen}
 
 
@@ -398,39 +392,33 @@ def _quick_size(row: str, data: tuple[np.ndarray, np.ndarray]) -> str | None:
     return None
 
 
-def _uci_plan(table: str, kernel: str, methods: Sequence[str]) -> Any:
-    def plan(options: Options) -> Plan:
-        data, skipped, notes = uci_rows(options, UCI_SETS, load_uci, _quick_size)
-        used = {row: (X.shape[0], X.shape[1], int(y.max() + 1)) for row, (X, y) in data.items()}
-        # largest sets first: the long cells start early and the two workers finish together
-        order = sorted(used, key=lambda d: -used[d][0])
-        cells, context = _cells(table, order, options, methods, quick=3, kernel=kernel)
-        return Plan(cells, skipped, notes, {**context, "kernel": kernel, "used": used})
+def _uci_plan(options: Options, table: str) -> Plan:
+    """Table 6 (linear kernel) or 7 (Gaussian) on the UCI sets that load, largest first."""
+    kernel, methods = ("linear", LINEAR_METHODS) if table == "6" else ("rbf", RBF_METHODS)
+    data, skipped, notes = uci_rows(options, UCI_SETS, load_uci, _quick_size)
+    used = {row: (X.shape[0], X.shape[1], int(y.max() + 1)) for row, (X, y) in data.items()}
+    # largest sets first: the long cells start early and the two workers finish together
+    order = sorted(used, key=lambda d: -used[d][0])
+    cells, context = _cells(table, order, options, methods, quick=3, kernel=kernel)
+    return Plan(cells, skipped, notes, {**context, "kernel": kernel, "used": used})
 
-    return plan
 
-
-def _image_plan(table: str) -> Any:
+def _image_plan(options: Options, table: str) -> Plan:
     """The rows of ``IMAGE_TABLES[table]``; in ``--quick`` only its quick rows run."""
-    spec = IMAGE_TABLES[table]
-
-    def plan(options: Options) -> Plan:
-        wanted = options.extra.get("rows")
-        skipped, datasets = {}, []
-        available = spec["source"] in set(list_datasets())
-        for label, dataset in spec["rows"].items():
-            if wanted is not None and label not in wanted:
-                continue
-            if not available:
-                skipped[label] = f"{spec['source']!r} is not among structreg's data sets"
-            elif options.quick and wanted is None and label not in spec["quick"]:
-                skipped[label] = "not run with --quick (run the table without --quick)"
-            else:
-                datasets.append(dataset)
-        cells, context = _cells(table, datasets, options, RBF_METHODS, quick=1)
-        return Plan(cells, skipped, context={**context, "rows": spec["rows"]})
-
-    return plan
+    spec, wanted = IMAGE_TABLES[table], options.extra.get("rows")
+    skipped, datasets = {}, []
+    available = spec["source"] in set(list_datasets())
+    for label, dataset in spec["rows"].items():
+        if wanted is not None and label not in wanted:
+            continue
+        if not available:
+            skipped[label] = f"{spec['source']!r} is not among structreg's data sets"
+        elif options.quick and wanted is None and label not in spec["quick"]:
+            skipped[label] = "not run with --quick (run the table without --quick)"
+        else:
+            datasets.append(dataset)
+    cells, context = _cells(table, datasets, options, RBF_METHODS, quick=1)
+    return Plan(cells, skipped, context={**context, "rows": spec["rows"]})
 
 
 def _ar_plan(options: Options) -> Plan:
@@ -553,8 +541,7 @@ def _toy_report(plan: Plan, results: dict, out: Path, options: Options) -> list[
 _TITLES = {t: titles[0] for t, titles in _REF["tables"].items()}
 TABLES: tuple[Table, ...] = (
     Table(PAPER, "4-5", _TITLES["4-5"], _toy_plan, _toy_report, aliases=("4", "5", "toy", "fig1")),
-    Table(PAPER, "6", _TITLES["6"], _uci_plan("6", "linear", LINEAR_METHODS), _report),
-    Table(PAPER, "7", _TITLES["7"], _uci_plan("7", "rbf", RBF_METHODS), _report),
+    *(Table(PAPER, t, _TITLES[t], partial(_uci_plan, table=t), _report) for t in ("6", "7")),
     Table(PAPER, "8", _TITLES["8"], _ar_plan, _report),
-    *(Table(PAPER, t, _TITLES[t], _image_plan(t), _report) for t in IMAGE_TABLES),
+    *(Table(PAPER, t, _TITLES[t], partial(_image_plan, table=t), _report) for t in IMAGE_TABLES),
 )

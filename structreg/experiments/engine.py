@@ -132,65 +132,35 @@ def _execute(index: int, cell: Cell, threads: int | None) -> tuple[int, dict[str
     return index, result, time.perf_counter() - start
 
 
-def _threads_per_cell(n_jobs: int | None, scheduler: Any) -> int | None:
-    """Cells running side by side share the cores: ``cores // workers`` threads each (one
-    in-process worker keeps the default threading; docs/reproducing/engine.md)."""
-    if scheduler is not None:
-        return 1
-    if n_jobs is None or n_jobs == 1:
-        return None
-    from joblib import cpu_count
-
-    workers = cpu_count() if n_jobs < 0 else n_jobs
-    return max(1, cpu_count() // workers)
-
-
-def _progress_bar(total: int, initial: int, desc: str, progress: bool | None):
-    from tqdm.auto import tqdm
-
-    # disable=None: on only when stderr is a terminal
-    return tqdm(
-        total=total,
-        initial=initial,
-        desc=desc,
-        unit="cell",
-        file=sys.stderr,
-        disable=None if progress is None else not progress,
-        dynamic_ncols=True,
-    )
-
-
 def _results_as_completed(
     todo: Sequence[Cell], n_jobs: int | None, scheduler: Any
 ) -> Iterator[tuple[int, dict[str, Any], float]]:
-    """Yield ``(index, result, seconds)`` in completion order."""
-    threads = _threads_per_cell(n_jobs, scheduler)
+    """Yield ``(index, result, seconds)`` in completion order.  Cells running side by side
+    share the cores: ``cores // workers`` threads each, one on a dask worker (one in-process
+    worker keeps the default threading; docs/reproducing/engine.md)."""
     if scheduler is None and (n_jobs is None or n_jobs == 1):
         for i, cell in enumerate(todo):  # in-process: plain tracebacks, no pickling
-            yield _execute(i, cell, threads)
+            yield _execute(i, cell, None)
         return
-    from joblib import Parallel, delayed, parallel_config
+    from joblib import Parallel, cpu_count, delayed, parallel_config
 
+    workers = cpu_count() if n_jobs is None or n_jobs < 0 else n_jobs
+    threads = 1 if scheduler is not None else max(1, cpu_count() // workers)
     calls = (delayed(_execute)(i, cell, threads) for i, cell in enumerate(todo))
     if scheduler is None:
         yield from Parallel(n_jobs=n_jobs, return_as="generator_unordered")(calls)
         return
-    client = _dask_client(scheduler)
-    with parallel_config(backend="dask", wait_for_workers_timeout=60):
-        yield from Parallel(n_jobs=-1, return_as="generator_unordered")(calls)
-    if client is not scheduler:
-        client.close()
-
-
-def _dask_client(scheduler: Any) -> Any:
-    """A ``distributed.Client`` for an address (or the given client itself)."""
     try:
         from distributed import Client
     except ImportError as exc:  # pragma: no cover - dask is in the test extra
         raise ValueError(
             "--scheduler needs dask.distributed: pip install 'structreg[dask]'"
         ) from exc
-    return scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    with parallel_config(backend="dask", wait_for_workers_timeout=60):
+        yield from Parallel(n_jobs=-1, return_as="generator_unordered")(calls)
+    if client is not scheduler:
+        client.close()
 
 
 def run_cells(
@@ -207,11 +177,22 @@ def run_cells(
     this process); ``scheduler``: a ``dask.distributed`` address or client (then ``n_jobs`` is
     ignored); ``progress``: a bar on stderr (None: only on a terminal) labelled ``desc``.
     """
+    from tqdm.auto import tqdm
+
     unique = list({cell.key: cell for cell in cells}.values())
     results = store.get_many(cell.key for cell in unique)
     n_cached = len(results)
     todo = [cell for cell in unique if cell.key not in results]
-    with _progress_bar(len(unique), n_cached, desc, progress) as bar:
+    quiet = None if progress is None else not progress  # None: on only when stderr is a terminal
+    with tqdm(
+        total=len(unique),
+        initial=n_cached,
+        desc=desc,
+        unit="cell",
+        file=sys.stderr,
+        disable=quiet,
+        dynamic_ncols=True,
+    ) as bar:
         for index, result, seconds in _results_as_completed(todo, n_jobs, scheduler):
             key = todo[index].key
             store.put(key, result, seconds)

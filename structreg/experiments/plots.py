@@ -15,6 +15,15 @@ import numpy as np
 from .report import pyplot, save_figure
 
 
+def decision_grid(clf, X: np.ndarray, margin: float, n: int) -> dict:
+    """``clf``'s decision values on an ``n`` x ``n`` grid spanning ``X`` plus ``margin``, in
+    the stored form :func:`boundary_figure` draws (``values`` an array here)."""
+    lo, hi = X.min(axis=0) - margin, X.max(axis=0) + margin
+    gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], n), np.linspace(lo[1], hi[1], n))
+    F = clf.decision_function(np.c_[gx.ravel(), gy.ravel()]).reshape(gx.shape)
+    return {"lo": lo.tolist(), "hi": hi.tolist(), "values": F}
+
+
 def boundary_figure(
     path: Path, fitted: dict, *, rows: list[str], cols: list[str], title: str
 ) -> None:
@@ -30,17 +39,12 @@ def boundary_figure(
     )
     for (name, s), (clf, Xtr, ytr, Xte, yte) in fitted.items():
         ax = axes[s, cols.index(name)]
-        if isinstance(clf, dict):  # decision values stored on a grid
-            F = np.asarray(clf["values"])
-            lo, hi = clf["lo"], clf["hi"]
-            gx, gy = np.meshgrid(
-                np.linspace(lo[0], hi[0], F.shape[1]), np.linspace(lo[1], hi[1], F.shape[0])
-            )
-        else:
-            pts = Xtr if Xte is None else np.vstack([Xtr, Xte])
-            lo, hi = pts.min(0) - 0.3, pts.max(0) + 0.3
-            gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], 150), np.linspace(lo[1], hi[1], 150))
-            F = clf.decision_function(np.c_[gx.ravel(), gy.ravel()]).reshape(gx.shape)
+        if not isinstance(clf, dict):  # a fitted classifier: its decision values on a grid
+            clf = decision_grid(clf, Xtr if Xte is None else np.vstack([Xtr, Xte]), 0.3, 150)
+        F, lo, hi = np.asarray(clf["values"]), clf["lo"], clf["hi"]
+        gx, gy = np.meshgrid(
+            np.linspace(lo[0], hi[0], F.shape[1]), np.linspace(lo[1], hi[1], F.shape[0])
+        )
         ax.contourf(gx, gy, F > 0, levels=[-0.5, 0.5, 1.5], colors=["#dde8f5", "#f7e1d7"])
         ax.contour(gx, gy, F, levels=[0], colors="k", linewidths=1.2)
         for X_, y_, marker in ((Xtr, ytr, "."), (Xte, yte, "+")):

@@ -25,7 +25,6 @@ __all__ = [
     "n_draws",
     "per_class_sample",
     "per_class_split",
-    "runs_by",
     "runs_table",
     "seed_from",
     "standardised_halves",
@@ -143,26 +142,17 @@ def runs_table(
     order: Sequence[Hashable] = (),
     field: str | None = None,
 ) -> dict[Hashable, dict[Hashable, list[Any]]]:
-    """``{row(key): {col(key): [results in split order]}}`` (``field``: each result's
-    ``result[field]``): rows in ``order`` first (empty if they have no result), then in plan
-    order; see :func:`runs_by`."""
+    """``{row(key): {col(key): [results in split order]}}`` of the plan's cells that have a
+    result (``field``: each result's ``result[field]``): rows in ``order`` first (empty if
+    they have no result), then in plan order."""
+    runs: dict[tuple[Hashable, Hashable], list[tuple[int, Any]]] = {}
+    for k in (cell.key for cell in plan.cells if cell.key in results):
+        runs.setdefault((row(k), col(k)), []).append((k.split, results[k]))
     out: dict[Hashable, dict[Hashable, list[Any]]] = {r: {} for r in order}
-    for (r, c), runs in runs_by(plan, results, lambda k: (row(k), col(k))).items():
-        out.setdefault(r, {})[c] = runs if field is None else [x[field] for x in runs]
+    for (r, c), pairs in runs.items():
+        ordered = [res for _, res in sorted(pairs, key=lambda t: t[0])]
+        out.setdefault(r, {})[c] = ordered if field is None else [x[field] for x in ordered]
     return out
-
-
-def runs_by(
-    plan: Plan, results: Mapping[CellKey, Any], group: Callable[[CellKey], Hashable]
-) -> dict[Hashable, list[Any]]:
-    """The results of the plan's cells per ``group(key)`` (groups in plan order), each list in
-    split order; cells without a result are left out."""
-    out: dict[Hashable, list[tuple[int, Any]]] = {}
-    for cell in plan.cells:
-        k = cell.key
-        if k in results:
-            out.setdefault(group(k), []).append((k.split, results[k]))
-    return {g: [r for _, r in sorted(v, key=lambda t: t[0])] for g, v in out.items()}
 
 
 def uci_rows(

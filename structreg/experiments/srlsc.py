@@ -28,7 +28,7 @@ from ..models import GFHF, SRC, UNLABELED, LapRLSC, SparseRLSC, drop_label_work,
 from ..structure.l1graph import l1_graph
 from . import reference
 from .engine import Options, Plan, Results, Table, cell_grid
-from .protocol import per_class_sample, runs_by, runs_table
+from .protocol import per_class_sample, runs_table
 from .report import comparison_table, pyplot, save_figure
 
 __all__ = [
@@ -64,10 +64,8 @@ PER_CLASS, HOLDOUT, DRAW_SEED = 250, 0.15, 2011
 # -- data ------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=4)
 def usps_subset(per_class: int = PER_CLASS, holdout: float = HOLDOUT, random_state: int = 0):
-    """The paper's USPS subset: ``(X1, y1, X_out, y_out)``, rows scaled to unit l2 norm.
-
-    Cached per process; the arrays are read-only.
-    """
+    """The paper's USPS subset: ``(X1, y1, X_out, y_out)``, rows scaled to unit l2 norm
+    (cached per process, read-only)."""
     X, y = load_dataset("usps", return_X_y=True)
     y = np.asarray(y).astype(int)
     n_out = int(np.ceil(holdout * per_class))
@@ -286,8 +284,8 @@ def _intro(plan: Plan, results: Results) -> list[str]:
     s, g = plan.context["settings"], plan.context["graph"]
     if g is None:
         return [_TEXT["no_data"]]
-    runs = runs_by(plan, results, lambda k: k.method)
-    spent = ", ".join(f"{k} {sum(float(r['seconds']) for r in rs):.1f}" for k, rs in runs.items())
+    runs = runs_table(plan, results, row=lambda k: k.method, col=lambda k: 0, field="seconds")
+    spent = ", ".join(f"{k} {sum(float(s) for s in by[0]):.1f}" for k, by in runs.items())
     sizes = {"n_out": plan.context["n_out"], "n_x1": plan.context["n_x1"]}
     params = {"C_A": C_A, "C_I": C_I, "k": K_GRAPH, "epsilon": SRC_EPSILON}
     src = _TEXT["src"].format(src=s["src_max_points"]) if s["src_max_points"] else ""

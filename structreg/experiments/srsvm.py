@@ -33,8 +33,8 @@ from ..solvers.hinge import PrecomputedSVM
 from ..structure import LaplacianPenalty
 from . import reference
 from .engine import Cell, Options, Plan, Table
-from .plots import boundary_figure
-from .protocol import class_codes, grid_name, load_images, n_draws, runs_table, seed_from
+from .plots import boundary_figure, decision_grid
+from .protocol import class_codes, grid_name, load_images, n_draws, runs_table, seed_from, uci_rows
 from .report import (
     comparison_table,
     markdown_table,
@@ -117,20 +117,9 @@ def _two_class(name: str) -> tuple[np.ndarray, np.ndarray]:
         X, y = load_dataset("automobile", return_X_y=True, missing="drop")
         return X, (np.asarray(y).astype(int) > 0).astype(int)
     X, y = load_dataset(name, return_X_y=True)
-    return X, class_codes(y)
-
-
-def _unavailable(name: str) -> str | None:
-    """Why the two-class set ``name`` cannot be run, or None."""
-    if name not in list_datasets():
-        return "not among structreg's data sets"
-    try:
-        _, y = _two_class(name)
-    except (OSError, ValueError) as exc:
-        return f"could not be loaded ({exc})"
     if len(np.unique(y)) != 2:
-        return f"{len(np.unique(y))} classes here; the paper used a two-class version"
-    return None
+        raise ValueError(f"{len(np.unique(y))} classes here; the paper used a two-class version")
+    return X, class_codes(y)
 
 
 def _xor_pct(dataset: str) -> int:
@@ -222,9 +211,7 @@ class _Folds:
 
     def grams(self, method: str, g: float, lam: float | None) -> list[tuple[np.ndarray, ...]]:
         """Every fold's (fit x fit, validation x fit) Gram matrices of ``method`` at width ``g``
-        and structure weight ``lam`` (they do not depend on ``C``): the SVM's kernel, EKM's
-        remapped points, the deformed kernel of SRSVM / LapSVM (from their public
-        :meth:`deformed_gram`)."""
+        and weight ``lam``: the SVM's kernel, EKM's remapped points or the deformed kernel."""
         out = []
         for i, (tr, va) in enumerate(self.folds):
             Xf, yf, Xe = self.X[tr], self.y[tr], self.X[va]
@@ -362,16 +349,6 @@ def _bound(est, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     return {k: (None if v is None or not np.isfinite(v) else float(v)) for k, v in res.items()}
 
 
-def _decision_grid(est, X: np.ndarray) -> dict[str, Any]:
-    """Decision values on a ``FIGURE_GRID``-square grid around ``X`` (Figs. 5-6)."""
-    lo, hi = X.min(axis=0) - 1.0, X.max(axis=0) + 1.0
-    gx, gy = np.meshgrid(
-        np.linspace(lo[0], hi[0], FIGURE_GRID), np.linspace(lo[1], hi[1], FIGURE_GRID)
-    )
-    F = est.decision_function(np.c_[gx.ravel(), gy.ravel()]).reshape(gx.shape)
-    return {"lo": lo.tolist(), "hi": hi.tolist(), "values": np.round(F, 4).tolist()}
-
-
 def _choose(
     method: str, kind: str, dataset: str, split: int, grid: dict, slmm_c: Sequence[int] | None
 ) -> tuple[dict[str, int], float | None, int]:
@@ -448,7 +425,8 @@ def run_cell(
         if bound:
             result["bound"] = _bound(est, Xtr, ytr)
         if figure:
-            result["grid"] = _decision_grid(est, np.vstack([Xtr, Xte]))
+            grid = decision_grid(est, np.vstack([Xtr, Xte]), 1.0, FIGURE_GRID)
+            result["grid"] = {**grid, "values": np.round(grid["values"], 4).tolist()}
         caught = sorted({f"{w.category.__name__}: {str(w.message)[:160]}" for w in log})
     result["warnings"] = caught
     return result
@@ -519,14 +497,16 @@ def _plan_xor(options: Options) -> Plan:
 def _plan_uci(options: Options) -> Plan:
     """Tables V, VI, VII and Fig. 10: the same fits (one plan, cells keyed under table V)."""
     methods = _wanted(options, "methods", METHODS)
-    rows: dict[str, Sequence[str] | str] = {}
-    for name in _wanted(options, "datasets", TWO_CLASS_SETS):
-        reason = _unavailable(name)
-        if reason is None and options.quick and len(_two_class(name)[1]) > QUICK_MAX_SIZE:
-            reason = _TEXT["uci_too_large"].format(size=QUICK_MAX_SIZE)
-        socp = not options.quick or name in QUICK_SOCP_SETS
-        rows[name] = reason or [m for m in methods if socp or m not in ("EKM", "SLMM")]
-    plan = _plan(options, "uci", rows, methods, bound=True)
+    available, why = set(list_datasets()), "not among structreg's data sets"
+    sets = {name: (name if name in available else None, why) for name in TWO_CLASS_SETS}
+    large = _TEXT["uci_too_large"].format(size=QUICK_MAX_SIZE)
+    data, skipped, notes = uci_rows(
+        options, sets, _two_class, lambda _, d: large if len(d[1]) > QUICK_MAX_SIZE else None
+    )
+    socp = [m for m in methods if not options.quick or m not in ("EKM", "SLMM")]
+    rows = {name: methods if name in QUICK_SOCP_SETS else socp for name in data}
+    plan = _plan(options, "uci", {**rows, **skipped}, methods, bound=True)
+    plan.notes += notes
     if options.quick:
         sets = ", ".join(QUICK_SOCP_SETS)
         plan.notes.append(_TEXT["uci_quick"].format(draws=plan.context["draws"], sets=sets))
