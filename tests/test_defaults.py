@@ -1,0 +1,128 @@
+"""Defaults are part of the API (issue 19, point 1): every estimator constructed with its
+defaults gives a sensible fit, and the semi-supervised ones use the unlabeled points."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, load_wine, make_classification, make_moons
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.preprocessing import StandardScaler
+
+import structreg
+
+DATA = {
+    "iris": load_iris(return_X_y=True),
+    "wine": load_wine(return_X_y=True),
+    "make_classification": make_classification(
+        200, n_features=8, n_informative=4, n_classes=3, random_state=0
+    ),
+}
+MARGIN = 0.08
+"""Largest shortfall of a default estimator's 3-fold accuracy below RLSC's with the same kind
+of kernel (RLSC() for kernel models, RLSC(kernel="linear", fit_intercept=True) for linear
+ones), on every data set of :data:`DATA`."""
+
+# SRC classifies by class-wise l1 reconstruction residuals, which separate classes only when
+# the samples live in many more dimensions than a class spans (faces, digits); on 4-13
+# standardised features every class reconstructs every point.  GRBFN's 10 fuzzy c-means
+# units are too few for the 3-class, 8-feature problem (48 %; 79 % with 30 units).
+EXCLUDED = {"SRC", "GRBFN"}
+NAMES = [
+    "RLSC",
+    "LSSVM",
+    "DRLSC",
+    "DRGV",
+    "DiscriminativeRLS",
+    "SRSVM",
+    "EKM",
+    "MPM",
+    "SLMM",
+    "LapRLSC",
+    "LapSVM",
+    "DALapRLSC",
+    "SparseRLSC",
+    "GFHF",
+    "SSDRWu",
+    "SSDRWang",
+    "StructuralClassifier",
+]
+
+
+def _accuracy(estimator, X, y) -> float:
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(cross_val_score(estimator, X, y, cv=cv).mean())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_defaults_are_within_a_margin_of_rlsc(name):
+    for X, y in DATA.values():
+        X = StandardScaler().fit_transform(X)
+        estimator = getattr(structreg, name)()
+        if "random_state" in estimator.get_params():
+            estimator.set_params(random_state=0)
+        linear = getattr(estimator, "kernel", "rbf") == "linear"
+        reference = (
+            structreg.RLSC(kernel="linear", fit_intercept=True) if linear else structreg.RLSC()
+        )
+        assert _accuracy(estimator, X, y) >= _accuracy(reference, X, y) - MARGIN
+
+
+def test_every_public_classifier_is_covered():
+    from sklearn.base import is_classifier
+
+    public = {
+        n
+        for n in structreg.__all__
+        if isinstance(getattr(structreg, n), type)
+        and is_classifier(getattr(structreg, n)())
+        and not n.endswith("CV")
+    }
+    assert public == set(NAMES) | EXCLUDED
+
+
+def _two_moons(seed: int):
+    """Issue 19's problem: 400 points, noise 0.08, 2 labels per class."""
+    X, y = make_moons(400, noise=0.08, random_state=seed)
+    rng = np.random.default_rng(seed)
+    y_semi = np.full_like(y, -1)
+    for c in (0, 1):
+        idx = rng.choice(np.flatnonzero(y == c), 2, replace=False)
+        y_semi[idx] = c
+    return X, y, y_semi
+
+
+def _transductive_accuracy(model, draws=range(5)) -> float:
+    accuracies = []
+    for seed in draws:
+        X, y, y_semi = _two_moons(seed)
+        unlabeled = y_semi == -1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fitted = model.fit(X, y_semi)
+        accuracies.append(np.mean(fitted.transduction_[unlabeled] == y[unlabeled]))
+    return float(np.mean(accuracies))
+
+
+@pytest.mark.parametrize("name", ["LapRLSC", "LapSVM"])
+def test_semi_supervised_defaults_use_the_unlabeled_points(name):
+    """Before issue 19 LapRLSC's defaults scored 80 % here (RLSC on the 4 labels: 76 %)."""
+    assert _transductive_accuracy(getattr(structreg, name)()) >= 0.95
+    supervised = []
+    for seed in range(5):
+        X, y, y_semi = _two_moons(seed)
+        labeled = y_semi != -1
+        rlsc = structreg.RLSC().fit(X[labeled], y[labeled])
+        supervised.append(np.mean(rlsc.predict(X[~labeled]) == y[~labeled]))
+    assert np.mean(supervised) < 0.9  # the labels alone do not solve it
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="DALapRLSC's default fuzzy c-means finds two convex clusters that cut across the "
+    "moons, and reliability=1.0 (the paper's) trusts them: 78 % (99 % at reliability <= 0.7)",
+)
+def test_dalaprlsc_defaults_on_two_moons():
+    assert _transductive_accuracy(structreg.DALapRLSC(random_state=0)) >= 0.95
