@@ -134,3 +134,52 @@ def test_heat_width_default_is_mean_squared_edge_length(rng):
     r, c = W.nonzero()
     d2 = ((X[r] - X[c]) ** 2).sum(1)
     np.testing.assert_allclose(W.data, np.exp(-d2 / d2.mean()))
+
+
+# -- issue 19: the graph's own scales (neighbor_scale, scale="volume", LapRLSC's "auto"s) ---------
+def test_neighbor_scale_is_the_mean_squared_knn_distance():
+    from scipy.spatial.distance import cdist
+
+    from structreg.structure.graphs import knn_graph, neighbor_scale
+
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    D2 = cdist(X, X, "sqeuclidean")
+    np.fill_diagonal(D2, np.inf)
+    exact = np.mean(np.sort(D2, axis=1)[:, :5])
+    assert neighbor_scale(X, 5) == pytest.approx(exact, rel=1e-10)
+    assert neighbor_scale(X, 5, max_queries=150) == pytest.approx(exact, rel=0.15)  # a sample
+    W = knn_graph(X, 4, weights="connectivity")
+    rows, cols = W.nonzero()
+    assert neighbor_scale(X, W) == pytest.approx(np.mean(D2[rows, cols]), rel=1e-10)
+
+
+def test_volume_scaled_laplacian_is_the_mean_edge_difference():
+    from structreg.structure.graphs import knn_graph
+
+    rng = np.random.default_rng(1)
+    X, f = rng.normal(size=(80, 2)), rng.normal(size=80)
+    labels, labeled = np.zeros(80, int), np.ones(80, bool)
+    L = LaplacianPenalty(n_neighbors=5, scale="volume").build(X, labels, labeled)
+    W = knn_graph(X, 5, weights="heat").tocoo()
+    mean = np.sum(W.data * (f[W.row] - f[W.col]) ** 2) / (2 * W.data.sum())
+    assert f @ (L @ f) == pytest.approx(mean, rel=1e-10)
+    with pytest.raises(ValueError, match="scale must be None or 'volume'"):
+        LaplacianPenalty(scale="trace").build(X, labels, labeled)
+
+
+def test_laprlsc_auto_weights_are_the_stated_numbers():
+    from sklearn.datasets import make_moons
+
+    from structreg import LapRLSC
+    from structreg.structure.graphs import knn_graph, neighbor_scale
+
+    X, y = make_moons(120, noise=0.1, random_state=0)
+    y_semi = np.where(np.arange(120) < 10, y, -1)
+    auto = LapRLSC().fit(X, y_semi)
+    t = neighbor_scale(X, 6)
+    volume = knn_graph(X, 6, weights="heat").sum()
+    explicit = LapRLSC(gamma=1 / (4 * t), gamma_I=10 * 120**2 / volume).fit(X, y_semi)
+    assert auto.feature_map_.gamma == pytest.approx(1 / (4 * t))
+    np.testing.assert_allclose(
+        auto.decision_function(X), explicit.decision_function(X), rtol=1e-8, atol=1e-10
+    )
