@@ -305,7 +305,8 @@ def _wu_penalty(X, y, labeled, n_neighbors, gamma_I, eta, gamma_D, sign, signed)
     eye = np.eye(n)
     Lw = LabeledPairPenalty("within").build(X, y, labeled) @ eye
     Lb = LabeledPairPenalty("between", signed=signed).build(X, y, labeled) @ eye
-    return gamma_I / n**2 * L + gamma_D * (eta * Lw + sign * (1 - eta) * Lb)
+    weight = gamma_D / labeled.sum()  # the pair terms averaged like the loss (issue 19)
+    return gamma_I / n**2 * L + weight * (eta * Lw + sign * (1 - eta) * Lb)
 
 
 @pytest.mark.parametrize("separation", ["signed", "add", "subtract"])
@@ -340,13 +341,14 @@ def test_ssdrwu_subtracted_form_at_paper_weights_is_a_saddle():
     idx = np.r_[np.flatnonzero(y == 0)[:5], np.flatnonzero(y == 1)[:5]]
     y_semi = _semi(y, idx)
     labeled = y_semi >= 0
+    paper = labeled.sum()  # the paper's weight 1 on its sum-form terms: gamma_D = l
     with pytest.warns(NonConvexObjectiveWarning):
         clf = SSDRWu(
-            kernel="linear", gamma_A=1.0, gamma_I=1.0, eta=0.6, gamma_D=1.0, separation="subtract"
+            kernel="linear", gamma_A=1.0, gamma_I=1.0, eta=0.6, gamma_D=paper, separation="subtract"
         ).fit(X, y_semi)
     assert clf.solver_info_["convex"] is False
     # the returned point is stationary: gradient of the objective in w (f = X w) vanishes
-    M = _wu_penalty(X, y, labeled, 6, 1.0, 0.6, 1.0, -1.0, False)
+    M = _wu_penalty(X, y, labeled, 6, 1.0, 0.6, paper, -1.0, False)
     w, Yl = clf.coef_, _pm(y[labeled])
     grad = 2 * X[labeled].T @ (X[labeled] @ w - Yl) / labeled.sum() + 2 * w + 2 * X.T @ M @ X @ w
     np.testing.assert_allclose(grad, 0, atol=1e-10)
@@ -399,7 +401,9 @@ def test_wang_closed_form_equals_direct_minimisation(rng, kernel, gamma):
     y_semi = _semi(y, idx)
     labeled = y_semi >= 0
     lam, gamma_A = 0.5, 0.05
-    clf = SSDRWang(kernel=kernel, gamma=gamma or "scale", lam=lam, gamma_A=gamma_A)
+    clf = SSDRWang(
+        kernel=kernel, gamma=gamma or "scale", lam=lam, gamma_A=gamma_A, fit_intercept=False
+    )
     clf.fit(X, y_semi)
     K = kernel_matrix(X, kernel=kernel, gamma=gamma)
     KD = np.eye(26) - np.linalg.inv(np.eye(26) + _centred_gram(K) / lam)

@@ -43,9 +43,8 @@ MINUS_ONE_IS_UNLABELED = {
 # instances do not, by construction and whatever the weights: no bias and a kernel far
 # narrower than the data (the check's rbf_kernel Gram matrix for kernel="precomputed": far
 # from the training points the outputs are ~0),
-# outputs that sum to zero over the training points (SSDRWang), or a labeled-pair penalty that
-# pushes the outputs of the other class towards +1 (SSDRWu; the class weights weigh the loss,
-# not the structure penalties).  With fit_intercept=True the first two pass the check
+# or outputs that sum to zero over the training points (SSDRWang without its default bias).
+# With fit_intercept=True both pass the check
 # (test_class_weight.py::test_class_weight_check_passes_with_a_bias).
 NO_FALLBACK_TO_THE_WEIGHTED_CLASS = {
     "check_class_weight_classifiers": (
@@ -55,8 +54,7 @@ NO_FALLBACK_TO_THE_WEIGHTED_CLASS = {
 }
 NO_FALLBACK = {
     "RLSC(kernel='precomputed')",
-    "SSDRWu()",
-    "SSDRWang()",
+    "SSDRWang(fit_intercept=False)",
 }
 
 # Every public estimator with its defaults (issue 19: defaults are part of the API; EKM,
@@ -120,7 +118,8 @@ ESTIMATORS = DEFAULTS + [
     GFHF(n_neighbors=3),
     DALapRLSC(random_state=0),
     SSDRWu(separation="subtract", gamma_D=1e-3),
-    SSDRWang(kernel="rbf", fit_intercept=True),
+    SSDRWang(kernel="rbf"),
+    SSDRWang(fit_intercept=False),
     # class weights (issue 19) and class mass normalisation
     RLSC(class_weight="balanced"),
     LapSVM(class_weight="balanced"),

@@ -87,8 +87,10 @@ def test_shared_graph_and_clusters_give_the_plain_fits():
         ("SSDR_Wu", {**params, "eta": 0.4}),
         ("DA_LapRLSC", {"gamma_A": 0.1, "gamma_D": 10.0, "reliability": 0.8}),
     ]:
-        shared = make_estimator(method, 3, graph=graph, clusters=clusters, **p).fit(Xtr, y_semi)
-        plain = make_estimator(method, 3, **p).fit(Xtr, y_semi)
+        l_ = {"n_labeled": int(np.sum(y_semi != -1))}
+        shared = make_estimator(method, 3, graph=graph, clusters=clusters, **l_, **p)
+        shared.fit(Xtr, y_semi)
+        plain = make_estimator(method, 3, **l_, **p).fit(Xtr, y_semi)
         np.testing.assert_allclose(
             shared.decision_function(Xtr), plain.decision_function(Xtr), rtol=1e-9, atol=1e-12
         )
@@ -142,6 +144,7 @@ def test_transductive_fold_evaluator_scores_the_plain_fits():
         hits = fold_eval(grid[:2], train, test) + fold_eval(grid[2:], train, test)
         plain = []
         for p in grid:
-            est = make_estimator(method, 3, **p).fit(Xtr, y_fold)
+            est = make_estimator(method, 3, n_labeled=int(np.sum(y_semi != -1)), **p)
+            est.fit(Xtr, y_fold)
             plain.append(float(np.sum(est.transduction_[test] == y_semi[test])))
         assert hits == plain

@@ -130,19 +130,31 @@ class _FixedClusters(ClusterMixin, BaseEstimator):
 
 
 def make_estimator(
-    method: str, seed: int, *, graph=None, clusters: np.ndarray | None = None, **params: float
+    method: str,
+    seed: int,
+    *,
+    graph=None,
+    clusters: np.ndarray | None = None,
+    n_labeled: int | None = None,
+    **params: float,
 ):
     """One of the four methods: the paper's 10-label parameters, overridden by ``params``.
 
     ``graph``: a precomputed 10-NN heat graph of the training points for Lap_RLSC and
     SSDR [16] (what they would build themselves); ``clusters``: precomputed fuzzy c-means ids
-    for DA_LapRLSC (what its default clusterer with ``random_state=seed`` would find).
+    for DA_LapRLSC (what its default clusterer with ``random_state=seed`` would find);
+    ``n_labeled``: the labels of the training set (SSDR [16]'s sum-form weight ``gamma_D``
+    at l labels is SSDRWu's averaged ``gamma_D l``; CV folds keep the training set's l).
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
     params = {**_REF["fixed"][method], **params}
+    if method == "SSDR_Wu":
+        if n_labeled is None:
+            raise ValueError("SSDR_Wu needs n_labeled, the labels of the training set")
+        params["gamma_D"] = params["gamma_D"] * n_labeled
     if method == "SSDR_Wang":
-        return SSDRWang(kernel="linear", **params)
+        return SSDRWang(kernel="linear", fit_intercept=False, **params)
     if method == "DA_LapRLSC":
         clusterer = None if clusters is None else _FixedClusters(clusters)
         return DALapRLSC(**_GRAPH, **params, clusterer=clusterer, random_state=seed)
@@ -187,7 +199,8 @@ def _transductive_fold_eval(
     """Fold evaluator for :func:`cv_evaluator`: hide the test fold's labels, fit the batch by
     :func:`~structreg.models.fit_path` on the shared graph and clusters (one cache per fold,
     kept for the later batches), count hits."""
-    base = make_estimator(method, seed, graph=graph, clusters=clusters)
+    n_labeled = int(np.sum(y_semi != -1))
+    base = make_estimator(method, seed, graph=graph, clusters=clusters, n_labeled=n_labeled)
     caches: dict[bytes, dict] = {}
 
     def fold_eval(candidates: list[dict], train: np.ndarray, test: np.ndarray) -> list[float]:
@@ -236,7 +249,8 @@ def _damr_cell(
                 res["params"][m] = params
                 res["cv_score"][m] = 100.0 * found.best_score
                 res["n_evaluated"][m] = found.n_evaluated
-            est = make_estimator(m, seed, **params)  # builds its own graph, clusters
+            # builds its own graph and clusters
+            est = make_estimator(m, seed, n_labeled=len(labeled), **params)
             t0 = time.perf_counter()
             est.fit(Xtr, y_semi)
             res["time"][m] = time.perf_counter() - t0

@@ -47,7 +47,11 @@ class SSDRWu(LapRLSC):
         Compactness / separation trade-off (the DAMR paper's gamma_D of SSDR, set to 0.6 in
         its experiments).
     gamma_D : float, default=1.0
-        Overall weight of the labeled-pair terms (1 in the paper; 0 gives LapRLSC).
+        Overall weight of the labeled-pair terms, averaged like the loss:
+        ``(gamma_D / l) (eta W(f) -+ (1 - eta) B(f))`` with the paper's ``W``, ``B`` (sums over
+        the labeled pairs with weight ``1/(2l)``, so they grow like l), i.e. ``gamma_D / (2
+        l^2)`` per pair whatever the number of labels.  The paper's weight 1 at l labeled
+        points is ``gamma_D = l``; 0 gives LapRLSC.
     separation : {"signed", "subtract", "add"}, default="signed"
         Form of the between-class term ``B(f)``, see above (``"add"``: as printed).
     fit_intercept : bool, default=False
@@ -149,9 +153,10 @@ class SSDRWu(LapRLSC):
     def _penalty_terms(self, n_samples, n_labeled):
         sign = -1.0 if self.separation == "subtract" else 1.0
         between = LabeledPairPenalty("between", signed=self.separation == "signed")
+        weight = self.gamma_D / n_labeled  # the pair terms grow like l: averaged, as the loss
         return super()._penalty_terms(n_samples, n_labeled) + [
-            (self.gamma_D * self.eta, LabeledPairPenalty("within")),
-            (sign * self.gamma_D * (1.0 - self.eta), between),
+            (weight * self.eta, LabeledPairPenalty("within")),
+            (sign * weight * (1.0 - self.eta), between),
         ]
 
 
@@ -235,8 +240,9 @@ class SSDRWang(StructuralClassifier):
     lam : float, default=1.0
         Discriminant-analysis regulariser lambda of ``K_D``; 0 gives the limit
         ``K_D = G G^+`` (projection onto the range of G, minimum-norm solution).
-    fit_intercept : bool, default=False
-        Add an unpenalised bias.
+    fit_intercept : bool, default=True
+        Add an unpenalised bias (without it the training outputs sum to zero, which biases
+        the classifier towards equal class masses; the paper's experiments have none).
     solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
         ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
         ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
@@ -286,7 +292,7 @@ class SSDRWang(StructuralClassifier):
         coef0=1.0,
         gamma_A=1e-2,
         lam=1.0,
-        fit_intercept=False,
+        fit_intercept=True,
         solver="auto",
         n_components=1000,
         centers="uniform",
