@@ -27,7 +27,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import StratifiedKFold
-from sklearn.utils.metaestimators import _safe_split
+from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -72,6 +72,20 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
     ]
     convex = np.array([getattr(f, "solver_info_", {}).get("convex") is not False for f in fits])
     return scores, convex, fit_time, score_time, failures
+
+
+def _model_has(name: str):
+    """``available_if`` test of a search: its refitted model (before fit: its model) has
+    ``name`` (the model's own AttributeError, which says why not, propagates)."""
+
+    def check(search) -> bool:
+        if "best_estimator_" in vars(search):
+            getattr(search.best_estimator_, name)
+        else:
+            getattr(search._resolved()[0], name)
+        return True
+
+    return check
 
 
 class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -291,6 +305,16 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     def decision_function(self, X):
         """Decision values of ``best_estimator_``."""
         return self._best().decision_function(X)
+
+    @available_if(_model_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of ``best_estimator_`` (calibrated by its own refit)."""
+        return self._best().predict_proba(X)
+
+    @available_if(_model_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log-probabilities of ``best_estimator_``."""
+        return self._best().predict_log_proba(X)
 
     def score(self, X, y, sample_weight=None):
         """``best_estimator_.score`` (accuracy on the labeled samples)."""

@@ -122,7 +122,8 @@ _DRLSC_DOC = """
 
     Attributes
     ----------
-    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_, solver_
+    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_, solver_,
+    calibrator_
         See :class:`StructuralClassifier`.
 """
 
@@ -326,7 +327,8 @@ class DiscriminativeRLS(StructuralClassifier):
 
     Attributes
     ----------
-    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_, solver_
+    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_, solver_,
+    calibrator_
         See :class:`StructuralClassifier`.
     n_iter_ : int
         Iterations of the CG/MINRES solver (largest over the outputs); 1 for a direct solve.

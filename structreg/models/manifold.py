@@ -97,6 +97,10 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
     classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_,
     transduction_
         See :class:`StructuralClassifier`.
+    calibrator_ : TemperatureScaling
+        ``predict_proba = softmax(a F)``, ``a > 0`` fitted on the exact leave-one-out outputs
+        of the labeled samples (each as if unlabeled, the graph unchanged; see
+        :class:`StructuralClassifier`).
 
     Examples
     --------
@@ -187,11 +191,19 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         Cap on the Newton iterations of the primal solvers (None: 100).
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
+    probability : bool, default=False
+        Calibrate :meth:`predict_proba` during ``fit`` on internal stratified 5-fold
+        cross-validation of the labeled samples (held-out ones unlabeled, the graph
+        unchanged; five more fits), as ``SVC(probability=True)``; False: no
+        ``predict_proba``.
 
     Attributes
     ----------
     classes_, feature_map_, penalty_, solver_info_, solver_, n_iter_, transduction_
         See :class:`StructuralClassifier`.
+    calibrator_ : TemperatureScaling
+        ``probability=True``: ``predict_proba = softmax(a F)`` (see
+        :class:`StructuralClassifier`).
     svm_ : PrecomputedSVM
         ``solver="dense"``: the fitted libsvm machine(s) on the deformed Gram matrix of the
         labeled points.
@@ -233,6 +245,7 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         centers="uniform",
         max_iter=None,
         random_state=None,
+        probability=False,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -252,6 +265,7 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         self.centers = centers
         self.max_iter = max_iter
         self.random_state = random_state
+        self.probability = probability
 
     def _loss(self) -> str:
         return "hinge"

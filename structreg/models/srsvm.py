@@ -58,6 +58,10 @@ class SRSVM(StructuralClassifier):
         One-vs-rest (as the paper) or one-vs-one; the clusters and ``Sigma`` are shared.
     tol : float, default=1e-3
         libsvm stopping tolerance.
+    probability : bool, default=False
+        Calibrate :meth:`predict_proba` during ``fit`` on internal stratified 5-fold
+        cross-validation (five more fits, each on the other folds), as
+        ``SVC(probability=True)``; False: no ``predict_proba``.
 
     Attributes
     ----------
@@ -70,7 +74,7 @@ class SRSVM(StructuralClassifier):
         Indices of the support vectors in the training set.
     n_support_ : ndarray of shape (n_classes,)
         Number of support vectors of each class.
-    penalty_, solver_info_, svm_
+    penalty_, solver_info_, svm_, calibrator_
         See :class:`StructuralClassifier` and :class:`LapSVM`.
     deformed_kernel_ : DeformedKernel or None
         Kernel path: the deformed kernel (``deformed_kernel_.gram_`` is the deformed Gram
@@ -106,6 +110,7 @@ class SRSVM(StructuralClassifier):
         max_clusters=None,
         multi_class="ovr",
         tol=1e-3,
+        probability=False,
     ):
         self.C = C
         self.lam = lam
@@ -116,6 +121,7 @@ class SRSVM(StructuralClassifier):
         self.max_clusters = max_clusters
         self.multi_class = multi_class
         self.tol = tol
+        self.probability = probability
 
     # SRSVM is a preset: the hinge loss, the cluster-scatter penalty of per-class Ward clusters
     _path_params = ("C", "lam")
