@@ -5,6 +5,9 @@ leverages of the factored normal equations, :mod:`structreg.models._proba`) and 
 probability scale on them.  This times default fits with and without that step (the latter
 by switching ``StructuralClassifier._loo_rows`` off), alternating the two and keeping the
 best of ``--repeats`` runs of each, so that other load on the machine inflates neither.
+Printed: wall time and this process's CPU time (``time.process_time``: all its threads; the
+steadier measure of the work on a shared machine).  One BLAS thread
+(``OPENBLAS_NUM_THREADS=1``) gives the steadiest ratios.
 
     python benchmarks/proba_overhead.py [--repeats 5] [--skip-large]
 """
@@ -38,19 +41,17 @@ def cases(skip_large: bool):
         yield "LapRLSC(solver='nystroem') n=20000, l=100", model, X, semi_labels(y, 50, seed=0)
 
 
-def best_fit_time(model, X, y, repeats: int, calibrate: bool) -> float:
+def fit_times(model, X, y, calibrate: bool) -> np.ndarray:
+    """``(wall, cpu)`` seconds of one fit, with or without the leave-one-out calibration."""
     original = StructuralClassifier._loo_rows
     if not calibrate:
         StructuralClassifier._loo_rows = lambda self, y_codes, labeled: None
     try:
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            model.fit(X, y)
-            times.append(time.perf_counter() - t0)
+        wall, cpu = time.perf_counter(), time.process_time()
+        model.fit(X, y)
+        return np.array([time.perf_counter() - wall, time.process_time() - cpu])
     finally:
         StructuralClassifier._loo_rows = original
-    return min(times)
 
 
 def main() -> None:
@@ -59,15 +60,17 @@ def main() -> None:
     parser.add_argument("--skip-large", action="store_true")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    print(f"{'fit':<44} {'without s':>10} {'with s':>9} {'extra':>7}")
+    print(f"{'fit (best of runs)':<44} {'wall s: without':>15} {'with':>8} {'extra':>7}", end="")
+    print(f" {'cpu s: without':>15} {'with':>8} {'extra':>7}")
     for name, model, X, y in cases(args.skip_large):
         model.fit(X, y)  # warm-up (imports, caches)
-        without, with_ = np.inf, np.inf
+        without, with_ = np.full(2, np.inf), np.full(2, np.inf)
         for _ in range(args.repeats):  # alternate, so that load drifts hit both alike
-            without = min(without, best_fit_time(model, X, y, 1, calibrate=False))
-            with_ = min(with_, best_fit_time(model, X, y, 1, calibrate=True))
+            without = np.minimum(without, fit_times(model, X, y, calibrate=False))
+            with_ = np.minimum(with_, fit_times(model, X, y, calibrate=True))
         extra = 100 * (with_ - without) / without
-        print(f"{name:<44} {without:>10.4f} {with_:>9.4f} {extra:>6.1f}%")
+        print(f"{name:<44} {without[0]:>15.4f} {with_[0]:>8.4f} {extra[0]:>6.1f}%", end="")
+        print(f" {without[1]:>15.4f} {with_[1]:>8.4f} {extra[1]:>6.1f}%")
 
 
 if __name__ == "__main__":

@@ -221,6 +221,43 @@ def test_large_supervised_fits_calibrate_on_a_stratified_subsample():
         )
 
 
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_square_loss_leverages_are_the_inverse_quadratic_forms(fit_intercept):
+    """``h_i = c_i a_i^T H^{-1} a_i`` against an explicit inverse of the normal equations."""
+    rng = np.random.default_rng(0)
+    Z, Y = rng.normal(size=(30, 6)), rng.normal(size=(30, 2))
+    c = np.where(rng.random(30) < 0.5, 1 / 15, 0.0)
+    B = rng.normal(size=(30, 30))
+    M = 1e-2 * B @ B.T
+    rows = np.array([0, 3, 7, 29])
+    sol = solve_penalized_least_squares(
+        Z, Y, c, M, ridge=0.1, fit_intercept=fit_intercept, leverage_rows=rows
+    )
+    A = np.hstack([Z, np.ones((30, 1))]) if fit_intercept else Z
+    H = A.T @ (np.diag(c) + M) @ A + 0.1 * np.diag([1.0] * 6 + [0.0] * fit_intercept)
+    expected = c[rows] * np.einsum("ij,jk,ik->i", A[rows], np.linalg.inv(H), A[rows])
+    np.testing.assert_allclose(sol.leverages, expected, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("shift", [1.0, -1.5])  # Cholesky + Schur; eigh of the bordered matrix
+def test_bordered_leverages_are_the_inverse_diagonal(shift):
+    from structreg.solvers import solve_bordered
+
+    rng = np.random.default_rng(0)
+    V = rng.normal(size=(30, 30))
+    Omega = V @ V.T / 30 + shift * np.eye(30)
+    Y = rng.normal(size=(30, 1))
+    C = np.zeros((31, 31))
+    C[0, 1:] = C[1:, 0] = 1.0
+    C[1:, 1:] = Omega + 0.5 * np.eye(30)
+    expected = 1.0 - 0.5 * np.diag(np.linalg.inv(C))[1:]
+    every = solve_bordered(Omega, Y, 0.5, leverage_rows=np.arange(30))  # from R^{-1}
+    some = solve_bordered(Omega, Y, 0.5, leverage_rows=np.array([2, 9, 20]))  # solves
+    assert every.factorization == ("cholesky+schur" if shift > 0 else "eigh")
+    np.testing.assert_allclose(every.leverages, expected, rtol=1e-10)
+    np.testing.assert_allclose(some.leverages, expected[[2, 9, 20]], rtol=1e-10)
+
+
 # -- the temperature ------------------------------------------------------------------------
 
 
@@ -414,6 +451,11 @@ def test_search_estimators_delegate_to_the_refitted_model():
     )
     np.testing.assert_allclose(search.predict_log_proba(X), np.log(search.predict_proba(X)))
     assert not hasattr(StructuralClassifierCV(LapSVM(), {"gamma_A": [1e-2]}), "predict_proba")
+    # the grid fits inside the search have no probabilities: a scorer that needs them is refused
+    with pytest.raises(ValueError, match="needs predict_proba"):
+        LapRLSCCV(LapRLSC(), {"gamma_A": [1e-3]}, cv=2, scoring="neg_log_loss").fit(X, y_semi)
+    scored = LapRLSCCV(LapRLSC(gamma=2.0), {"gamma_A": [1e-3]}, cv=2, scoring="roc_auc")
+    assert scored.fit(X, y_semi).best_score_ > 0.8
 
 
 # -- scikit-learn's consumers ---------------------------------------------------------------

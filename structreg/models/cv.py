@@ -74,6 +74,13 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
     return scores, convex, fit_time, score_time, failures
 
 
+def _needs_probabilities(scorer) -> bool:
+    """Whether a scikit-learn scorer reads only ``predict_proba`` / ``predict_log_proba``."""
+    method = getattr(scorer, "_response_method", None)
+    methods = (method,) if isinstance(method, str) else tuple(method or ())
+    return bool(methods) and set(methods) <= {"predict_proba", "predict_log_proba"}
+
+
 def _model_has(name: str):
     """``available_if`` test of a search: its refitted model (before fit: its model) has
     ``name`` (the model's own AttributeError, which says why not, propagates)."""
@@ -222,6 +229,13 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         splits = self._splits(estimator, X, y)
         # scoring=None: the model's own score (accuracy on labeled points), computed directly
         scorer = None if self.scoring is None else check_scoring(estimator, scoring=self.scoring)
+        if _needs_probabilities(scorer):
+            raise ValueError(
+                f"scoring={self.scoring!r} needs predict_proba, which the grid fits of "
+                f"{type(self).__name__} do not have (they share one factorisation over the "
+                "grid and keep no leave-one-out outputs to calibrate on); score by decision "
+                "values (e.g. 'roc_auc') or search with GridSearchCV, whose fits are calibrated"
+            )
         out = Parallel(n_jobs=self.n_jobs)(
             delayed(_fold_scores)(
                 estimator, X, y, train, test, candidates, scorer, self.error_score
