@@ -458,6 +458,22 @@ def test_search_estimators_delegate_to_the_refitted_model():
     assert scored.fit(X, y_semi).best_score_ > 0.8
 
 
+def test_search_over_hinge_models_calibrates_the_refit_only(monkeypatch):
+    from structreg.models import _proba
+
+    calls = []
+    original = _proba.cross_fitted_decisions
+    monkeypatch.setattr(
+        _proba, "cross_fitted_decisions", lambda *a: calls.append(1) or original(*a)
+    )
+    X, y = make_moons(90, noise=0.1, random_state=0)
+    grid = {"gamma_A": [1e-3, 1e-2], "gamma_I": [0.0, 1.0]}
+    search = StructuralClassifierCV(LapSVM(gamma=2.0, probability=True), grid, cv=3)
+    search.fit(X, _semi(y, 10))
+    assert len(calls) == 1  # the folds score decision values
+    np.testing.assert_allclose(search.predict_proba(X), search.best_estimator_.predict_proba(X))
+
+
 # -- scikit-learn's consumers ---------------------------------------------------------------
 
 

@@ -10,9 +10,10 @@ Where the out-of-fold outputs come from:
 
 * square loss (direct solvers): the fitted model is a linear smoother of the labeled targets,
   so the exact leave-one-out outputs ``(f_i - h_i y_i) / (1 - h_i)`` follow from the leverages
-  of the factored normal equations (:meth:`~structreg.solvers.SquareLossPath.leverages`;
-  :func:`~structreg.solvers.solve_bordered` for the bordered LS-SVM / DRLSC system), at the
-  cost of one more factorisation and one triangular solve with l right-hand sides;
+  ``h_i`` of the normal equations, taken from the fit's own factorisation
+  (``SquareLossPath.solve(leverage_rows=...)``; ``solve_bordered`` for the bordered LS-SVM /
+  DRLSC system) at the cost of one triangular solve per calibrating sample (at most
+  :data:`LOO_MAX_SAMPLES` of them);
 * hinge loss with ``probability=True``: internal stratified 5-fold cross-validation of the
   labeled samples (as :class:`sklearn.svm.SVC` with ``probability=True``), five more fits.
 
@@ -189,10 +190,10 @@ def calibrate(model, X, y, unlabeled, data) -> None:
         decision, method = data.loo, "leave-one-out"
         decision = decision.ravel() if decision.shape[1] == 1 else decision
         codes = data.y_codes[data.loo_rows]
+    rows = data.loo_rows if method == "leave-one-out" else np.flatnonzero(data.labeled)
     try:
-        rows = data.loo_rows if method == "leave-one-out" else np.flatnonzero(data.labeled)
         model.calibrator_ = TemperatureScaling(method).fit(decision, codes, n_classes, rows)
-    except ValueError:
+    except ValueError:  # every leave-one-out output undefined
         model._proba_missing = _missing("every labeled sample has leverage 1")
 
 

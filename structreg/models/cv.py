@@ -44,6 +44,8 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
     """Fit the grid on one fold (shared work) and score each point on the test part; small
     folds run on one BLAS thread, as ``fit`` does."""
     errors = "raise" if isinstance(error_score, str) and error_score == "raise" else "return"
+    if estimator.get_params(deep=False).get("probability"):  # folds score decision values:
+        estimator = clone(estimator).set_params(probability=False)  # no calibration fits
     with blas_threads_for(len(train)), warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
         t0 = time.perf_counter()
