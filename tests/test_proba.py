@@ -138,7 +138,9 @@ def _drop_one_solve(Z, Y, c, M, ridge, i):
     solved directly: ``(output at sample i, whether that system was singular)``."""
     c = c.copy()
     c[i] = 0.0
-    sol = solve_penalized_least_squares(Z, Y, c, M, ridge=ridge, fit_intercept=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonConvexObjectiveWarning)
+        sol = solve_penalized_least_squares(Z, Y, c, M, ridge=ridge, fit_intercept=True)
     return Z[i] @ sol.coef + sol.intercept, sol.factorization == "eigh"
 
 

@@ -111,7 +111,8 @@ class TemperatureScaling:
             return self
 
         def slope(a: float) -> float:  # d/da of the mean cross-entropy, increasing in a
-            return float(np.sum((softmax(a * L, axis=1) - T) * L)) / len(L)
+            E = np.exp(a * (L - L.max(axis=1, keepdims=True)))
+            return float(np.sum((E / E.sum(axis=1, keepdims=True) - T) * L)) / len(L)
 
         low, high = np.sqrt(np.finfo(float).eps) / top, 1.0 / top
         if slope(low) >= 0:
