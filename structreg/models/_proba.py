@@ -154,9 +154,9 @@ def _logits(decision: np.ndarray) -> np.ndarray:
 
 
 def calibration_rows(y_codes: np.ndarray, labeled: np.ndarray) -> np.ndarray:
-    """The labeled samples whose leave-one-out outputs calibrate the model: all of them, or a
-    stratified subsample of :data:`LOO_MAX_SAMPLES` (each class keeps its share, at least
-    one sample), drawn with a fixed seed."""
+    """The labeled samples whose leave-one-out outputs calibrate the model: all of them up to
+    :data:`LOO_MAX_SAMPLES`, else a stratified subsample drawn with a fixed seed (each class
+    its share of that number rounded down, at least one sample)."""
     rows = np.flatnonzero(labeled)
     if len(rows) <= LOO_MAX_SAMPLES:
         return rows
