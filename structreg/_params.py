@@ -36,6 +36,8 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
     "normalized": ["boolean"],
     "fit_intercept": ["boolean", None],
     "multi_class": [StrOptions({"ovr", "ovo"})],
+    # hinge loss: calibrate predict_proba by internal cross-validation during fit
+    "probability": ["boolean"],
     "tol": [Interval(Real, 0, None, closed="neither")],
     "C": [Interval(Real, 0, None, closed="neither")],
     "gamma_D": [Interval(Real, 0, None, closed="left")],

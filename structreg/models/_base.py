@@ -26,6 +26,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 from threadpoolctl import ThreadpoolController
@@ -44,6 +45,7 @@ from ..kernels import (
     validated_samples,
 )
 from ..structure import build_penalties
+from . import _proba
 from ._losses import FitData, loss_for
 
 SMALL_PROBLEM = 1000
@@ -75,6 +77,8 @@ _SOLUTION_ATTRIBUTES = (
     "support_",
     "n_support_",
     "ovo_",
+    "calibrator_",
+    "_proba_missing",
 )
 """What one loss's fit sets and another's does not: removed before a refit."""
 
@@ -472,6 +476,15 @@ class StructuralEstimator(BaseEstimator):
             return c
         return c * np.where(labeled, self.class_weight_[np.maximum(y_codes, 0)], 0.0)
 
+    def _loo_rows(self, y_codes: np.ndarray, labeled: np.ndarray) -> np.ndarray | None:
+        """The samples whose exact leave-one-out outputs ``fit`` asks the loss for (the
+        classifiers' square losses calibrate their probabilities on them), or None."""
+        return None
+
+    def _calibrate(self, X, y, unlabeled, data: FitData) -> None:
+        """Hook run at the end of ``fit`` (the classifiers compose their probability
+        calibration here)."""
+
     def _bordered_system(self, X, Z, weights, M):
         """The bordered dual system (:class:`~structreg.models._losses.BorderedDual`) of a
         model with ``_loss() == "bordered_square"``."""
@@ -607,7 +620,9 @@ class StructuralEstimator(BaseEstimator):
         self.penalty_ = M
         self.loss_.check(self, M, psd)
         Y = self._targets(y, y_codes, labeled)
-        data = FitData(X, Z, y_codes, labeled, self._fit_weights(labeled, y_codes), M, Y)
+        weights = self._fit_weights(labeled, y_codes)
+        rows = self._loo_rows(y_codes, labeled)
+        data = FitData(X, Z, y_codes, labeled, weights, M, Y, loo_rows=rows)
         fitted = self.loss_.fit(self, data)
         if unexplained is not None:
             self.solver_info_["unexplained_trace"] = unexplained
@@ -616,6 +631,7 @@ class StructuralEstimator(BaseEstimator):
             if fitted is None:
                 fitted = self.loss_.decision(self, X)
             self.transduction_ = self._transduction(fitted)
+        self._calibrate(X, y, unlabeled, data)
         return self
 
     def _warn_nystroem(self, unexplained: float, n_components: int) -> None:
@@ -779,6 +795,12 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         ``C w_{y_i}`` (``SVC``'s ``class_weight``; with one-vs-rest, a sample of the "rest"
         keeps its own class's weight); the primal squared-hinge solvers weight the sample's
         term by ``w_{y_i}``.
+    probability : bool, default=False
+        Hinge loss: calibrate :meth:`predict_proba` on internal stratified 5-fold
+        cross-validation of the labeled samples during ``fit`` (five more fits, as
+        ``SVC(probability=True)``); without it the hinge loss has no ``predict_proba``.
+        The square loss always has it, calibrated on its exact leave-one-out outputs
+        (leverages of the factored system), whatever this says.
 
     Attributes
     ----------
@@ -809,6 +831,13 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
     transduction_ : ndarray of shape (n_samples,)
         Semi-supervised models: predicted labels of the training points (labeled and
         unlabeled).
+    calibrator_ : TemperatureScaling
+        What :meth:`predict_proba` applies to the decision values: ``softmax(a F)`` with
+        ``a = calibrator_.scale_ > 0`` minimising the log loss of the labeled samples'
+        out-of-fold outputs (``calibrator_.decision_values_``; see
+        :mod:`structreg.models._proba`).  Not set where there are none (``solver="cg"``, a
+        singular system, ``multi_class="ovo"`` of the bordered loss, the hinge loss without
+        ``probability=True``): ``predict_proba`` then raises an AttributeError saying why.
 
     Examples
     --------
@@ -839,6 +868,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         max_iter=None,
         random_state=None,
         class_weight=None,
+        probability=False,
     ):
         self.loss = loss
         self.penalties = penalties
@@ -856,6 +886,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         self.max_iter = max_iter
         self.random_state = random_state
         self.class_weight = class_weight
+        self.probability = probability
 
     def _validated(self, X, y, unlabeled=None):
         """As :meth:`StructuralEstimator._validated`, missing labels replaced by the unlabeled
@@ -899,3 +930,38 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         """Predicted class labels."""
         decision = self.decision_function(X)
         return self.classes_[self._decide(decision)]
+
+    # -- probabilities (structreg.models._proba) ----------------------------------------------
+    def _loo_rows(self, y_codes: np.ndarray, labeled: np.ndarray) -> np.ndarray | None:
+        return None if self._loss() == "hinge" else _proba.calibration_rows(y_codes, labeled)
+
+    def _calibrate(self, X, y, unlabeled, data: FitData) -> None:
+        _proba.calibrate(self, X, y, unlabeled, data)
+
+    @available_if(_proba.check_available)
+    def predict_proba(self, X):
+        """Class probabilities ``softmax(a F(x))`` (two classes: ``sigmoid(a f(x))``).
+
+        ``F`` is :meth:`decision_function`; the one scale ``a > 0`` (``calibrator_.scale_``)
+        minimises the log loss of the labeled training samples' out-of-fold outputs: exact
+        leave-one-out outputs for the square losses, internal 5-fold cross-validation for
+        the hinge loss with ``probability=True`` (see :mod:`structreg.models._proba`).  Rows
+        sum to 1, columns follow ``classes_``, and the argmax is :meth:`predict`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        return self.calibrator_.predict_proba(self.decision_function(X))
+
+    @available_if(_proba.check_available)
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba` (same input and shape), computed as a
+        log-softmax: finite where the probability underflows to 0."""
+        check_is_fitted(self)
+        return self.calibrator_.predict_log_proba(self.decision_function(X))

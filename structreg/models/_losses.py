@@ -38,13 +38,19 @@ from ..solvers import (
     solve_bordered,
     solve_penalized_least_squares,
 )
+from ..solvers.square import leave_one_out_outputs
+from ._proba import CG_REASON
 
 
 @dataclass
 class FitData:
     """What a loss fits on: inputs ``X``, features ``Z`` (None: the kernel is not factored),
     class codes, labeled mask, loss weights ``c_i``, combined penalty ``M`` and the +-1
-    one-of-c targets ``Y`` (zero rows where unlabeled)."""
+    one-of-c targets ``Y`` (zero rows where unlabeled).
+
+    ``loo_rows`` asks the loss for the exact leave-one-out outputs of these labeled samples:
+    its ``fit`` sets ``loo`` (shape (len(loo_rows), n_outputs), NaN rows where undefined) or
+    says in ``loo_missing`` why its solver has none."""
 
     X: np.ndarray
     Z: np.ndarray | None
@@ -53,6 +59,22 @@ class FitData:
     weights: np.ndarray
     M: object
     Y: np.ndarray
+    loo_rows: np.ndarray | None = None
+    loo: np.ndarray | None = None
+    loo_missing: str = ""
+
+    def set_loo(self, fitted: np.ndarray | None, leverages: np.ndarray | None, why: str) -> None:
+        """``loo`` from the outputs at the training samples and the leverages of ``loo_rows``
+        (:func:`~structreg.solvers.square.leave_one_out_outputs`), or ``loo_missing = why``
+        when the solver gave no leverages."""
+        if self.loo_rows is None:
+            return
+        if leverages is None or fitted is None:
+            self.loo_missing = why
+            return
+        rows = self.loo_rows
+        F = np.asarray(fitted, dtype=float).reshape(len(self.labeled), -1)[rows]
+        self.loo = leave_one_out_outputs(F, self.Y[rows], leverages)
 
 
 @dataclass
@@ -197,17 +219,25 @@ class SquareLoss(Loss):
         if data.Z is None:
             fitted, info = self._solve_kernel(model, data)
             n_components = model.feature_map_.n_components_
+            leverages = None
         else:
-            coef, intercept, info = self._solve_features(model, data)
+            coef, intercept, info, leverages = self._solve_features(model, data)
             model.coef_, model.intercept_ = coef, intercept
             fitted = self._fitted(model, data.Z)
             n_components = data.Z.shape[1]
         model._set_solution(model.coef_, model.intercept_, self.name, n_components, info)
+        why = (
+            CG_REASON
+            if model.solver_ == "cg"
+            else "its normal equations are singular (a pseudo-inverse solution)"
+        )
+        data.set_loo(fitted, leverages, why)
         return fitted
 
     @staticmethod
     def _solve_features(model, data: FitData):
-        """Direct or CG solve of the normal equations on the design Z."""
+        """Direct or CG solve of the normal equations on the design Z; the leverages of the
+        factored system's ``data.loo_rows`` too (None from CG)."""
         iterative = model.solver_ == "cg"
         sol = solve_penalized_least_squares(
             data.Z,
@@ -219,6 +249,7 @@ class SquareLoss(Loss):
             method="cg" if iterative else "direct",
             tol=model._square_tol() if iterative else 1e-8,
             max_iter=getattr(model, "max_iter", None) if iterative else None,
+            leverage_rows=None if iterative else data.loo_rows,
         )
         info = {
             "factorization": sol.factorization,
@@ -226,7 +257,7 @@ class SquareLoss(Loss):
             "singular": sol.singular,
             "n_iter": sol.n_iter or 1,
         }
-        return sol.coef, sol.intercept, info
+        return sol.coef, sol.intercept, info, sol.leverages
 
     @staticmethod
     def _solve_kernel(model, data: FitData):
@@ -293,9 +324,21 @@ class BorderedSquareLoss(Loss):
                 ovo = _WeightedOneVsOne(binary, model.class_weight_)
             model.ovo_ = ovo.fit(data.X, data.y_codes)
             model.solver_info_ = {"loss": self.name, "multi_class": "ovo"}
+            data.set_loo(
+                None,
+                None,
+                "multi_class='ovo' votes over pairwise models (multi_class='ovr' has them)",
+            )
             return None
         dual = model._bordered_system(data.X, data.Z, data.weights, data.M)
-        sol = solve_bordered(dual.Omega, data.Y, reg=dual.reg)
+        sol = solve_bordered(dual.Omega, data.Y, reg=dual.reg, leverage_rows=data.loo_rows)
+        # the outputs at the samples: Omega Gamma + b = Y - diag(reg) Gamma
+        reg = np.reshape(dual.reg, (-1, 1)) if np.ndim(dual.reg) else dual.reg
+        data.set_loo(
+            data.Y - reg * sol.dual_coef,
+            sol.leverages,
+            "its bordered system is singular (a pseudo-inverse solution)",
+        )
         coef = sol.dual_coef if dual.coef is None else dual.coef(sol.dual_coef)
         info = {
             "factorization": dual.label + sol.factorization,

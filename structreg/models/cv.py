@@ -27,7 +27,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import StratifiedKFold
-from sklearn.utils.metaestimators import _safe_split
+from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -47,6 +47,8 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
     """Fit the grid on one fold (shared work) and score each point on the test part; small
     folds run on one BLAS thread, as ``fit`` does."""
     errors = "raise" if isinstance(error_score, str) and error_score == "raise" else "return"
+    if estimator.get_params(deep=False).get("probability"):  # folds score decision values:
+        estimator = clone(estimator).set_params(probability=False)  # no calibration fits
     with blas_threads_for(len(train)), warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
         t0 = time.perf_counter()
@@ -75,6 +77,27 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
     ]
     convex = np.array([getattr(f, "solver_info_", {}).get("convex") is not False for f in fits])
     return scores, convex, fit_time, score_time, failures
+
+
+def _needs_probabilities(scorer) -> bool:
+    """Whether a scikit-learn scorer reads only ``predict_proba`` / ``predict_log_proba``."""
+    method = getattr(scorer, "_response_method", None)
+    methods = (method,) if isinstance(method, str) else tuple(method or ())
+    return bool(methods) and set(methods) <= {"predict_proba", "predict_log_proba"}
+
+
+def _model_has(name: str):
+    """``available_if`` test of a search: its refitted model (before fit: its model) has
+    ``name`` (the model's own AttributeError, which says why not, propagates)."""
+
+    def check(search) -> bool:
+        if "best_estimator_" in vars(search):
+            getattr(search.best_estimator_, name)
+        else:
+            getattr(search._resolved()[0], name)
+        return True
+
+    return check
 
 
 class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -233,6 +256,13 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         splits = self._splits(estimator, X, y)
         # scoring=None: the model's own score (accuracy on labeled points), computed directly
         scorer = None if self.scoring is None else check_scoring(estimator, scoring=self.scoring)
+        if _needs_probabilities(scorer):
+            raise ValueError(
+                f"scoring={self.scoring!r} needs predict_proba, which the grid fits of "
+                f"{type(self).__name__} do not have (they share one factorisation over the "
+                "grid and keep no leave-one-out outputs to calibrate on); score by decision "
+                "values (e.g. 'roc_auc') or search with GridSearchCV, whose fits are calibrated"
+            )
         out = Parallel(n_jobs=self.n_jobs)(
             delayed(_fold_scores)(
                 estimator, X, y, train, test, candidates, scorer, self.error_score
@@ -316,6 +346,16 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     def decision_function(self, X):
         """Decision values of ``best_estimator_``."""
         return self._best().decision_function(X)
+
+    @available_if(_model_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of ``best_estimator_`` (calibrated by its own refit)."""
+        return self._best().predict_proba(X)
+
+    @available_if(_model_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log-probabilities of ``best_estimator_``."""
+        return self._best().predict_log_proba(X)
 
     def score(self, X, y, sample_weight=None):
         """``best_estimator_.score`` (accuracy on the labeled samples)."""

@@ -107,7 +107,7 @@ class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
     clusterer_ : estimator
         The fitted clone of the clusterer.
     classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_,
-    transduction_
+    transduction_, calibrator_
         See :class:`StructuralClassifier`; ``penalty_`` is ``gamma_D / n^2 L_D``.
 
     Examples

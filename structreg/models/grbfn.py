@@ -47,7 +47,7 @@ class GRBFN(StructuralClassifier):
     centers_ : ndarray of shape (n_centers, n_features)
         Fuzzy c-means centres.
     feature_map_ : LandmarkFeatureMap
-    coef_, dual_coef_, intercept_, solver_info_
+    coef_, dual_coef_, intercept_, solver_info_, calibrator_
         See :class:`StructuralClassifier`; ``dual_coef_`` are the output weights ``w`` of the
         units kept in ``feature_map_.basis_``.
 

@@ -55,8 +55,9 @@ class LSSVM(StructuralClassifier):
     X_fit_ : ndarray of shape (n_samples, n_features)
     ovo_ : OneVsOneClassifier
         ``multi_class="ovo"`` with more than two classes: the pairwise LS-SVMs.
-    loss_, solver_info_
-        See :class:`StructuralClassifier`.
+    loss_, solver_info_, calibrator_
+        See :class:`StructuralClassifier` (no ``calibrator_`` with ``multi_class="ovo"``:
+        the pairwise models' votes have no leave-one-out outputs).
 
     Examples
     --------

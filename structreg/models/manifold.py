@@ -179,6 +179,10 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
     classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_,
     transduction_
         See :class:`StructuralClassifier`.
+    calibrator_ : TemperatureScaling
+        ``predict_proba = softmax(a F)``, ``a > 0`` fitted on the exact leave-one-out outputs
+        of the labeled samples (each as if unlabeled, the graph unchanged; see
+        :class:`StructuralClassifier`).
 
     Examples
     --------
@@ -279,10 +283,19 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
             "of sample i: ``C w_{y_i}``; the primal solvers weight the squared hinge so)"
         )
         + """
+    probability : bool, default=False
+        Calibrate :meth:`predict_proba` during ``fit`` on internal stratified 5-fold
+        cross-validation of the labeled samples (held-out ones unlabeled, the graph
+        unchanged; five more fits), as ``SVC(probability=True)``; False: no
+        ``predict_proba``.
+
     Attributes
     ----------
     classes_, feature_map_, penalty_, solver_info_, solver_, n_iter_, transduction_
         See :class:`StructuralClassifier`.
+    calibrator_ : TemperatureScaling
+        ``probability=True``: ``predict_proba = softmax(a F)`` (see
+        :class:`StructuralClassifier`).
     svm_ : PrecomputedSVM
         ``solver="dense"``: the fitted libsvm machine(s) on the deformed Gram matrix of the
         labeled points.
@@ -325,6 +338,7 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         max_iter=None,
         random_state=None,
         class_weight=None,
+        probability=False,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -345,6 +359,7 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         self.max_iter = max_iter
         self.random_state = random_state
         self.class_weight = class_weight
+        self.probability = probability
 
     def _loss(self) -> str:
         return "hinge"

@@ -416,6 +416,7 @@ def _refit_svm(cand, ref, grams: dict, X):
     info = {k: v for k, v in ref.solver_info_.items() if k not in ("loss", "C")}
     cand.loss_.fit_svm(cand, grams["labeled"], info)
     cand.__dict__.pop("penalty_", None)  # the combined matrix of ref's weights: not cand's
+    cand.__dict__.pop("calibrator_", None)  # calibrated for ref's C
     if cand._semi_supervised:  # decisions on every training point
         if "training" not in grams:
             Xv = validate_data(ref, X, dtype=float, reset=False)

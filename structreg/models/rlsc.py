@@ -50,7 +50,8 @@ class RLSC(StructuralClassifier):
     ----------
     solver_ : str
         The solver used (what ``solver="auto"`` picked).
-    classes_, n_features_in_, feature_map_, coef_, dual_coef_, intercept_, solver_info_
+    classes_, n_features_in_, feature_map_, coef_, dual_coef_, intercept_, solver_info_,
+    calibrator_
         See :class:`StructuralClassifier`.
 
     Examples

@@ -62,6 +62,11 @@ class SRSVM(StructuralClassifier):
 """
         + class_weight_doc("``C sum_i w_{y_i} xi_i``: libsvm's C of sample i is ``C w_{y_i}``")
         + """
+    probability : bool, default=False
+        Calibrate :meth:`predict_proba` during ``fit`` on internal stratified 5-fold
+        cross-validation (five more fits, each on the other folds), as
+        ``SVC(probability=True)``; False: no ``predict_proba``.
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -73,7 +78,7 @@ class SRSVM(StructuralClassifier):
         Indices of the support vectors in the training set.
     n_support_ : ndarray of shape (n_classes,)
         Number of support vectors of each class.
-    penalty_, solver_info_, svm_
+    penalty_, solver_info_, svm_, calibrator_
         See :class:`StructuralClassifier` and :class:`LapSVM`.
     deformed_kernel_ : DeformedKernel or None
         Kernel path: the deformed kernel (``deformed_kernel_.gram_`` is the deformed Gram
@@ -111,6 +116,7 @@ class SRSVM(StructuralClassifier):
         multi_class="ovr",
         tol=1e-3,
         class_weight=None,
+        probability=False,
     ):
         self.C = C
         self.lam = lam
@@ -122,6 +128,7 @@ class SRSVM(StructuralClassifier):
         self.multi_class = multi_class
         self.tol = tol
         self.class_weight = class_weight
+        self.probability = probability
 
     # SRSVM is a preset: the hinge loss, the cluster-scatter penalty of per-class Ward clusters
     _path_params = ("C", "lam")

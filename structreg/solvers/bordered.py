@@ -28,40 +28,76 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import eigh
+from scipy.linalg import eigh, lapack
 
-from .square import cholesky_solve, eigh_solve
+from .square import cholesky_factor, eigh_factor
 
 
 @dataclass
 class BorderedSolution:
-    """``intercept`` (n_outputs,), ``dual_coef`` (n, n_outputs) and how they were found."""
+    """``intercept`` (n_outputs,), ``dual_coef`` (n, n_outputs) and how they were found;
+    ``leverages`` (n_rows,) of the rows asked for when the system is nonsingular (see
+    :func:`solve_bordered`)."""
 
     intercept: np.ndarray
     dual_coef: np.ndarray
     factorization: str
     singular: bool
+    leverages: np.ndarray | None = None
 
 
-def solve_bordered(Omega: np.ndarray, Y: np.ndarray, reg: float | np.ndarray) -> BorderedSolution:
+def solve_bordered(
+    Omega: np.ndarray,
+    Y: np.ndarray,
+    reg: float | np.ndarray,
+    *,
+    leverage_rows: np.ndarray | None = None,
+) -> BorderedSolution:
     """Solve ``[[0, 1^T], [1, Omega + diag(reg)]] [b; Gamma] = [0; Y]`` (see module
     docstring); ``reg`` is a number (``reg I``) or one positive value per sample (the
-    weighted LS-SVM: ``r_i = 1 / (C v_i)`` for the loss ``C/2 sum_i v_i e_i^2``)."""
+    weighted LS-SVM: ``r_i = 1 / (C v_i)`` for the loss ``C/2 sum_i v_i e_i^2``).
+
+    ``leverage_rows``: samples i that also get ``h_i = 1 - r_i [C^{-1}]_ii`` (C the bordered
+    matrix, i in the Gamma block).  The outputs at the samples are ``f = Omega Gamma + b = Y -
+    diag(r) Gamma``, and deleting sample i's row and column (dropping its error term) leaves
+    the output ``y_i - Gamma_i / [C^{-1}]_ii`` there (Cawley & Talbot 2004): this is
+    :func:`~structreg.solvers.square.leave_one_out_outputs` with these ``h_i``.  From the
+    Cholesky factor ``A = Omega + diag(r) = R^T R``: ``[C^{-1}]_ii = ||R^{-T} e_i||^2 -
+    (A^{-1} 1)_i^2 / 1^T A^{-1} 1``; None for a singular system.
+    """
     Omega = np.asarray(Omega, dtype=float)
     Y = np.asarray(Y, dtype=float)
     n = Omega.shape[0]
     A = Omega + reg * np.eye(n)  # a vector reg scales the columns of I: diag(reg)
     ones = np.ones((n, 1))
-    sol = cholesky_solve(0.5 * (A + A.T), np.hstack([ones, Y]))
-    if sol is not None:
-        eta, nu = sol[:, :1], sol[:, 1:]
+    c = cholesky_factor(0.5 * (A + A.T))
+    sol = None if c is None else lapack.dpotrs(c, np.hstack([ones, Y]), lower=0)
+    if sol is not None and sol[1] == 0:
+        eta, nu = sol[0][:, :1], sol[0][:, 1:]
         b = (ones.T @ nu) / (ones.T @ eta)
-        return BorderedSolution(b.ravel(), nu - eta @ b, "cholesky+schur", False)
+        out = BorderedSolution(b.ravel(), nu - eta @ b, "cholesky+schur", False)
+        if leverage_rows is not None:
+            rows = np.asarray(leverage_rows, dtype=int)
+            if 3 * len(rows) > n:  # A^{-1} = R^{-1} R^{-T}: its diagonal from R^{-1}'s rows
+                R_inv = np.triu(lapack.dtrtri(c, lower=0)[0])[rows]
+            else:  # one triangular solve per row
+                E = np.zeros((n, len(rows)), order="F")
+                E[rows, np.arange(len(rows))] = 1.0
+                R_inv = lapack.dtrtrs(c, E, lower=0, trans=1)[0].T
+            inverse = np.einsum("ij,ij->i", R_inv, R_inv) - eta[rows, 0] ** 2 / eta.sum()
+            out.leverages = 1.0 - np.broadcast_to(reg, (n,))[rows] * inverse
+        return out
     border = np.zeros((n + 1, n + 1))
     border[0, 1:] = border[1:, 0] = 1.0
     border[1:, 1:] = A
-    x, _, singular = eigh_solve(border, np.vstack([np.zeros((1, Y.shape[1])), Y]))
-    return BorderedSolution(x[0], x[1:], "eigh", singular)
+    U, w, _, singular = eigh_factor(border)
+    x = U @ ((U.T @ np.vstack([np.zeros((1, Y.shape[1])), Y])) / w[:, None])
+    out = BorderedSolution(x[0], x[1:], "eigh", singular)
+    if leverage_rows is not None and not singular:
+        rows = np.asarray(leverage_rows, dtype=int)
+        Ur = U[1 + rows]
+        out.leverages = 1.0 - np.broadcast_to(reg, (n,))[rows] * np.einsum("ij,ij->i", Ur, Ur / w)
+    return out
 
 
 class BorderedPath:

@@ -43,6 +43,7 @@ from .square import (
     dense_array,
     design_penalty_gram,
     eigh_solve,
+    inverse_quadratic_forms,
     ldl_solve,
     solve_symmetric,
     warn_nonconvex,
@@ -210,21 +211,33 @@ class SquareLossPath:
 
     # -- solves ------------------------------------------------------------------------------
     def solve(
-        self, ridge: float, weights: Sequence[float] | None = None, *, warn: bool = True
+        self,
+        ridge: float,
+        weights: Sequence[float] | None = None,
+        *,
+        warn: bool = True,
+        leverage_rows: np.ndarray | None = None,
     ) -> LeastSquaresSolution:
         """Solve one setting ``(ridge, weights)`` (weights default to 1 for every penalty).
 
         Cholesky when the system is safely positive definite, else the eigendecomposition
         with a pseudo-inverse (stationary point; minimum-norm when singular).  ``warn``: issue
         :class:`~structreg.solvers.NonConvexObjectiveWarning` for a non-convex setting.
+        ``leverage_rows``: samples whose leverages ``c_i a_i^T H^{-1} a_i`` the solution also
+        carries (``leverages``), from the same factorisation (one triangular solve each);
+        None there when the system was singular.
         """
         w = self._weights(weights)
-        x, how, convex, singular = self._solve_system(ridge, w)
+        kept: dict | None = None if leverage_rows is None else {}
+        x, how, convex, singular = self._solve_system(ridge, w, kept)
         if warn and not convex:
             warn_nonconvex("the normal equations have a negative eigenvalue")
-        return self._solution(x, how, convex, singular)
+        sol = self._solution(x, how, convex, singular)
+        if kept is not None:
+            sol.leverages = self._leverages(leverage_rows, kept)
+        return sol
 
-    def _solve_system(self, ridge: float, weights: list[float]) -> tuple:
+    def _solve_system(self, ridge: float, weights: list[float], kept: dict | None = None) -> tuple:
         """``solve_symmetric`` on ``H``, with one more step for systems without a ridge: when
         the design ``A`` has a numerical null space (e.g. the bias column lies in the span of
         a full-rank kernel factor), every ``A^T X A`` part vanishes on it, so H is singular
@@ -241,17 +254,20 @@ class SquareLossPath:
         pseudo-inverse of H comes from the eigendecomposition of H's restriction to its range
         ``U_+^T H U_+`` (the same spectrum, without forming H).  Otherwise Cholesky,
         Bunch-Kaufman on H, then the eigendecomposition with a pseudo-inverse, as
-        :func:`~structreg.solvers.square.solve_symmetric`."""
+        :func:`~structreg.solvers.square.solve_symmetric`.  ``kept``: a dict that receives
+        the Cholesky or Bunch-Kaufman factorisation (and the complement's basis V)."""
         if self.gram_.shape[0] == 0:
             return solve_symmetric(self.gram_, self.rhs_)
         complement = self._design_complement() if ridge == 0 else None
         if complement is not None:  # singular on the design's null space, whatever the weights:
             V, G_r, P_r, r_r, root = complement  # no factorisation of H itself can pass its test
+            if kept is not None:
+                kept["complement"] = V
             H_r = _add_weighted(G_r.copy(), weights, P_r)
-            x_r = cholesky_solve(H_r, r_r, PROJECTED_MIN_RCOND)
+            x_r = cholesky_solve(H_r, r_r, PROJECTED_MIN_RCOND, kept)
             if x_r is not None:
                 return V @ x_r, "projected-cholesky", True, True
-            ldl = ldl_solve(H_r, r_r, PROJECTED_MIN_RCOND)
+            ldl = ldl_solve(H_r, r_r, PROJECTED_MIN_RCOND, kept)
             if ldl is not None:
                 return V @ ldl[0], "projected-ldl", ldl[1] == 0, True
             # H's minimum-norm solution lies in range(H), inside span(U_+) = range(A^T), and
@@ -262,10 +278,10 @@ class SquareLossPath:
             return (V * root) @ z, "eigh", psd, True
         H = self.system(ridge, weights)
         H = 0.5 * (H + H.T)
-        x = cholesky_solve(H, self.rhs_)
+        x = cholesky_solve(H, self.rhs_, keep=kept)
         if x is not None:
             return x, "cholesky", True, False
-        ldl = ldl_solve(H, self.rhs_)
+        ldl = ldl_solve(H, self.rhs_, keep=kept)
         if ldl is not None:
             return ldl[0], "ldl", ldl[1] == 0, False
         x, psd, singular = eigh_solve(H, self.rhs_)
@@ -497,3 +513,22 @@ class SquareLossPath:
 
     def _penalised_only(self, weights) -> np.ndarray:
         return _add_weighted(np.zeros_like(self.gram_), weights, self.projected_)
+
+    def _leverages(self, rows: np.ndarray, kept: dict) -> np.ndarray | None:
+        """``h_i = c_i a_i^T H^{-1} a_i`` of the samples ``rows`` from the factorisation
+        :meth:`_solve_system` kept (``a_i`` and H restricted to the complement of the design's
+        null space when the solve was, where every row lies, so Sherman-Morrison is exact
+        there too); None when it kept none (a pseudo-inverse is no inverse)."""
+        if "cholesky" not in kept and "ldl" not in kept:
+            return None
+        rows = np.asarray(rows, dtype=int)
+        active, ca, _ = self._loss_rows
+        c = np.zeros(self._Z.shape[0])
+        c[active] = ca
+        Zr = self._Z[rows]
+        if "complement" in kept:
+            V, p = kept["complement"], self.n_features_
+            B = Zr @ V[:p] + (V[p] if self.fit_intercept else 0.0)
+        else:
+            B = np.hstack([Zr, np.ones((len(rows), 1))]) if self.fit_intercept else Zr
+        return c[rows] * inverse_quadratic_forms(kept, B)

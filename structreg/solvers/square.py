@@ -77,6 +77,10 @@ class LeastSquaresSolution:
         True when H was numerically singular (minimum-norm solution returned).
     n_iter : int or None
         Iterations of the iterative method (None for the direct one).
+    leverages : ndarray of shape (n_rows,) or None
+        ``h_i = c_i a_i^T H^{-1} a_i`` of the rows asked for (``leverage_rows``) when H was
+        factored (not for the iterative method or a singular H): the exact leave-one-out
+        outputs follow (:func:`leave_one_out_outputs`).
     """
 
     coef: np.ndarray
@@ -85,6 +89,7 @@ class LeastSquaresSolution:
     convex: bool | None
     singular: bool
     n_iter: int | None = None
+    leverages: np.ndarray | None = None
 
 
 def penalty_products(M, A: np.ndarray) -> np.ndarray:
@@ -189,13 +194,11 @@ def design_penalty_diagonal(
     return d
 
 
-def cholesky_solve(
-    H: np.ndarray, rhs: np.ndarray, min_rcond: float | None = None
-) -> np.ndarray | None:
-    """``H^{-1} rhs`` by Cholesky if H is safely positive definite (reciprocal condition
-    number above ``min_rcond``, default ``p eps``), else None.  H is read, not changed (LAPACK
-    ``?potrf`` / ``?pocon`` / ``?potrs`` on one copy; no finiteness scan: callers pass
-    assembled, finite systems)."""
+def cholesky_factor(H: np.ndarray, min_rcond: float | None = None) -> np.ndarray | None:
+    """The upper Cholesky factor R (``H = R^T R``; the strict lower triangle holds junk) if H
+    is safely positive definite (reciprocal condition number above ``min_rcond``, default
+    ``p eps``), else None.  H is read, not changed (LAPACK ``?potrf`` / ``?pocon`` on one copy;
+    no finiteness scan: callers pass assembled, finite systems)."""
     p = H.shape[0]
     anorm = float(np.abs(H).sum(axis=0).max(initial=0.0))
     c, info = lapack.dpotrf(H, lower=0, clean=0)
@@ -204,17 +207,32 @@ def cholesky_solve(
     rcond, info = lapack.dpocon(c, anorm)
     if info != 0 or rcond <= (p * np.finfo(float).eps if min_rcond is None else min_rcond):
         return None
+    return c
+
+
+def cholesky_solve(
+    H: np.ndarray, rhs: np.ndarray, min_rcond: float | None = None, keep: dict | None = None
+) -> np.ndarray | None:
+    """``H^{-1} rhs`` by Cholesky if H is safely positive definite (see
+    :func:`cholesky_factor`), else None (LAPACK ``?potrs``).  ``keep``: a dict that receives
+    the factor (``keep["cholesky"]``) for later solves (:func:`inverse_quadratic_forms`)."""
+    c = cholesky_factor(H, min_rcond)
+    if c is None:
+        return None
     x, info = lapack.dpotrs(c, rhs, lower=0)
-    return x if info == 0 else None
+    if info != 0:
+        return None
+    if keep is not None:
+        keep["cholesky"] = c
+    return x
 
 
-def ldl_solve(
-    H: np.ndarray, rhs: np.ndarray, min_rcond: float | None = None
-) -> tuple[np.ndarray, int] | None:
-    """``H^{-1} rhs`` by the Bunch-Kaufman factorisation ``H = U D U^T`` (LAPACK ``?sytrf``,
-    backward stable for symmetric indefinite H) if H is safely nonsingular (``?sycon``
-    reciprocal condition number), else None.  Returns ``(x, number of negative eigenvalues)``:
-    by Sylvester's law of inertia D (1x1 and 2x2 blocks) has H's signs."""
+def ldl_factor(H: np.ndarray, min_rcond: float | None = None) -> tuple | None:
+    """The Bunch-Kaufman factorisation ``H = U D U^T`` (LAPACK ``?sytrf``, backward stable for
+    symmetric indefinite H) if H is safely nonsingular (``?sycon`` reciprocal condition number
+    above ``min_rcond``, default ``q eps``), else None.  Returns ``(ldu, ipiv, number of
+    negative eigenvalues)``: by Sylvester's law of inertia D (1x1 and 2x2 blocks) has H's
+    signs."""
     q = H.shape[0]
     # the blocked factorisation needs the queried workspace: the wrapper's default (n) runs
     # LAPACK's unblocked code, 3-4x slower at q ~ 300
@@ -224,9 +242,6 @@ def ldl_solve(
         return None
     rcond, info = lapack.dsycon(ldu, ipiv, float(np.max(np.sum(np.abs(H), axis=0))), lower=0)
     if info != 0 or not rcond > (q * np.finfo(float).eps if min_rcond is None else min_rcond):
-        return None
-    x, info = lapack.dsytrs(ldu, ipiv, rhs, lower=0)
-    if info != 0:
         return None
     negative, k = 0, 0
     while k < q:
@@ -238,24 +253,90 @@ def ldl_solve(
             det = a * c - b * b
             negative += 1 if det < 0 else (2 if a < 0 else 0)
             k += 2
+    return ldu, ipiv, negative
+
+
+def ldl_solve(
+    H: np.ndarray, rhs: np.ndarray, min_rcond: float | None = None, keep: dict | None = None
+) -> tuple[np.ndarray, int] | None:
+    """``H^{-1} rhs`` by the Bunch-Kaufman factorisation (:func:`ldl_factor`) if H is safely
+    nonsingular, else None.  Returns ``(x, number of negative eigenvalues)``.  ``keep``: a
+    dict that receives the factorisation (``keep["ldl"]``)."""
+    factor = ldl_factor(H, min_rcond)
+    if factor is None:
+        return None
+    ldu, ipiv, negative = factor
+    x, info = lapack.dsytrs(ldu, ipiv, rhs, lower=0)
+    if info != 0:
+        return None
+    if keep is not None:
+        keep["ldl"] = factor
     return x, negative
 
 
-def eigh_solve(
-    H: np.ndarray, rhs: np.ndarray, size: int | None = None
-) -> tuple[np.ndarray, bool, bool]:
-    """Pseudo-inverse solve through ``eigh``: returns ``(x, psd, singular)``.
+def inverse_quadratic_forms(factor: dict, B: np.ndarray) -> np.ndarray:
+    """``b_i^T H^{-1} b_i`` for the rows ``b_i`` of B, from the factorisation of H that
+    :func:`cholesky_solve` or :func:`ldl_solve` kept (``||R^{-T} b_i||^2`` from Cholesky:
+    one triangular solve; ``b_i^T (U D U^T)^{-1} b_i`` from Bunch-Kaufman)."""
+    Bt = np.asfortranarray(np.asarray(B, dtype=float).T)
+    if "cholesky" in factor:
+        W, info = lapack.dtrtrs(factor["cholesky"], Bt, lower=0, trans=1)
+        return np.einsum("ij,ij->j", W, W)
+    ldu, ipiv, _ = factor["ldl"]
+    X, info = lapack.dsytrs(ldu, ipiv, Bt, lower=0)
+    return np.einsum("ij,ij->j", Bt, X)
+
+
+def leave_one_out_outputs(
+    fitted: np.ndarray, targets: np.ndarray, leverages: np.ndarray
+) -> np.ndarray:
+    """Exact leave-one-out outputs of a linear smoother: ``(f_i - h_i y_i) / (1 - h_i)``.
+
+    For the square loss ``f = A H^{-1} A^T C Y`` dropping sample i's loss term
+    (``H -> H - c_i a_i a_i^T``) gives, by Sherman-Morrison, the output
+    ``f_i^{(-i)} = (f_i - h_i y_i) / (1 - h_i)`` at that sample, with the leverage
+    ``h_i = c_i a_i^T H^{-1} a_i``, the same for every output column.  Rows with
+    ``1 - h_i`` at rounding level (no leave-one-out solution) get NaN.
+
+    Parameters
+    ----------
+    fitted, targets : ndarray of shape (l, n_outputs)
+    leverages : ndarray of shape (l,)
+
+    Returns
+    -------
+    ndarray of shape (l, n_outputs)
+    """
+    denominator = 1.0 - leverages
+    ok = np.abs(denominator) > np.sqrt(np.finfo(float).eps)
+    out = np.full(fitted.shape, np.nan)
+    out[ok] = (fitted[ok] - leverages[ok, None] * targets[ok]) / denominator[ok, None]
+    return out
+
+
+def eigh_factor(
+    H: np.ndarray, size: int | None = None
+) -> tuple[np.ndarray, np.ndarray, bool, bool]:
+    """The pseudo-inverse of the symmetric H through ``eigh``: ``(U, w, psd, singular)`` with
+    ``H^+ = U diag(1 / w) U^T`` over the eigenpairs kept.
 
     Eigenvalues below ``p * eps * max|lambda|`` in magnitude are treated as zero (``p``: H's
-    order, or ``size`` when H is the restriction of a larger system to a subspace), so a
-    singular H gets the minimum-norm solution.
+    order, or ``size`` when H is the restriction of a larger system to a subspace).
     """
     p = H.shape[0] if size is None else size
     w, U = eigh(H, check_finite=False)
     tol = p * np.finfo(float).eps * max(float(np.max(np.abs(w))), 1e-300)
     keep = np.abs(w) > tol
-    x = U[:, keep] @ ((U[:, keep].T @ rhs) / w[keep][:, None])
-    return x, bool(w.min() >= -tol), bool(not keep.all())
+    return U[:, keep], w[keep], bool(w.min() >= -tol), bool(not keep.all())
+
+
+def eigh_solve(
+    H: np.ndarray, rhs: np.ndarray, size: int | None = None
+) -> tuple[np.ndarray, bool, bool]:
+    """Pseudo-inverse solve through ``eigh`` (:func:`eigh_factor`): returns
+    ``(x, psd, singular)``; a singular H gets the minimum-norm solution."""
+    U, w, psd, singular = eigh_factor(H, size)
+    return U @ ((U.T @ rhs) / w[:, None]), psd, singular
 
 
 def solve_symmetric(H: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, str, bool, bool]:
@@ -346,6 +427,7 @@ def solve_penalized_least_squares(
     tol: float = 1e-8,
     max_iter: int | None = None,
     x0: np.ndarray | None = None,
+    leverage_rows: np.ndarray | None = None,
 ) -> LeastSquaresSolution:
     """Minimise ``sum_i c_i ||z_i theta + b - Y_i||^2 + ridge ||theta||^2 + tr(F^T M F)``.
 
@@ -375,6 +457,11 @@ def solve_penalized_least_squares(
     x0 : ndarray of shape (p, n_outputs), or (p + 1, n_outputs) with the intercept last
         Starting point of the iterative method (e.g. the solution at a neighbouring grid
         point: a warm start); ignored by ``"direct"``.
+    leverage_rows : ndarray of int, optional
+        ``"direct"`` only: also return the leverages ``h_i = c_i a_i^T H^{-1} a_i`` of these
+        samples, from the factorisation of the solve (see
+        :meth:`~structreg.solvers.SquareLossPath.solve`), from which
+        :func:`leave_one_out_outputs` gives their exact leave-one-out outputs.
     """
     Y = np.asarray(Y, dtype=float)
     c = np.asarray(loss_weights, dtype=float)
@@ -403,4 +490,5 @@ def solve_penalized_least_squares(
     from .path import SquareLossPath  # the direct solve is a one-point path
 
     penalties = [] if penalty is None else [penalty]
-    return SquareLossPath(Z, Y, c, penalties, fit_intercept=fit_intercept).solve(ridge)
+    path = SquareLossPath(Z, Y, c, penalties, fit_intercept=fit_intercept)
+    return path.solve(ridge, leverage_rows=leverage_rows)
