@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 import numpy as np
-from scipy.linalg import eigh, lapack, solve_triangular
+from scipy.linalg import cholesky, eigh, lapack, solve_triangular
 from scipy.sparse.linalg import LinearOperator
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.cluster import kmeans_plusplus
@@ -385,6 +385,10 @@ def internal_map(feature_map: _Map) -> _Map:
     return feature_map
 
 
+_REBUILT_ON_DEMAND = "rebuilt on demand"
+"""Stands for a pickled kernel map's Cholesky factor (see ``KernelFeatureMap.__getstate__``)."""
+
+
 class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Explicit finite-dimensional feature map of a kernel over the training samples.
 
@@ -526,6 +530,29 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def _factorization(self) -> str:
         return self.method
+
+    # -- the Cholesky factor is not pickled: predict needs basis_ and the model's dual_coef_,
+    # and R (O(n_basis^2)) is rebuilt from basis_ when transform or dual_coef needs it.
+    @property
+    def cholesky_factor_(self) -> np.ndarray | None:
+        R = self.__dict__.get("_cholesky_factor")
+        if isinstance(R, str):  # _REBUILT_ON_DEMAND (a pickled map)
+            # k(basis_, basis_) = R^T R: the leading block of the pivoted factor, in pivot
+            # order (Cholesky factors of a positive definite matrix are unique)
+            R = cholesky(self.kernel_(self.basis_), lower=False, check_finite=False)
+            self.__dict__["_cholesky_factor"] = R
+        return R
+
+    @cholesky_factor_.setter
+    def cholesky_factor_(self, R: np.ndarray | None) -> None:
+        self.__dict__["_cholesky_factor"] = R
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        R = state.get("_cholesky_factor")
+        if isinstance(R, np.ndarray) and self.kernel != "precomputed":
+            state = {**state, "_cholesky_factor": _REBUILT_ON_DEMAND}
+        return state
 
     @property
     def _n_features_out(self) -> int:

@@ -352,7 +352,7 @@ def test_deformed_gram_is_the_deformed_kernel_and_what_the_svm_scores():
     lap = LapSVM(gamma=1.5, gamma_A=1e-2, gamma_I=5.0).fit(X, y)
     K = kernel_matrix(X, kernel="rbf", gamma=1.5)
     Kx = kernel_matrix(X_new, X, kernel="rbf", gamma=1.5)
-    M = lap.penalty_.toarray()
+    M = lap.penalty_matrix(X, y).toarray()
     lab = np.flatnonzero(y != -1)
     inner = np.linalg.solve(1e-2 * np.eye(60) + M @ K, M)
     expected = Kx[:, lab] - Kx @ inner @ K[:, lab]

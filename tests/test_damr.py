@@ -137,13 +137,17 @@ def test_low_reliability_reduces_to_laprlsc_exactly():
     Xt = np.random.default_rng(1).normal(size=(15, 2))
     for reliability in (0.0, 0.5):
         da = DALapRLSC(gamma_D=5.0, reliability=reliability, **params).fit(X, y_semi)
-        np.testing.assert_allclose(da.penalty_.toarray(), lap.penalty_.toarray(), atol=1e-15)
+        np.testing.assert_allclose(
+            da.penalty_matrix(X, y_semi).toarray(),
+            lap.penalty_matrix(X, y_semi).toarray(),
+            atol=1e-15,
+        )
         np.testing.assert_allclose(da.decision_function(Xt), lap.decision_function(Xt), atol=1e-10)
     # not vacuous: the clusters cut kNN edges, so full reliability changes the penalty
     da1 = DALapRLSC(gamma_D=5.0, reliability=1.0, **params).fit(X, y_semi)
     c = da1.cluster_labels_
     assert np.any(c[rows] != c[cols])
-    assert abs(da1.penalty_ - lap.penalty_).max() > 1e-6
+    assert abs(da1.penalty_matrix(X, y_semi) - lap.penalty_matrix(X, y_semi)).max() > 1e-6
 
 
 def test_labeled_pairs_of_different_classes_stay_signed_at_zero_reliability(rng):
@@ -151,7 +155,7 @@ def test_labeled_pairs_of_different_classes_stay_signed_at_zero_reliability(rng)
     y_semi = _semi(y, np.arange(12))
     da = DALapRLSC(gamma_D=1.0, reliability=0.0, n_neighbors=5, random_state=0).fit(X, y_semi)
     lap = LapRLSC(gamma_I=1.0, n_neighbors=5).fit(X, y_semi)
-    diff = (da.penalty_ - lap.penalty_).toarray()
+    diff = (da.penalty_matrix(X, y_semi) - lap.penalty_matrix(X, y_semi)).toarray()
     labeled = y_semi >= 0
     assert np.abs(diff).max() > 0
     assert np.all(diff[~labeled] == 0) and np.all(diff[:, ~labeled] == 0)

@@ -166,9 +166,10 @@ def test_loo_of_label_reading_penalties_drops_the_loss_term_only(make, expected)
     Z = X if model.kernel == "linear" else model.feature_map_.transform(X)
     Y = _pm(y, model.classes_)
     c, ridge = model._loss_weights(np.ones(len(X), bool)), model._ridge()
+    M = model.penalty_matrix(X, y)
     undefined = 0
     for i in range(len(X)):
-        f_i, singular = _drop_one_solve(Z, Y, c, model.penalty_, ridge, i)
+        f_i, singular = _drop_one_solve(Z, Y, c, M, ridge, i)
         if np.isnan(_loo(model)[i]).any():
             assert singular
             undefined += 1
@@ -188,7 +189,7 @@ def test_bordered_drlsc_loo_deletes_the_row_and_column(eta, branch):
     assert model.solver_info_["factorization"] == "pinvh+" + branch + (
         "+schur" if branch == "cholesky" else ""
     )
-    M = model.penalty_.toarray()
+    M = model.penalty_matrix(X, y).toarray()
     S = X.T @ M @ X
     Omega = X @ np.linalg.pinv(S, hermitian=True) @ X.T
     Y = _pm(y, model.classes_)[:, 0]

@@ -52,7 +52,7 @@ def test_closed_form_minimises_the_objective(rng, kernel, fit_intercept):
     # the stated objective, over f = G theta + b with ||f||_K^2 = theta^T R theta
     L = LaplacianPenalty(n_neighbors=4).build(X, np.zeros(n, int), np.ones(n, bool)).toarray()
     M = gamma_I / n**2 * L
-    np.testing.assert_allclose(reg.penalty_.toarray(), M, atol=1e-14)
+    np.testing.assert_allclose(reg.penalty_matrix(X, y).toarray(), M, atol=1e-14)
     if kernel == "rbf":
         G = R = rbf_kernel(X, gamma=0.7)
     else:

@@ -208,7 +208,7 @@ def test_lapsvm_primal_solvers():
     lab = y_semi != -1
     ypm = np.where(y == 1, 1.0, -1.0)
     slack = np.where(lab, np.maximum(0.0, 1 - ypm * f), 0.0)
-    g_f = -2 * ypm * slack / lab.sum() + 2 * (primal.penalty_ @ f)
+    g_f = -2 * ypm * slack / lab.sum() + 2 * (primal.penalty_matrix(X, y_semi) @ f)
     grad = np.r_[Z.T @ g_f + 2 * common["gamma_A"] * primal.coef_.ravel(), g_f.sum()]
     assert np.abs(grad).max() < 1e-8
     dense = LapSVM(solver="dense", **common).fit(X, y_semi)

@@ -101,7 +101,7 @@ def test_precomputed_graph_equals_built_graph():
     built = SparseRLSC(gamma_I=100.0).fit(X, y_semi)
     given = SparseRLSC(gamma_I=100.0, graph=l1_graph(X)).fit(X, y_semi)
     np.testing.assert_allclose(built.decision_function(X), given.decision_function(X))
-    assert sp.issparse(built.penalty_)
+    assert sp.issparse(built.penalty_matrix(X, y_semi))
 
 
 def test_lasso_mode_fits_and_separates():

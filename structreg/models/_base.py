@@ -16,6 +16,7 @@ all training points (labeled and unlabeled).
 from __future__ import annotations
 
 import contextlib
+import copy
 import textwrap
 import warnings
 from numbers import Integral, Real
@@ -617,7 +618,6 @@ class StructuralEstimator(BaseEstimator):
         n, n_lab = X.shape[0], int(labeled.sum())
         points = self._structure_points(X, Z)
         M, psd = build_penalties(self._penalty_terms(n, n_lab), points, y_codes, labeled)
-        self.penalty_ = M
         self.loss_.check(self, M, psd)
         Y = self._targets(y, y_codes, labeled)
         weights = self._fit_weights(labeled, y_codes)
@@ -633,6 +633,35 @@ class StructuralEstimator(BaseEstimator):
             self.transduction_ = self._transduction(fitted)
         self._calibrate(X, y, unlabeled, data)
         return self
+
+    def penalty_matrix(self, X, y, unlabeled=None):
+        """The combined structure penalty ``sum_k w_k M_k`` of this fitted model over its
+        training data, rebuilt on demand.
+
+        A fitted model keeps what ``predict`` needs, not the n x n penalty nor the graph it
+        came from (issue 19, slim models); this rebuilds it from the training data with the
+        fitted structure (clusters, ``n_neighbors_``, ``gamma_D_``, ...).
+
+        Parameters
+        ----------
+        X, y, unlabeled
+            The training data given to ``fit``.
+
+        Returns
+        -------
+        M : sparse matrix, ndarray, LinearOperator or None
+            None when the model has no penalty.
+        """
+        check_is_fitted(self)
+        est = copy.copy(self)  # validation and label encoding set attributes: on a copy
+        X, y = est._validated(X, y, unlabeled)
+        _, y_codes, labeled = est._encode_targets(y, unlabeled)
+        Z = None
+        if self.kernel == "precomputed" and type(self.feature_map_) is KernelFeatureMap:
+            Z = self.feature_map_.transform(X)
+        points = self._structure_points(X, Z)
+        terms = self._penalty_terms(X.shape[0], int(labeled.sum()))
+        return build_penalties(terms, points, y_codes, labeled)[0]
 
     def _warn_nystroem(self, unexplained: float, n_components: int) -> None:
         """Warn when the Nystroem centres miss much of the kernel (see
@@ -816,8 +845,6 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
     dual_coef_ : ndarray of shape (n_basis, n_outputs)
         Square loss, kernel path: ``f(x) = k(x, feature_map_.basis_) @ dual_coef_ + intercept_``.
     intercept_ : ndarray of shape (n_outputs,)
-    penalty_ : sparse matrix, ndarray, LinearOperator or None
-        The combined structure penalty ``sum_k w_k M_k`` over the training points.
     solver_ : str
         The solver used (``solver``, or what ``"auto"`` picked).
     loss_ : Loss

@@ -106,9 +106,9 @@ class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
         Cluster id of every training point.
     clusterer_ : estimator
         The fitted clone of the clusterer.
-    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_,
+    classes_, feature_map_, coef_, dual_coef_, intercept_, solver_info_,
     transduction_, calibrator_
-        See :class:`StructuralClassifier`; ``penalty_`` is ``gamma_D / n^2 L_D``.
+        See :class:`StructuralClassifier`; :meth:`penalty_matrix` gives ``gamma_D / n^2 L_D``.
 
     Examples
     --------

@@ -142,7 +142,7 @@ _DRLSC_DOC = (
     + """
     Attributes
     ----------
-    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_, solver_,
+    classes_, feature_map_, coef_, dual_coef_, intercept_, solver_info_, solver_,
     calibrator_
         See :class:`StructuralClassifier`.
 """
@@ -394,7 +394,7 @@ class DiscriminativeRLS(StructuralClassifier):
         + """
     Attributes
     ----------
-    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_, solver_,
+    classes_, feature_map_, coef_, dual_coef_, intercept_, solver_info_, solver_,
     calibrator_
         See :class:`StructuralClassifier`.
     gamma_D_ : float

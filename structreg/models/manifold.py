@@ -176,7 +176,7 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
     ----------
     solver_ : str
         The solver used (what ``solver="auto"`` picked).
-    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_,
+    classes_, feature_map_, coef_, dual_coef_, intercept_, solver_info_,
     transduction_
         See :class:`StructuralClassifier`.
     calibrator_ : TemperatureScaling
@@ -291,7 +291,7 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
 
     Attributes
     ----------
-    classes_, feature_map_, penalty_, solver_info_, solver_, n_iter_, transduction_
+    classes_, feature_map_, solver_info_, solver_, n_iter_, transduction_
         See :class:`StructuralClassifier`.
     calibrator_ : TemperatureScaling
         ``probability=True``: ``predict_proba = softmax(a F)`` (see

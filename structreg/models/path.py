@@ -208,7 +208,6 @@ class _SharedFit:
 
     def _assemble(self, cand: StructuralClassifier, sol, dual_coef) -> None:
         """Give ``cand`` the fitted attributes that ``fit`` would have given it, but for
-        ``penalty_`` (the combined matrix, ``sum_k w_k M_k``, not needed to predict) and
         ``transduction_`` (set by :meth:`fit`)."""
         info = {
             "factorization": sol.factorization,
@@ -264,9 +263,9 @@ def fit_path(
     -------
     estimators : list of fitted estimators
         One per grid point, in grid order; each equals ``clone(estimator).set_params(**p)
-        .fit(X, y)`` up to rounding (predictions, ``coef_``, ``solver_info_``, ...), except
-        that ``penalty_`` (the combined penalty matrix) is not set.  Points of one structure
-        group share their fitted feature map and other structure attributes.
+        .fit(X, y)`` up to rounding (predictions, ``coef_``, ``solver_info_``, ...).  Points
+        of one structure group share their fitted feature map and other structure
+        attributes.
 
     Examples
     --------

@@ -72,8 +72,6 @@ _ATTRIBUTES_DOC = """
         Kernel paths: ``f(x) = k(x, feature_map_.basis_) @ dual_coef_ + intercept_``.
     intercept_ : ndarray of shape (n_outputs,)
         Zero when ``fit_intercept=False``.
-    penalty_ : sparse matrix, ndarray, LinearOperator or None
-        The combined structure penalty ``sum_k w_k M_k`` over the training points.
     solver_ : str
         The solver used (what ``solver="auto"`` picked).
     loss_ : SquareLoss

@@ -86,9 +86,10 @@ class SparseRLSC(StructuralClassifier):
     ----------
     solver_ : str
         The solver used (what ``solver="auto"`` picked).
-    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_,
+    classes_, feature_map_, coef_, dual_coef_, intercept_, solver_info_,
     transduction_, calibrator_
-        See :class:`StructuralClassifier`; ``penalty_`` is the sparse ``(I - A)^T (I - A)``.
+        See :class:`StructuralClassifier`; :meth:`penalty_matrix` gives the sparse
+        ``gamma_I / n^2 (I - A)^T (I - A)``.
 
     Examples
     --------

@@ -78,7 +78,7 @@ class SRSVM(StructuralClassifier):
         Indices of the support vectors in the training set.
     n_support_ : ndarray of shape (n_classes,)
         Number of support vectors of each class.
-    penalty_, solver_info_, svm_, calibrator_
+    solver_info_, svm_, calibrator_
         See :class:`StructuralClassifier` and :class:`LapSVM`.
     deformed_kernel_ : DeformedKernel or None
         Kernel path: the deformed kernel (``deformed_kernel_.gram_`` is the deformed Gram

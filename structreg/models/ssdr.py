@@ -79,7 +79,7 @@ class SSDRWu(LapRLSC):
     ----------
     solver_ : str
         The solver used (what ``solver="auto"`` picked).
-    classes_, feature_map_, coef_, dual_coef_, intercept_, penalty_, solver_info_,
+    classes_, feature_map_, coef_, dual_coef_, intercept_, solver_info_,
     transduction_, calibrator_
         See :class:`StructuralClassifier`.
 
@@ -266,7 +266,7 @@ class SSDRWang(StructuralClassifier):
     ----------
     solver_ : str
         The solver used (what ``solver="auto"`` picked).
-    classes_, feature_map_, coef_, intercept_, penalty_, solver_info_, transduction_,
+    classes_, feature_map_, coef_, intercept_, solver_info_, transduction_,
     calibrator_
         See :class:`StructuralClassifier`; ``feature_map_`` is the centred map ``phi_c`` and
         ``f(x) = feature_map_.transform(x) @ coef_ + intercept_``.
