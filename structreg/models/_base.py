@@ -738,9 +738,21 @@ class StructuralEstimator(BaseEstimator):
         X = self._validated_new(X, "csr" if self._accepts_sparse() else False)
         return self.loss_.decision(self, X)
 
+    _sparse_structure = True
+    """Whether this model's structure steps (penalties, ``_prepare``) work on scipy.sparse
+    rows (kNN graphs, class scatter, labeled pairs do; clustering, l1-graphs, centring do
+    not)."""
+
     def _accepts_sparse(self) -> bool:
-        """Whether this configuration takes scipy.sparse X (matrix-free linear paths only)."""
-        return False
+        """Whether this configuration takes scipy.sparse X: the square loss with the linear
+        kernel on the matrix-free CG path (``solver="cg"``, or ``"auto"``, which picks it for
+        sparse X), X never densified."""
+        return (
+            self._sparse_structure
+            and self.kernel == "linear"
+            and getattr(self, "solver", "dense") in ("cg", "auto")
+            and self._loss() == "square"
+        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -125,6 +125,7 @@ class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
     )
 
     _path_params = ("gamma_A", "gamma_D")
+    _sparse_structure = False  # fuzzy c-means clusters dense rows
     _constraint_overrides = {
         **_GraphKernelMixin._constraint_overrides,
         "gamma_D": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],

@@ -488,6 +488,3 @@ class DiscriminativeRLS(StructuralClassifier):
     def _penalty_terms(self, n_samples, n_labeled):
         gamma_D = self.gamma_D if self.gamma_D != "auto" else self.gamma_D_
         return self._discriminality(gamma_D / n_labeled)
-
-    def _accepts_sparse(self) -> bool:
-        return self.kernel == "linear" and self.solver in ("cg", "auto")

@@ -63,6 +63,8 @@ class GRBFN(StructuralClassifier):
 
     _semi_supervised = False
 
+    _sparse_structure = False  # fuzzy c-means centres are dense
+
     def __init__(
         self,
         n_centers=10,

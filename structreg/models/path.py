@@ -548,7 +548,7 @@ def _test_section(est, X) -> np.ndarray:
     """What ``est``'s decision multiplies its coefficients with: the inputs (linear features)
     or the kernel section ``k(X, basis_)`` of its feature map."""
     fm = est.feature_map_
-    Xv = est._validated_new(X)
+    Xv = est._validated_new(X, "csr" if est._accepts_sparse() else False)
     return Xv if _linear(fm) else fm.kernel_(Xv, fm.basis_)
 
 

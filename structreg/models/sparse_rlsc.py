@@ -110,6 +110,7 @@ class SparseRLSC(StructuralClassifier):
     )
 
     _path_params = ("gamma_A", "gamma_I")
+    _sparse_structure = False  # the l1-graph solves dense reconstruction problems
 
     def __init__(
         self,

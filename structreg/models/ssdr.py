@@ -285,6 +285,8 @@ class SSDRWang(StructuralClassifier):
     """
     )
 
+    _sparse_structure = False  # centring the features densifies them
+
     def __init__(
         self,
         kernel="linear",
