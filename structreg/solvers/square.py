@@ -114,9 +114,10 @@ def _penalty_blocks(Z, penalty, fit_intercept: bool, block_elements: int):
         M = penalty.tocsr() if sp.issparse(penalty) else np.asarray(penalty, dtype=float)
         for blk in _chunks.row_blocks(n, q, 8 * block_elements):
             s, e = blk.start, blk.stop
-            Mb = M[s:e]
+            whole = s == 0 and e == n  # one block: the rows themselves, not sliced copies
+            Mb = M if whole else M[s:e]
             MZ = dense_array(Mb @ Z)
-            Ab = dense_array(Z[s:e])
+            Ab = dense_array(Z if whole else Z[s:e])
             if fit_intercept:
                 MZ = np.hstack([MZ, dense_array(Mb.sum(axis=1)).reshape(-1, 1)])
                 Ab = np.hstack([Ab, np.ones((e - s, 1))])
@@ -196,16 +197,25 @@ def cholesky_solve(
     number above ``min_rcond``, default ``p eps``), else None.  H is read, not changed (LAPACK
     ``?potrf`` / ``?pocon`` / ``?potrs`` on one copy; no finiteness scan: callers pass
     assembled, finite systems)."""
+    return cholesky_attempt(H, rhs, min_rcond)[0]
+
+
+def cholesky_attempt(
+    H: np.ndarray, rhs: np.ndarray, min_rcond: float | None = None
+) -> tuple[np.ndarray | None, bool]:
+    """:func:`cholesky_solve`, saying why it gave up: ``(x, factored)`` with ``factored``
+    False when ``?potrf`` met a non-positive pivot (H is not numerically positive definite;
+    x is None) and True when H was factored (x is None only if its condition was too poor)."""
     p = H.shape[0]
     anorm = float(np.abs(H).sum(axis=0).max(initial=0.0))
     c, info = lapack.dpotrf(H, lower=0, clean=0)
     if info != 0:
-        return None
+        return None, False
     rcond, info = lapack.dpocon(c, anorm)
     if info != 0 or rcond <= (p * np.finfo(float).eps if min_rcond is None else min_rcond):
-        return None
+        return None, True
     x, info = lapack.dpotrs(c, rhs, lower=0)
-    return x if info == 0 else None
+    return (x if info == 0 else None), True
 
 
 def ldl_solve(
@@ -228,16 +238,17 @@ def ldl_solve(
     x, info = lapack.dsytrs(ldu, ipiv, rhs, lower=0)
     if info != 0:
         return None
-    negative, k = 0, 0
-    while k < q:
-        if ipiv[k] > 0:  # a 1x1 block
-            negative += int(ldu[k, k] < 0)
-            k += 1
-        else:  # a 2x2 block [[a, b], [b, c]]: one negative eigenvalue when its det is negative
-            a, b, c = ldu[k, k], ldu[k, k + 1], ldu[k + 1, k + 1]
-            det = a * c - b * b
-            negative += 1 if det < 0 else (2 if a < 0 else 0)
-            k += 2
+    # Sylvester's inertia from D: a 1x1 block (ipiv > 0) is negative or not; a 2x2 block
+    # (rows k, k+1 with ipiv[k] = ipiv[k+1] < 0; pairs never overlap, so the negative entries
+    # come as consecutive pairs) [[a, b], [b, c]] has one negative eigenvalue when its
+    # determinant is negative, else two when a < 0
+    d = np.diagonal(ldu)
+    negative = int(np.count_nonzero(d[ipiv > 0] < 0))
+    first = np.flatnonzero(ipiv < 0)[::2]
+    if first.size:
+        a, b, c = d[first], ldu[first, first + 1], d[first + 1]
+        det = a * c - b * b
+        negative += int(np.count_nonzero(det < 0) + 2 * np.count_nonzero((det >= 0) & (a < 0)))
     return x, negative
 
 
