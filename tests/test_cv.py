@@ -490,3 +490,34 @@ def test_parameter_names_are_cached_per_class():
         DRLSC._get_param_names() == sorted(DRLSC().get_params()) and "eta" in DRLSC().get_params()
     )
     assert clone(Fewer(gamma_A=3.0)).gamma_A == 3.0
+
+
+def test_fit_path_searches_each_knn_graph_once_and_checks_each_group(monkeypatch):
+    import structreg.structure.graphs as graphs
+
+    searches = []
+    original = graphs.knn_indices
+
+    def counting(X, k, **kwargs):
+        searches.append(k)
+        return original(X, k, **kwargs)
+
+    monkeypatch.setattr(graphs, "knn_indices", counting)
+    X, y = _multi()
+    grid = {"gamma": [0.1, 1.0], "n_neighbors": [3, 5], "eta": [0.0, 0.6, 1.0]}
+    with _quiet():
+        fits = fit_path(DRLSC(kernel="rbf"), X, y, grid, warn=False)
+    # DRLSC's within- and between-class graphs split one search, shared by the widths
+    assert sorted(searches) == [3, 5]
+    with _quiet():
+        for point, fitted in zip(ParameterGrid(grid), fits, strict=True):
+            one = DRLSC(kernel="rbf", **point).fit(X, y)
+            np.testing.assert_allclose(
+                fitted.decision_function(X), one.decision_function(X), atol=1e-8
+            )
+    # a later structure group's parameters are still checked (only the data once)
+    bad = {"gamma": [0.1, -1.0], "eta": [1.0]}
+    with pytest.raises(ValueError, match="gamma"):
+        fit_path(DRLSC(kernel="rbf"), X, y, bad)
+    out = fit_path(DRLSC(kernel="rbf"), X, y, bad, errors="return")
+    assert isinstance(out[0], DRLSC) and isinstance(out[1], ValueError)

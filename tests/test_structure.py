@@ -134,3 +134,37 @@ def test_heat_width_default_is_mean_squared_edge_length(rng):
     r, c = W.nonzero()
     d2 = ((X[r] - X[c]) ** 2).sum(1)
     np.testing.assert_allclose(W.data, np.exp(-d2 / d2.mean()))
+
+
+def test_reusing_knn_graphs_searches_each_graph_once(rng, monkeypatch):
+    import structreg.structure.graphs as graphs
+
+    searches = []
+    original = graphs.knn_indices
+
+    def counting(X, k, **kwargs):
+        searches.append(k)
+        return original(X, k, **kwargs)
+
+    monkeypatch.setattr(graphs, "knn_indices", counting)
+    X = rng.normal(size=(40, 3))
+    y, labeled = (X[:, 0] > 0).astype(int), np.ones(40, bool)
+    within, between = (
+        LaplacianPenalty(g, 5, "connectivity") for g in ("within-class", "between-class")
+    )
+    alone = [within.build(X, y, labeled), between.build(X, y, labeled)]
+    assert searches == [5, 5]
+    store: dict = {}
+    with graphs.reusing_knn_graphs(store):
+        shared = [within.build(X, y, labeled), between.build(X, y, labeled)]
+        assert searches == [5, 5, 5]  # the between-class graph split the same search
+        W = knn_graph(X, 5)
+        W.data[:] = 7.0  # the caller's copy: the kept graph is untouched
+        assert knn_graph(X, 5).data.max() == 1.0
+        knn_graph(X.copy(), 5)  # another array: searched again
+        knn_graph(X, 4)  # other arguments: searched again
+        assert searches == [5, 5, 5, 5, 4]
+    for a, b in zip(alone, shared, strict=True):
+        assert (a != b).nnz == 0
+    knn_graph(X, 5)  # outside the block nothing is kept
+    assert searches[-1] == 5 and len(searches) == 6

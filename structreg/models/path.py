@@ -36,6 +36,7 @@ from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.validation import validate_data
 
 from ..solvers import NonConvexObjectiveWarning, SquareLossPath
+from ..structure.graphs import reusing_knn_graphs
 from ._base import (
     LinearFeatures,
     StructuralClassifier,
@@ -88,10 +89,11 @@ class _SharedFit:
     """One group of grid points: the structure built once, the weights solved per point."""
 
     def __init__(
-        self, estimator: StructuralClassifier, X, y, unlabeled, memo: dict, labels: str, call: dict
+        self, est: StructuralClassifier, X, y, unlabeled, memo: dict, labels: str, call: dict
     ) -> None:
+        """``est``: an unfitted estimator with the group's structure parameters, owned (and
+        fitted) by this object."""
         self.labels = labels  # fingerprint of (y, unlabeled)
-        est = clone(estimator)
         X, y = _validated(est, X, y, unlabeled, call)
         self.template = est
         # the iterative solver, or a group (e.g. DRLSC bordered) without weights: one fit per point
@@ -106,7 +108,8 @@ class _SharedFit:
         terms = est._penalty_terms(self.n, self.n_labeled)
         self.penalties = [penalty for _, penalty in terms]
         points = est._structure_points(X, self.Z)
-        self.matrices = [self._build(p, points, memo) for p in self.penalties]
+        graphs = call.setdefault("knn_graphs", {})
+        self.matrices = [self._build(p, points, memo, graphs) for p in self.penalties]
         Y = pm_one_targets(self.y_codes, self.labeled, len(est.classes_))
         # what depends on the design alone is shared by the groups on one feature map (the
         # entry holds Z, so its id is not reused while the memo lives)
@@ -118,19 +121,26 @@ class _SharedFit:
             self.matrices,
             fit_intercept=est._fit_intercept(),
             design_cache=design,
+            psd=[bool(getattr(penalty, "psd", False)) for penalty in self.penalties],
         )
 
-    def _build(self, penalty, X, memo: dict):
+    def _build(self, penalty, X, memo: dict, graphs: dict):
         """The penalty's matrix, from ``memo`` when the same penalty was built on this X
-        (e.g. the kNN graph of another kernel width) -- for the same labels if it reads them."""
+        (e.g. the kNN graph of another kernel width) -- for the same labels if it reads them.
+        The kNN graphs it searches are kept in ``graphs``, the call's (DRLSC's within- and
+        between-class penalties split one graph)."""
         key = memo_key(penalty)
-        if key is None:
-            return penalty.build(X, self.y_codes, self.labeled)
-        reads = getattr(penalty, "reads_labels", lambda: True)()
-        entry = ("penalty", key, self.labels if reads else None)
-        if entry not in memo:
-            memo[entry] = penalty.build(X, self.y_codes, self.labeled)
-        return memo[entry]
+        entry = None
+        if key is not None:
+            reads = getattr(penalty, "reads_labels", lambda: True)()
+            entry = ("penalty", key, self.labels if reads else None)
+            if entry in memo:
+                return memo[entry]
+        with reusing_knn_graphs(graphs):
+            matrix = penalty.build(X, self.y_codes, self.labeled)
+        if entry is not None:
+            memo[entry] = matrix
+        return matrix
 
     def _weights(self, candidate: StructuralClassifier) -> tuple[float, ...]:
         terms = candidate._penalty_terms(self.n, self.n_labeled)
@@ -171,8 +181,9 @@ class _SharedFit:
         self, points: Sequence[dict], path_params, checked: set, X_eval, warn: bool, sections
     ):
         """Decision values on ``X_eval`` of the group's grid points, straight from the
-        solutions (no fitted estimator per point), or None when this model's decision is not
-        ``section @ dual_coef + intercept`` (then the points are fitted as estimators).
+        solutions (no fitted estimator per point), with each point's convexity; or None when
+        this model's decision is not ``section @ dual_coef + intercept`` (then the points are
+        fitted as estimators).
         ``sections``: the caller's ``{id(feature map): (feature map, section)}`` for this
         ``X_eval``, shared by the groups on one feature map (e.g. other graphs)."""
         probe = copy.copy(self.template)
@@ -192,7 +203,7 @@ class _SharedFit:
         for sol, col in zip(sols, cols, strict=True):
             Fi = F[:, col] + sol.intercept
             out.append(Fi.ravel() if Fi.shape[1] == 1 else Fi)
-        return out
+        return out, [sol.convex is not False for sol in sols]
 
     def _assemble(self, cand: StructuralClassifier, sol, dual_coef) -> None:
         """Give ``cand`` the fitted attributes that ``fit`` would have given it, but for
@@ -276,17 +287,29 @@ def fit_path(
 def _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval) -> list:
     """:func:`fit_path`; with ``X_eval``, the decision values on it in place of each fitted
     estimator (a shared square-loss group's straight from its solutions)."""
+    out = _grid_outputs(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval)
+    return out if X_eval is None else _decisions_of_fits(out, X_eval)
+
+
+def _grid_outputs(
+    estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval, convex=None
+) -> list:
+    """:func:`fit_path`'s fitted estimators (or exceptions), except that with ``X_eval`` the
+    points of a shared square-loss group get their decision values on ``X_eval`` instead,
+    straight from the group's solutions.  ``convex``: a list that receives each point's
+    convexity (False for a saddle point of a non-convex objective; True for a failed fit)."""
     if errors not in ("raise", "return"):
         raise ValueError(f"errors must be 'raise' or 'return', got {errors!r}")
     candidates = candidate_list(param_grid)
+    flags = [True] * len(candidates)
     if _shares_deformation(estimator):
         out = _hinge_path(estimator, X, y, candidates, unlabeled, warn, errors)
-        return out if X_eval is None else _decisions_of_fits(out, X_eval)
+        return _with_convexity(out, flags, convex)
     if not _shares_factorisation(estimator):
         out = [
             _guarded(errors, _plain_fit, estimator, X, y, p, unlabeled, warn) for p in candidates
         ]
-        return out if X_eval is None else _decisions_of_fits(out, X_eval)
+        return _with_convexity(out, flags, convex)
     path_params = set(estimator._path_params)
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, point in enumerate(candidates):
@@ -297,7 +320,7 @@ def _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval) -
     sections: dict = {}  # X_eval's kernel section per feature map (decision values only)
     cache = {} if cache is None else cache
     labels = joblib.hash((y, unlabeled))
-    call: dict = {}  # the validated data and encoded labels, shared by the groups
+    call: dict = {}  # the validated data, encoded labels and kNN graphs, shared by the groups
     n = X.shape[0] if hasattr(X, "shape") else len(X)  # (len of a sparse matrix raises)
     with blas_threads_for(n):  # the whole grid: its factorisations are as small as one fit's
         for idx in groups.values():
@@ -309,6 +332,10 @@ def _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval) -
                 if shared.shared and X_eval is not None:
                     points = [candidates[i] for i in idx]
                     fitted = shared.decisions(points, path_params, checked, X_eval, warn, sections)
+                    if fitted is not None:
+                        fitted, group_flags = fitted
+                        for i, flag in zip(idx, group_flags, strict=True):
+                            flags[i] = flag
                 if shared.shared and fitted is None:
                     fitted = [_with_weights(base, candidates[i], path_params, checked) for i in idx]
                     shared.fit(fitted, warn)
@@ -328,7 +355,20 @@ def _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval) -
                 continue
             for i, f in zip(idx, fitted, strict=True):
                 out[i] = f
-    return out if X_eval is None else _decisions_of_fits(out, X_eval)
+    return _with_convexity(out, flags, convex)
+
+
+def _with_convexity(out: list, flags: list[bool], convex: list | None) -> list:
+    """``out``; ``convex`` (if given) extended by ``flags``, where the fitted estimators of
+    ``out`` say theirs (``solver_info_["convex"]``) themselves."""
+    if convex is not None:
+        convex.extend(
+            flag
+            if isinstance(f, np.ndarray)
+            else getattr(f, "solver_info_", {}).get("convex") is not False
+            for f, flag in zip(out, flags, strict=True)
+        )
+    return out
 
 
 def _decisions_of_fits(out: list, X_eval) -> list:
@@ -425,17 +465,20 @@ def _shared_fit(
 
 def _validated(est: StructuralClassifier, X, y, unlabeled, call: dict):
     """``est._validated(X, y, unlabeled)``; the data are converted and checked on the call's
-    first group only (per answer of ``_accepts_sparse``), the later ones check their
-    parameters and take the first's input attributes."""
+    first group only (per answer of ``_accepts_sparse``), the later ones check the parameters
+    in which they differ from it (each value once per call) and take its input attributes."""
     key = ("data", est._accepts_sparse())
+    params = est.get_params(deep=False)
     if key not in call:
         data = est._validated(X, y, unlabeled)
         attrs = {k: v for k, v in vars(est).items() if k in ("n_features_in_", "feature_names_in_")}
-        call[key] = (data, attrs)
+        call[key] = (data, attrs, params)
         return data
-    est._validate_params()
-    vars(est).update(call[key][1])
-    return call[key][0]
+    data, attrs, first = call[key]
+    changed = {k: v for k, v in params.items() if _key(v) != _key(first[k])}
+    _checked_weights(est, changed, changed.keys(), call.setdefault("checked", set()))
+    vars(est).update(attrs)
+    return data
 
 
 def drop_label_work(cache: dict) -> None:

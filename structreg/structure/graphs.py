@@ -99,6 +99,9 @@ the input during ``knn_graph``: 514 MiB at 1e6 points in 2-D (exact), 1 GiB with
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Literal
 
 import numpy as np
@@ -132,6 +135,24 @@ PARALLEL_MIN_QUERIES = 20_000
 # (search 5-10 / 13 / 16-22 / 40 s on the loaded 2-core machine); 0.63 with k + 1 = 11 at 5e4.
 NNDESCENT_RANDOM_STATE = 0
 NNDESCENT_MIN_NEIGHBORS = 30
+
+_GRAPH_STORE: ContextVar[dict | None] = ContextVar("structreg_knn_graphs", default=None)
+
+
+@contextmanager
+def reusing_knn_graphs(store: dict) -> Iterator[dict]:
+    """Within the block, :func:`knn_graph` keeps the graphs it builds in ``store`` and gives
+    a copy of a kept one when called again on the same array object with the same arguments.
+
+    For callers that build several penalties on one X: DRLSC's within- and between-class
+    Laplacians split one kNN graph, which each would otherwise search for again.  ``store``
+    holds the arrays it keys by identity, so an id is not reused while it lives.
+    """
+    token = _GRAPH_STORE.set(store)
+    try:
+        yield store
+    finally:
+        _GRAPH_STORE.reset(token)
 
 
 def _check_weights(weights: str, t: float | None) -> None:
@@ -288,6 +309,16 @@ def knn_graph(
     W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
         Sorted indices, zero diagonal.
     """
+    store = _GRAPH_STORE.get()
+    if store is None:
+        return _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm)
+    key = ("knn_graph", id(X), n_neighbors, weights, t, symmetrize, algorithm)
+    if key not in store:
+        store[key] = (X, _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm))
+    return store[key][1].copy()
+
+
+def _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm) -> sp.csr_matrix:
     X = _as_points(X)
     n = X.shape[0]
     _check_weights(weights, t)
