@@ -496,19 +496,20 @@ def test_fit_path_searches_each_knn_graph_once_and_checks_each_group(monkeypatch
     import structreg.structure.graphs as graphs
 
     searches = []
-    original = graphs.knn_indices
+    original = graphs._exact_indices
 
-    def counting(X, k, **kwargs):
-        searches.append(k)
-        return original(X, k, **kwargs)
+    def counting(X, queries, n_query, **kwargs):
+        searches.append(n_query)
+        return original(X, queries, n_query, **kwargs)
 
-    monkeypatch.setattr(graphs, "knn_indices", counting)
+    monkeypatch.setattr(graphs, "_exact_indices", counting)
     X, y = _multi()
     grid = {"gamma": [0.1, 1.0], "n_neighbors": [3, 5], "eta": [0.0, 0.6, 1.0]}
     with _quiet():
         fits = fit_path(DRLSC(kernel="rbf"), X, y, grid, warn=False)
-    # DRLSC's within- and between-class graphs split one search, shared by the widths
-    assert sorted(searches) == [3, 5]
+    # DRLSC's within- and between-class graphs split one search, which serves both
+    # neighbourhood sizes (looking ahead) and both widths
+    assert searches == [graphs.SEARCH_AHEAD_MIN]
     with _quiet():
         for point, fitted in zip(ParameterGrid(grid), fits, strict=True):
             one = DRLSC(kernel="rbf", **point).fit(X, y)
@@ -521,3 +522,22 @@ def test_fit_path_searches_each_knn_graph_once_and_checks_each_group(monkeypatch
         fit_path(DRLSC(kernel="rbf"), X, y, bad)
     out = fit_path(DRLSC(kernel="rbf"), X, y, bad, errors="return")
     assert isinstance(out[0], DRLSC) and isinstance(out[1], ValueError)
+
+
+def test_grid_points_without_a_weight_take_the_estimators_value():
+    # [{"eta": [...]}, {}]: the second point has no eta, so the estimator's own (0.5) applies,
+    # not the previous point's, in the fitted estimators, the decision values and the search
+    X, y = _multi()
+    grid = [{"eta": [0.1, 0.9]}, {}]
+    base = DRLSC(kernel="rbf", n_neighbors=4, eta=0.5)
+    with _quiet():
+        F = decision_path(base, X, y, grid, X[:7])
+        fits = fit_path(base, X, y, grid, warn=False)
+        for i, point in enumerate([{"eta": 0.1}, {"eta": 0.9}, {}]):
+            one = clone(base).set_params(**point).fit(X, y)
+            np.testing.assert_allclose(F[i], one.decision_function(X[:7]), atol=1e-8)
+            assert fits[i].eta == one.eta
+        cv = StratifiedKFold(3, shuffle=True, random_state=0)
+        reference = GridSearchCV(base, grid, cv=cv).fit(X, y)
+        search = StructuralClassifierCV(base, grid, cv=cv).fit(X, y)
+    _compare_with_grid_search(search, reference)

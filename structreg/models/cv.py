@@ -6,7 +6,9 @@
 each fold the grid is fitted by :func:`~structreg.models.fit_path`: the labels, feature map,
 kNN graphs and penalty matrices are built once per group of structure parameters, the normal
 equations assembled once, and every ridge of a penalty-weight setting comes from one
-eigendecomposition (as scikit-learn's ``RidgeCV`` does for its alphas).
+eigendecomposition (as scikit-learn's ``RidgeCV`` does for its alphas).  With the model's own
+score, a group's points are scored from their decision values on the test fold, computed
+straight from the group's solutions (one product with the test kernel section per group).
 
 :class:`LapRLSCCV`, :class:`DiscriminativeRLSCV` and :class:`DRLSCCV` are the same class with
 a default model and grid; one implementation serves every square-loss preset (a new model
@@ -140,7 +142,8 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     cv_results_ : dict of arrays
         As ``GridSearchCV``'s: ``params``, ``param_<name>``, ``split<i>_test_score``,
         ``mean_test_score``, ``std_test_score``, ``rank_test_score``, plus
-        ``mean_fit_time`` / ``mean_score_time`` (a fold's time shared evenly by its points)
+        ``mean_fit_time`` / ``mean_score_time`` (a fold's time shared evenly by its points;
+        the fit time includes the test decision values that come with the solves)
         and ``nonconvex_folds`` (folds whose fit was a saddle point of a non-convex objective).
     best_index_ : int
     best_params_ : dict

@@ -11,7 +11,9 @@ of the group -- all ridges of one penalty-weight setting from one eigendecomposi
 returned estimators are ordinary fitted estimators (``predict``, ``decision_function``,
 ``coef_``, ...), equal to ``clone(estimator).set_params(**params).fit(X, y)`` up to rounding.
 Across groups, a feature map or penalty with the same parameters is built once too (e.g. the
-kNN graph is shared by every kernel width).
+kNN graph is shared by every kernel width), one kNN search serves the penalties that split
+the same graph (DRLSC's within- and between-class Laplacians), and so do the loss parts of
+the normal equations on one design (the groups of its graphs).
 
 Hinge-loss models solved by libsvm share the deformed kernel between grid points whose
 penalty weights scale with ``gamma_A`` (SRSVM's ``C`` at fixed ``lam``; LapSVM at a fixed
@@ -94,6 +96,7 @@ class _SharedFit:
         """``est``: an unfitted estimator with the group's structure parameters, owned (and
         fitted) by this object."""
         self.labels = labels  # fingerprint of (y, unlabeled)
+        self._settings: dict = {}  # (ridge, penalty weights) per weight values, see decisions
         X, y = _validated(est, X, y, unlabeled, call)
         self.template = est
         # the iterative solver, or a group (e.g. DRLSC bordered) without weights: one fit per point
@@ -191,9 +194,14 @@ class _SharedFit:
         if not (probe._primal_output() and (hasattr(fm, "dual_coef") or _linear(fm))):
             return None
         settings = []
+        defaults = {k: getattr(self.template, k) for k in path_params}  # of a point without k
         for point in points:
-            vars(probe).update(_checked_weights(self.template, point, path_params, checked))
-            settings.append((probe._ridge(), self._weights(probe)))
+            weights = {**defaults, **_checked_weights(self.template, point, path_params, checked)}
+            key = tuple(sorted((k, _key(v)) for k, v in weights.items()))
+            if key not in self._settings:  # the group's points differ in these values only
+                vars(probe).update(weights)
+                self._settings[key] = (probe._ridge(), self._weights(probe))
+            settings.append(self._settings[key])
         sols = self.path.solve_grid(settings, warn=warn)
         coefs, cols = _side_by_side([sol.coef for sol in sols])
         if id(fm) not in sections:  # the entry holds fm, so its id is not reused meanwhile

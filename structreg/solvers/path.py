@@ -24,6 +24,12 @@ expensive O(n q^2 + nnz(M) q) step) and then solves any ``(ridge, w)`` in O(q^3)
   bias is eliminated first by its Schur complement, which is exact when its diagonal entry
   ``1^T (C + sum_k w_k M_k) 1`` is positive (always with loss weights on at least one sample
   and penalties that annihilate constants); otherwise every ridge is solved directly.
+* :meth:`SquareLossPath.solve_grid` -- a whole grid: the semi-supervised two-parameter grid
+  from one eigendecomposition, ridge paths per weight setting, and single settings from the
+  top of the Loewner order down: with the penalties declared PSD (``psd=``), a setting whose
+  weights on them are no larger (and equal on the others) has ``H`` no larger, so once
+  Cholesky's factorisation meets a non-positive pivot the settings below skip the attempt
+  (DRLSC's ``eta`` weights ``eta P_w - (1 - eta) P_b``: one line, monotone in ``eta``).
 
 Indefinite penalties (a subtracted between-class term) are allowed: a setting whose system
 has a negative eigenvalue reports ``convex=False`` and gets the stationary point (a saddle);
