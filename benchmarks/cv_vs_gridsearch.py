@@ -3,7 +3,11 @@
 Side by side in this process, on the same grid and the same folds: ``LapRLSCCV`` vs
 ``GridSearchCV(LapRLSC())`` and ``DRLSCCV`` vs ``GridSearchCV(DRLSC())``.  Each pair runs
 ``--repeats`` times, alternating which goes first; printed per case: the median wall time of
-each, their ratio, and whether ``best_params_`` and every mean CV score agree (to 1e-8).
+each, their ratio, whether ``best_params_`` and every mean CV score agree (to 1e-8), and the
+1-minute load average before and after the case (the ratio moves with the machine's load:
+GridSearchCV's many small kNN searches suffer most from OpenMP threads competing for cores).
+The structreg measured is this checkout's (its root goes first on ``sys.path``), not the one an
+editable install may point to.
 
 Cases (features standardised; 5-fold CV):
 
@@ -20,18 +24,24 @@ Cases (features standardised; 5-fold CV):
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 import warnings
+from pathlib import Path
 
-import numpy as np
-from _measure import semi_labels
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
-from sklearn.preprocessing import StandardScaler
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's structreg
 
-from structreg import DRLSC, LapRLSC
-from structreg.datasets import load_dataset
-from structreg.model_selection import SemiSupervisedKFold
-from structreg.models import DRLSCCV, LapRLSCCV
+import numpy as np  # noqa: E402
+from _measure import semi_labels  # noqa: E402
+from sklearn.model_selection import GridSearchCV, StratifiedKFold  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+
+import structreg  # noqa: E402
+from structreg import DRLSC, LapRLSC  # noqa: E402
+from structreg.datasets import load_dataset  # noqa: E402
+from structreg.model_selection import SemiSupervisedKFold  # noqa: E402
+from structreg.models import DRLSCCV, LapRLSCCV  # noqa: E402
 
 LAP_GRID = {
     "gamma_A": list(np.logspace(-6, 1, 8)),
@@ -58,6 +68,7 @@ def _timed(fn):
 
 
 def compare(label: str, ours, theirs, X, y, repeats: int) -> float:
+    load_before = os.getloadavg()[0]
     times = {"ours": [], "grid": []}
     results = {}
     for r in range(repeats):
@@ -72,7 +83,8 @@ def compare(label: str, ours, theirs, X, y, repeats: int) -> float:
     n_points = len(a.cv_results_["params"])
     print(
         f"| {label} | {n_points} | {t_grid:.2f} | {t_ours:.2f} | {t_grid / t_ours:.1f}x | "
-        f"{'yes' if same_params else 'NO'} | {gap:.1e} |",
+        f"{'yes' if same_params else 'NO'} | {gap:.1e} | {load_before:.1f} / "
+        f"{os.getloadavg()[0]:.1f} |",
         flush=True,
     )
     return t_grid / t_ours
@@ -87,11 +99,12 @@ def main() -> None:
     )
     args = parser.parse_args()
     cases = set(args.cases.split(","))
+    print(f"structreg from {Path(structreg.__file__).parent}, {os.cpu_count()} cores\n")
     print(
         "| case | grid points | GridSearchCV s | structreg CV s | speed-up | same best_params_ "
-        "| max mean-score gap |"
+        "| max mean-score gap | load before / after |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     ratios = []
     if "usps" in cases:
         X, y = _data("usps", n=2000)

@@ -491,3 +491,71 @@ def test_parameter_names_are_cached_per_class():
         DRLSC._get_param_names() == sorted(DRLSC().get_params()) and "eta" in DRLSC().get_params()
     )
     assert clone(Fewer(gamma_A=3.0)).gamma_A == 3.0
+
+
+def test_fit_path_searches_each_knn_graph_once_and_checks_each_group(monkeypatch):
+    import structreg.structure.graphs as graphs
+
+    searches = []
+    original = graphs._exact_indices
+
+    def counting(X, queries, n_query, **kwargs):
+        searches.append(n_query)
+        return original(X, queries, n_query, **kwargs)
+
+    monkeypatch.setattr(graphs, "_exact_indices", counting)
+    X, y = _multi()
+    grid = {"gamma": [0.1, 1.0], "n_neighbors": [3, 5], "eta": [0.0, 0.6, 1.0]}
+    with _quiet():
+        fits = fit_path(DRLSC(kernel="rbf"), X, y, grid, warn=False)
+    # DRLSC's within- and between-class graphs split one search, which serves both
+    # neighbourhood sizes (looking ahead) and both widths
+    assert searches == [graphs.SEARCH_AHEAD_MIN]
+    with _quiet():
+        for point, fitted in zip(ParameterGrid(grid), fits, strict=True):
+            one = DRLSC(kernel="rbf", **point).fit(X, y)
+            np.testing.assert_allclose(
+                fitted.decision_function(X), one.decision_function(X), atol=1e-8
+            )
+    # a later structure group's parameters are still checked (only the data once)
+    bad = {"gamma": [0.1, -1.0], "eta": [1.0]}
+    with pytest.raises(ValueError, match="gamma"):
+        fit_path(DRLSC(kernel="rbf"), X, y, bad)
+    out = fit_path(DRLSC(kernel="rbf"), X, y, bad, errors="return")
+    assert isinstance(out[0], DRLSC) and isinstance(out[1], ValueError)
+
+
+def test_grid_points_without_a_weight_take_the_estimators_value():
+    # [{"eta": [...]}, {}]: the second point has no eta, so the estimator's own (0.5) applies,
+    # not the previous point's, in the fitted estimators, the decision values and the search
+    X, y = _multi()
+    grid = [{"eta": [0.1, 0.9]}, {}]
+    base = DRLSC(kernel="rbf", n_neighbors=4, eta=0.5)
+    with _quiet():
+        F = decision_path(base, X, y, grid, X[:7])
+        fits = fit_path(base, X, y, grid, warn=False)
+        for i, point in enumerate([{"eta": 0.1}, {"eta": 0.9}, {}]):
+            one = clone(base).set_params(**point).fit(X, y)
+            np.testing.assert_allclose(F[i], one.decision_function(X[:7]), atol=1e-8)
+            assert fits[i].eta == one.eta
+        cv = StratifiedKFold(3, shuffle=True, random_state=0)
+        reference = GridSearchCV(base, grid, cv=cv).fit(X, y)
+        search = StructuralClassifierCV(base, grid, cv=cv).fit(X, y)
+    _compare_with_grid_search(search, reference)
+
+
+def test_fit_path_mixes_auto_and_numeric_graph_weights():
+    """gamma_I="auto" scales the Laplacian by its volume (another penalty matrix than a
+    numeric gamma_I's): grid points of both kinds, given or taken from the estimator, are
+    grouped apart and each equals its own fit."""
+    X, _, y = _semi()
+    grid = [{"gamma_I": ["auto", 1.0, 100.0], "gamma_A": [1e-3, 1e-1]}, {"gamma_A": [1e-2]}]
+    for base in (LapRLSC(gamma=2.0), LapRLSC(gamma=2.0, gamma_I=10.0), LapSVM(gamma=2.0)):
+        with _quiet():
+            fits = fit_path(base, X, y, grid)
+            F = decision_path(base, X, y, grid, X[:9])
+            for i, point in enumerate(ParameterGrid(grid)):
+                one = clone(base).set_params(**point).fit(X, y)
+                G = one.decision_function(X[:9])
+                np.testing.assert_allclose(fits[i].decision_function(X[:9]), G, atol=1e-7)
+                np.testing.assert_allclose(F[i], G, atol=1e-7)

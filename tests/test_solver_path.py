@@ -331,3 +331,125 @@ def test_grid_solves_directly_what_one_eigendecomposition_cannot_serve(rng):
     assert "spectral-path" not in {s.factorization for s in path.solve_grid(signed[:5], warn=False)}
     full = SquareLossPath(Z, Y, np.full(60, 1 / 60), Ms, fit_intercept=True)
     assert "spectral-path" not in {s.factorization for s in full.solve_grid(mixed[::2])}
+
+
+# ------------------------------------------------------------------------------------------
+# A line of weights monotone in the Loewner order (DRLSC's eta): skipped Cholesky attempts
+# ------------------------------------------------------------------------------------------
+def _graph_laplacian(n, density, seed):
+    W = sp.random(n, n, density=density, random_state=seed)
+    W = W + W.T
+    return (sp.diags(np.asarray(W.sum(axis=1)).ravel()) - W).tocsr()
+
+
+def _discriminative_line(rng, rank_deficient):
+    """DRLSC's system along eta: ``A^T (I + eta L_w - (1 - eta) L_b) A``, PSD ``L_w``, ``L_b``;
+    ``L_b`` large enough that small eta is indefinite.  ``rank_deficient``: the bias column in
+    the span of the features (a kernel factor's case), solved on the design's complement."""
+    n, p = 40, 10
+    Z = rng.normal(size=(n, p))
+    if rank_deficient:
+        Z[:, -1] = 1.0
+    Y = np.sign(rng.normal(size=(n, 2)))
+    Ms = [_graph_laplacian(n, 0.1, 4), 3.0 * _graph_laplacian(n, 0.1, 5)]
+    return Z, Y, np.ones(n), Ms
+
+
+def _counting_cholesky(monkeypatch):
+    import structreg.solvers.path as path_module
+
+    calls = []
+    original = path_module.cholesky_attempt
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(path_module, "cholesky_attempt", counting)
+    return calls
+
+
+@pytest.mark.parametrize("rank_deficient", [False, True])
+def test_a_monotone_line_skips_only_the_cholesky_attempts_that_must_fail(
+    rng, monkeypatch, rank_deficient
+):
+    Z, Y, c, Ms = _discriminative_line(rng, rank_deficient)
+    etas = np.linspace(0.0, 1.0, 11)
+    settings = [(0.0, [eta, -(1.0 - eta)]) for eta in etas]
+    calls = _counting_cholesky(monkeypatch)
+    path = SquareLossPath(Z, Y, c, Ms, fit_intercept=True, psd=[True, True])
+    skipping = path.solve_grid(settings, warn=False)
+    attempted = len(calls)
+    calls.clear()
+    plain = SquareLossPath(Z, Y, c, Ms, fit_intercept=True).solve_grid(settings, warn=False)
+    assert len(calls) == len(settings)  # without psd: one attempt per setting
+    # with it: one per positive definite setting, and the first (largest) one that is not
+    H = [path.system(0.0, w) for _, w in settings]
+    if rank_deficient:  # the bias in the features' span: judged on the complement
+        V = path._design_complement()[0]
+        H = [V.T @ h @ V for h in H]
+    lowest = [np.linalg.eigvalsh(h)[0] for h in H]
+    positive = sum(m > 1e-8 * np.abs(h).max() for m, h in zip(lowest, H, strict=True))
+    assert 0 < positive < len(settings) - 1 and min(lowest) < 0
+    assert attempted == positive + 1
+    for (_, w), s, r, low in zip(settings, skipping, plain, lowest, strict=True):
+        np.testing.assert_array_equal(s.coef, r.coef)  # the same factorisation, or the same
+        np.testing.assert_array_equal(s.intercept, r.intercept)  # fallback after a refusal
+        assert (s.factorization, s.convex, s.singular) == (r.factorization, r.convex, r.singular)
+        assert s.convex == (low > 0)
+        x = np.vstack([s.coef, s.intercept[None]])
+        full = path.system(0.0, w)
+        if rank_deficient:  # the minimum-norm solution of the singular full system
+            ref = np.linalg.pinv(full, rcond=1e-10, hermitian=True) @ path.rhs_
+        else:
+            ref = np.linalg.solve(full, path.rhs_)
+        np.testing.assert_allclose(x, ref, atol=1e-8 * np.abs(ref).max())
+
+
+def test_settings_off_the_loewner_order_attempt_cholesky_each(rng, monkeypatch):
+    # the subtracted penalty is not declared PSD: a larger eta no longer dominates a smaller
+    # one, nothing may be skipped; a ridge changes the system's kind (not compared either)
+    Z, Y, c, Ms = _discriminative_line(rng, rank_deficient=False)
+    settings = [(0.0, [eta, -(1.0 - eta)]) for eta in np.linspace(0.0, 1.0, 6)]
+    settings += [(1e-3, [0.0, -1.0])]
+    calls = _counting_cholesky(monkeypatch)
+    sols = SquareLossPath(Z, Y, c, Ms, fit_intercept=True, psd=[True, False]).solve_grid(
+        settings, warn=False
+    )
+    assert len(calls) == len(settings)
+    path = SquareLossPath(Z, Y, c, Ms, fit_intercept=True, psd=[True, True])
+    assert not path._below((0.0, [0.2, -0.8]), (1e-3, [0.9, -0.1]))  # another kind of system
+    assert path._below((0.0, [0.2, -0.8]), (0.0, [0.9, -0.1]))
+    assert not path._below((0.0, [0.9, -0.1]), (0.0, [0.2, -0.8]))
+    for (ridge, w), s in zip(settings, sols, strict=True):
+        x = np.vstack([s.coef, s.intercept[None]])
+        np.testing.assert_allclose(path.system(ridge, w) @ x, path.rhs_, atol=1e-8)
+    with pytest.raises(ValueError, match="psd has 1 entries for 2 penalties"):
+        SquareLossPath(Z, Y, c, Ms, psd=[True])
+
+
+def test_paths_with_equal_loss_weights_and_targets_share_the_loss_parts(rng):
+    Z0 = rng.normal(size=(14, 3))
+    Zb = np.hstack([Z0, np.ones((14, 1))])  # the bias in the features' span: a complement
+    Y, c = rng.normal(size=(14, 2)), np.full(14, 1 / 14)
+    graphs = [_graph_laplacian(14, 0.3, seed) for seed in (6, 7)]
+    design: dict = {}
+    a, b = (SquareLossPath(Zb, Y, c, [M], fit_intercept=True, design_cache=design) for M in graphs)
+    assert a.gram_ is b.gram_ and a.rhs_ is b.rhs_
+    assert a._design_complement()[1] is b._design_complement()[1]  # (AV)^T C (AV)
+    c2 = c.copy()
+    c2[:3] = 0.0  # other loss weights on the same design: their own parts
+    d = SquareLossPath(Zb, Y, c2, [graphs[0]], fit_intercept=True, design_cache=design)
+    assert d.gram_ is not a.gram_
+    cases = [(graphs[0], c), (graphs[1], c), (graphs[0], c2)]
+    for path, (M, weights) in zip((a, b, d), cases, strict=True):
+        alone = SquareLossPath(Zb, Y, weights, [M], fit_intercept=True)
+        np.testing.assert_array_equal(path.gram_, alone.gram_)
+        shared, ref = path.solve(0.0, [0.4]), alone.solve(0.0, [0.4])
+        np.testing.assert_allclose(shared.coef, ref.coef, rtol=1e-12, atol=1e-12)
+        A = np.hstack([Zb, np.ones((14, 1))])
+        H = A.T @ ((np.diag(weights) + 0.4 * M.toarray()) @ A)
+        x = np.vstack([shared.coef, shared.intercept[None]])
+        np.testing.assert_allclose(
+            x, np.linalg.pinv(H, rcond=1e-10) @ (A.T @ (weights[:, None] * Y)), atol=1e-8
+        )

@@ -183,3 +183,74 @@ def test_laprlsc_auto_weights_are_the_stated_numbers():
     np.testing.assert_allclose(
         auto.decision_function(X), explicit.decision_function(X), rtol=1e-8, atol=1e-10
     )
+
+
+def _counting_searches(monkeypatch):
+    import structreg.structure.graphs as graphs
+
+    searches = []
+    original = graphs._exact_indices
+
+    def counting(X, queries, n_query, **kwargs):
+        searches.append(n_query)
+        return original(X, queries, n_query, **kwargs)
+
+    monkeypatch.setattr(graphs, "_exact_indices", counting)
+    return searches
+
+
+def test_reusing_knn_graphs_searches_each_graph_once(rng, monkeypatch):
+    from structreg.structure.graphs import reusing_knn_graphs
+
+    X = rng.normal(size=(40, 3))
+    y, labeled = (X[:, 0] > 0).astype(int), np.ones(40, bool)
+    penalties = [
+        LaplacianPenalty(graph, k, "connectivity")
+        for k in (3, 5, 8)
+        for graph in ("within-class", "between-class")
+    ]
+    reference = knn_graph(X, 9).toarray()
+    searches = _counting_searches(monkeypatch)
+    alone = [p.build(X, y, labeled) for p in penalties]
+    assert searches == [4, 4, 6, 6, 9, 9]  # k + 1: the point itself comes first
+    searches.clear()
+    with reusing_knn_graphs({}):
+        shared = [p.build(X, y, labeled) for p in penalties]
+        # one search, looking ahead: the other sizes are cut from it, each graph split once
+        assert searches == [12]
+        W = knn_graph(X, 5)
+        W.data[:] = 7.0  # the caller's copy: the kept graph is untouched
+        assert knn_graph(X, 5).data.max() == 1.0
+        np.testing.assert_array_equal(knn_graph(X, 9).toarray(), reference)  # cut too
+        assert searches == [12]
+        knn_graph(X.copy(), 5)  # another array: searched again
+        assert searches == [12, 18]
+    for a, b in zip(alone, shared, strict=True):
+        assert (a != b).nnz == 0
+    knn_graph(X, 5)  # outside the block nothing is kept
+    assert searches == [12, 18, 6]
+
+
+def test_reused_searches_are_cut_only_where_no_tie_straddles_the_cut(rng, monkeypatch):
+    from structreg.structure.graphs import knn_indices, reusing_knn_graphs
+
+    # a grid of points: many equal distances, so most cuts fall inside a tie
+    X = np.array([(i, j) for i in range(6) for j in range(6)], dtype=float)
+    X += 1e-9 * rng.normal(size=X.shape)  # ties up to rounding: within the cut tolerance
+    Z = rng.normal(size=(50, 4))  # points in general position
+    sizes = (2, 3, 4, 6, 11)
+    direct = {(id(P), k): knn_graph(P, k).toarray() for P in (X, Z) for k in sizes}
+    order = knn_indices(X, 3)
+    searches = _counting_searches(monkeypatch)
+    with reusing_knn_graphs({}):
+        for k in sizes:
+            np.testing.assert_array_equal(knn_graph(X, k).toarray(), direct[id(X), k])
+        cut_grid = list(searches)
+        # ordered neighbours (knn_indices) are never cut from a longer search
+        np.testing.assert_array_equal(knn_indices(X, 3), order)
+        assert searches[-1] == 4
+        searches.clear()
+        for k in sizes:
+            np.testing.assert_array_equal(knn_graph(Z, k).toarray(), direct[id(Z), k])
+    assert cut_grid[0] == 12 and len(cut_grid) > 2  # ambiguous cuts: searched on their own
+    assert searches == [12, 36]  # Z: every size from a search looking ahead

@@ -6,7 +6,9 @@
 each fold the grid is fitted by :func:`~structreg.models.fit_path`: the labels, feature map,
 kNN graphs and penalty matrices are built once per group of structure parameters, the normal
 equations assembled once, and every ridge of a penalty-weight setting comes from one
-eigendecomposition (as scikit-learn's ``RidgeCV`` does for its alphas).
+eigendecomposition (as scikit-learn's ``RidgeCV`` does for its alphas).  With the model's own
+score, a group's points are scored from their decision values on the test fold, computed
+straight from the group's solutions (one product with the test kernel section per group).
 
 :class:`LapRLSCCV`, :class:`DiscriminativeRLSCV` and :class:`DRLSCCV` are the same class with
 a default model and grid; one implementation serves every square-loss preset (a new model
@@ -35,7 +37,7 @@ from ..solvers import NonConvexObjectiveWarning
 from ._base import StructuralClassifier, blas_threads_for, is_unlabeled, missing_as_unlabeled
 from .discriminative import DRLSC, DiscriminativeRLS
 from .manifold import LapRLSC
-from .path import _shares_test_features, candidate_list, decision_values, fit_path
+from .path import _grid_outputs, _shares_test_features, candidate_list, decision_values
 
 __all__ = ["DRLSCCV", "DiscriminativeRLSCV", "LapRLSCCV", "StructuralClassifierCV"]
 
@@ -45,7 +47,9 @@ DEFAULT_FOLDS = 5
 
 def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
     """Fit the grid on one fold (shared work) and score each point on the test part; small
-    folds run on one BLAS thread, as ``fit`` does."""
+    folds run on one BLAS thread, as ``fit`` does.  With the model's own score, the points of
+    a shared square-loss group are scored from their decision values on the test part, got
+    straight from the group's solutions (no fitted estimator per point)."""
     errors = "raise" if isinstance(error_score, str) and error_score == "raise" else "return"
     if estimator.get_params(deep=False).get("probability"):  # folds score decision values:
         estimator = clone(estimator).set_params(probability=False)  # no calibration fits
@@ -53,21 +57,36 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
         t0 = time.perf_counter()
         X_train, y_train = _safe_split(estimator, X, y, train)
-        fits = fit_path(estimator, X_train, y_train, candidates, warn=False, errors=errors)
-        fit_time = time.perf_counter() - t0
         X_test, y_test = _safe_split(estimator, X, y, test, train)  # K[test][:, train]
+        flags: list[bool] = []
+        fits = _grid_outputs(
+            estimator,
+            X_train,
+            y_train,
+            candidates,
+            None,
+            False,
+            errors,
+            None,
+            X_test if scorer is None else None,
+            flags,
+        )
+        fit_time = time.perf_counter() - t0
         t0 = time.perf_counter()
         ok = [i for i, f in enumerate(fits) if not isinstance(f, Exception)]
         scores = np.full(len(fits), np.nan)
         if len(ok) < len(fits):  # only with errors="return": error_score is a number
             scores[[i for i in range(len(fits)) if i not in ok]] = error_score
+        decided = [i for i in ok if isinstance(fits[i], np.ndarray)]  # decision values
         shared = [i for i in ok if scorer is None and _shares_test_features(fits[i])]
-        # the model's own score (accuracy on the labeled test points) from shared sections
-        for i, F in zip(shared, decision_values([fits[i] for i in shared], X_test), strict=True):
-            keep = fits[i]._labeled_mask(y_test, None)
-            predicted = fits[i].classes_[fits[i]._decide(F)]
-            scores[i] = np.mean(predicted[keep] == y_test[keep])
-        for i in set(ok) - set(shared):
+        values = decision_values([fits[i] for i in shared], X_test)  # (from shared sections)
+        if decided or shared:  # the model's own score: accuracy on the labeled test points
+            keep = estimator._labeled_mask(y_test, None)
+            classes = _classes(estimator, fits, y_train)
+            pairs = [(i, fits[i]) for i in decided] + list(zip(shared, values, strict=True))
+            for i, F in pairs:
+                scores[i] = np.mean(classes[estimator._decide(F)][keep] == y_test[keep])
+        for i in set(ok) - set(shared) - set(decided):
             scores[i] = (scorer or check_scoring(fits[i]))(fits[i], X_test, y_test)
         score_time = time.perf_counter() - t0
     failures = [
@@ -75,8 +94,16 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
         for i, f in enumerate(fits)
         if isinstance(f, Exception)
     ]
-    convex = np.array([getattr(f, "solver_info_", {}).get("convex") is not False for f in fits])
-    return scores, convex, fit_time, score_time, failures
+    return scores, np.array(flags), fit_time, score_time, failures
+
+
+def _classes(estimator, fits: list, y_train) -> np.ndarray:
+    """The ``classes_`` that the fold's fits have: a fitted one's, else those the model's
+    label encoding gives for ``y_train`` (every point of a fold sees the same labels)."""
+    for f in fits:
+        if hasattr(f, "classes_"):
+            return f.classes_
+    return clone(estimator)._encode_targets(y_train, None)[0]
 
 
 def _needs_probabilities(scorer) -> bool:
@@ -142,7 +169,8 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     cv_results_ : dict of arrays
         As ``GridSearchCV``'s: ``params``, ``param_<name>``, ``split<i>_test_score``,
         ``mean_test_score``, ``std_test_score``, ``rank_test_score``, plus
-        ``mean_fit_time`` / ``mean_score_time`` (a fold's time shared evenly by its points)
+        ``mean_fit_time`` / ``mean_score_time`` (a fold's time shared evenly by its points;
+        the fit time includes the test decision values that come with the solves)
         and ``nonconvex_folds`` (folds whose fit was a saddle point of a non-convex objective).
     best_index_ : int
     best_params_ : dict

@@ -11,7 +11,9 @@ of the group -- all ridges of one penalty-weight setting from one eigendecomposi
 returned estimators are ordinary fitted estimators (``predict``, ``decision_function``,
 ``coef_``, ...), equal to ``clone(estimator).set_params(**params).fit(X, y)`` up to rounding.
 Across groups, a feature map or penalty with the same parameters is built once too (e.g. the
-kNN graph is shared by every kernel width).
+kNN graph is shared by every kernel width), one kNN search serves the penalties that split
+the same graph (DRLSC's within- and between-class Laplacians), and so do the loss parts of
+the normal equations on one design (the groups of its graphs).
 
 Hinge-loss models solved by libsvm share the deformed kernel between grid points whose
 penalty weights scale with ``gamma_A`` (SRSVM's ``C`` at fixed ``lam``; LapSVM at a fixed
@@ -36,6 +38,7 @@ from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.validation import validate_data
 
 from ..solvers import NonConvexObjectiveWarning, SquareLossPath
+from ..structure.graphs import reusing_knn_graphs
 from ._base import (
     LinearFeatures,
     StructuralClassifier,
@@ -70,6 +73,27 @@ def _key(value: Any) -> Any:
     return value
 
 
+def _effective(estimator, point: Mapping, path_params) -> dict:
+    """The point with the estimator's weights where it sets none (their kind -- a number or a
+    string such as ``"auto"`` -- is part of the structure)."""
+    params = estimator.get_params(deep=False)
+    return {**{k: params[k] for k in path_params if k in params}, **point}
+
+
+def _template_params(estimator, point: Mapping) -> dict:
+    """The parameters a group's template takes from its first point: the structure, and a
+    weight only where its kind differs from the estimator's (a number where the estimator
+    says ``"auto"``, or a string): numeric weights stay the estimator's, which a point
+    without them takes."""
+    params = estimator.get_params(deep=False)
+    path_params = set(estimator._path_params)
+    return {
+        k: v
+        for k, v in point.items()
+        if k not in path_params or isinstance(v, str) or isinstance(params.get(k), str)
+    }
+
+
 def _structure_key(point: Mapping, path_params) -> tuple:
     """The point's parameters other than the numeric weights: grid points with equal keys
     share the feature map, the penalty matrices and (hinge loss) possibly the deformed kernel.
@@ -100,10 +124,12 @@ class _SharedFit:
     """One group of grid points: the structure built once, the weights solved per point."""
 
     def __init__(
-        self, estimator: StructuralClassifier, X, y, unlabeled, memo: dict, labels: str, call: dict
+        self, est: StructuralClassifier, X, y, unlabeled, memo: dict, labels: str, call: dict
     ) -> None:
+        """``est``: an unfitted estimator with the group's structure parameters, owned (and
+        fitted) by this object."""
         self.labels = labels  # fingerprint of (y, unlabeled)
-        est = clone(estimator)
+        self._settings: dict = {}  # (ridge, penalty weights) per weight values, see decisions
         X, y = _validated(est, X, y, unlabeled, call)
         self.template = est
         # the iterative solver, or a group (e.g. DRLSC bordered) without weights: one fit per point
@@ -118,7 +144,8 @@ class _SharedFit:
         terms = est._penalty_terms(self.n, self.n_labeled)
         self.penalties = [penalty for _, penalty in terms]
         points = est._structure_points(X, self.Z)
-        self.matrices = [self._build(p, points, memo) for p in self.penalties]
+        graphs = call.setdefault("knn_graphs", {})
+        self.matrices = [self._build(p, points, memo, graphs) for p in self.penalties]
         Y = pm_one_targets(self.y_codes, self.labeled, len(est.classes_))
         # what depends on the design alone is shared by the groups on one feature map (the
         # entry holds Z, so its id is not reused while the memo lives)
@@ -130,19 +157,26 @@ class _SharedFit:
             self.matrices,
             fit_intercept=est._fit_intercept(),
             design_cache=design,
+            psd=[bool(getattr(penalty, "psd", False)) for penalty in self.penalties],
         )
 
-    def _build(self, penalty, X, memo: dict):
+    def _build(self, penalty, X, memo: dict, graphs: dict):
         """The penalty's matrix, from ``memo`` when the same penalty was built on this X
-        (e.g. the kNN graph of another kernel width) -- for the same labels if it reads them."""
+        (e.g. the kNN graph of another kernel width) -- for the same labels if it reads them.
+        The kNN graphs it searches are kept in ``graphs``, the call's (DRLSC's within- and
+        between-class penalties split one graph)."""
         key = memo_key(penalty)
-        if key is None:
-            return penalty.build(X, self.y_codes, self.labeled)
-        reads = getattr(penalty, "reads_labels", lambda: True)()
-        entry = ("penalty", key, self.labels if reads else None)
-        if entry not in memo:
-            memo[entry] = penalty.build(X, self.y_codes, self.labeled)
-        return memo[entry]
+        entry = None
+        if key is not None:
+            reads = getattr(penalty, "reads_labels", lambda: True)()
+            entry = ("penalty", key, self.labels if reads else None)
+            if entry in memo:
+                return memo[entry]
+        with reusing_knn_graphs(graphs):
+            matrix = penalty.build(X, self.y_codes, self.labeled)
+        if entry is not None:
+            memo[entry] = matrix
+        return matrix
 
     def _weights(self, candidate: StructuralClassifier) -> tuple[float, ...]:
         terms = candidate._penalty_terms(self.n, self.n_labeled)
@@ -183,8 +217,9 @@ class _SharedFit:
         self, points: Sequence[dict], path_params, checked: set, X_eval, warn: bool, sections
     ):
         """Decision values on ``X_eval`` of the group's grid points, straight from the
-        solutions (no fitted estimator per point), or None when this model's decision is not
-        ``section @ dual_coef + intercept`` (then the points are fitted as estimators).
+        solutions (no fitted estimator per point), with each point's convexity; or None when
+        this model's decision is not ``section @ dual_coef + intercept`` (then the points are
+        fitted as estimators).
         ``sections``: the caller's ``{id(feature map): (feature map, section)}`` for this
         ``X_eval``, shared by the groups on one feature map (e.g. other graphs)."""
         probe = copy.copy(self.template)
@@ -192,9 +227,14 @@ class _SharedFit:
         if not (probe._primal_output() and (hasattr(fm, "dual_coef") or _linear(fm))):
             return None
         settings = []
+        defaults = {k: getattr(self.template, k) for k in path_params}  # of a point without k
         for point in points:
-            vars(probe).update(_checked_weights(self.template, point, path_params, checked))
-            settings.append((probe._ridge(), self._weights(probe)))
+            weights = {**defaults, **_checked_weights(self.template, point, path_params, checked)}
+            key = tuple(sorted((k, _key(v)) for k, v in weights.items()))
+            if key not in self._settings:  # the group's points differ in these values only
+                vars(probe).update(weights)
+                self._settings[key] = (probe._ridge(), self._weights(probe))
+            settings.append(self._settings[key])
         sols = self.path.solve_grid(settings, warn=warn)
         coefs, cols = _side_by_side([sol.coef for sol in sols])
         if id(fm) not in sections:  # the entry holds fm, so its id is not reused meanwhile
@@ -204,7 +244,7 @@ class _SharedFit:
         for sol, col in zip(sols, cols, strict=True):
             Fi = F[:, col] + sol.intercept
             out.append(Fi.ravel() if Fi.shape[1] == 1 else Fi)
-        return out
+        return out, [sol.convex is not False for sol in sols]
 
     def _assemble(self, cand: StructuralClassifier, sol, dual_coef) -> None:
         """Give ``cand`` the fitted attributes that ``fit`` would have given it, but for
@@ -287,40 +327,54 @@ def fit_path(
 def _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval) -> list:
     """:func:`fit_path`; with ``X_eval``, the decision values on it in place of each fitted
     estimator (a shared square-loss group's straight from its solutions)."""
+    out = _grid_outputs(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval)
+    return out if X_eval is None else _decisions_of_fits(out, X_eval)
+
+
+def _grid_outputs(
+    estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval, convex=None
+) -> list:
+    """:func:`fit_path`'s fitted estimators (or exceptions), except that with ``X_eval`` the
+    points of a shared square-loss group get their decision values on ``X_eval`` instead,
+    straight from the group's solutions.  ``convex``: a list that receives each point's
+    convexity (False for a saddle point of a non-convex objective; True for a failed fit)."""
     if errors not in ("raise", "return"):
         raise ValueError(f"errors must be 'raise' or 'return', got {errors!r}")
     candidates = candidate_list(param_grid)
+    flags = [True] * len(candidates)
     if _shares_deformation(estimator):
         out = _hinge_path(estimator, X, y, candidates, unlabeled, warn, errors)
-        return out if X_eval is None else _decisions_of_fits(out, X_eval)
+        return _with_convexity(out, flags, convex)
     if not _shares_factorisation(estimator):
         out = [
             _guarded(errors, _plain_fit, estimator, X, y, p, unlabeled, warn) for p in candidates
         ]
-        return out if X_eval is None else _decisions_of_fits(out, X_eval)
+        return _with_convexity(out, flags, convex)
     path_params = set(estimator._path_params)
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, point in enumerate(candidates):
-        key = _structure_key(point, path_params)
+        key = _structure_key(_effective(estimator, point, path_params), path_params)
         groups[key].append(i)
     out: list[Any] = [None] * len(candidates)
     checked: set = set()  # (weight, value) pairs validated once for the grid
     sections: dict = {}  # X_eval's kernel section per feature map (decision values only)
     cache = {} if cache is None else cache
     labels = joblib.hash((y, unlabeled))
-    call: dict = {}  # the validated data and encoded labels, shared by the groups
+    call: dict = {}  # the validated data, encoded labels and kNN graphs, shared by the groups
     n = X.shape[0] if hasattr(X, "shape") else len(X)  # (len of a sparse matrix raises)
     with blas_threads_for(n):  # the whole grid: its factorisations are as small as one fit's
         for idx in groups.values():
-            # the group's first point: its weights of the same kind as the group's (a weight
-            # given as a number, or "auto", which changes the penalty matrix)
-            base = clone(estimator).set_params(**candidates[idx[0]])
+            base = clone(estimator).set_params(**_template_params(estimator, candidates[idx[0]]))
             try:
                 shared = _shared_fit(base, X, y, unlabeled, path_params, cache, labels, call)
                 fitted = None
                 if shared.shared and X_eval is not None:
                     points = [candidates[i] for i in idx]
                     fitted = shared.decisions(points, path_params, checked, X_eval, warn, sections)
+                    if fitted is not None:
+                        fitted, group_flags = fitted
+                        for i, flag in zip(idx, group_flags, strict=True):
+                            flags[i] = flag
                 if shared.shared and fitted is None:
                     fitted = [_with_weights(base, candidates[i], path_params, checked) for i in idx]
                     shared.fit(fitted, warn)
@@ -340,7 +394,20 @@ def _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval) -
                 continue
             for i, f in zip(idx, fitted, strict=True):
                 out[i] = f
-    return out if X_eval is None else _decisions_of_fits(out, X_eval)
+    return _with_convexity(out, flags, convex)
+
+
+def _with_convexity(out: list, flags: list[bool], convex: list | None) -> list:
+    """``out``; ``convex`` (if given) extended by ``flags``, where the fitted estimators of
+    ``out`` say theirs (``solver_info_["convex"]``) themselves."""
+    if convex is not None:
+        convex.extend(
+            flag
+            if isinstance(f, np.ndarray)
+            else getattr(f, "solver_info_", {}).get("convex") is not False
+            for f, flag in zip(out, flags, strict=True)
+        )
+    return out
 
 
 def _decisions_of_fits(out: list, X_eval) -> list:
@@ -378,7 +445,7 @@ def _hinge_path(estimator, X, y, candidates, unlabeled, warn, errors) -> list:
     out: list[Any] = [None] * len(candidates)
     refs: dict[tuple, list] = defaultdict(list)  # structure -> [(key, fitted, cache)]
     for i, point in enumerate(candidates):
-        structure = _structure_key(point, path_params)
+        structure = _structure_key(_effective(estimator, point, path_params), path_params)
         try:
             shared = _sharing(refs[structure], point, path_params)
         except Exception as exc:  # an invalid weight
@@ -438,17 +505,20 @@ def _shared_fit(
 
 def _validated(est: StructuralClassifier, X, y, unlabeled, call: dict):
     """``est._validated(X, y, unlabeled)``; the data are converted and checked on the call's
-    first group only (per answer of ``_accepts_sparse``), the later ones check their
-    parameters and take the first's input attributes."""
+    first group only (per answer of ``_accepts_sparse``), the later ones check the parameters
+    in which they differ from it (each value once per call) and take its input attributes."""
     key = ("data", est._accepts_sparse())
+    params = est.get_params(deep=False)
     if key not in call:
         data = est._validated(X, y, unlabeled)
         attrs = {k: v for k, v in vars(est).items() if k in ("n_features_in_", "feature_names_in_")}
-        call[key] = (data, attrs)
+        call[key] = (data, attrs, params)
         return data
-    est._validate_params()
-    vars(est).update(call[key][1])
-    return call[key][0]
+    data, attrs, first = call[key]
+    changed = {k: v for k, v in params.items() if _key(v) != _key(first[k])}
+    _checked_weights(est, changed, changed.keys(), call.setdefault("checked", set()))
+    vars(est).update(attrs)
+    return data
 
 
 def drop_label_work(cache: dict) -> None:

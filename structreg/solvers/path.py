@@ -24,6 +24,12 @@ expensive O(n q^2 + nnz(M) q) step) and then solves any ``(ridge, w)`` in O(q^3)
   bias is eliminated first by its Schur complement, which is exact when its diagonal entry
   ``1^T (C + sum_k w_k M_k) 1`` is positive (always with loss weights on at least one sample
   and penalties that annihilate constants); otherwise every ridge is solved directly.
+* :meth:`SquareLossPath.solve_grid` -- a whole grid: the semi-supervised two-parameter grid
+  from one eigendecomposition, ridge paths per weight setting, and single settings from the
+  top of the Loewner order down: with the penalties declared PSD (``psd=``), a setting whose
+  weights on them are no larger (and equal on the others) has ``H`` no larger, so once
+  Cholesky's factorisation meets a non-positive pivot the settings below skip the attempt
+  (DRLSC's ``eta`` weights ``eta P_w - (1 - eta) P_b``: one line, monotone in ``eta``).
 
 Indefinite penalties (a subtracted between-class term) are allowed: a setting whose system
 has a negative eigenvalue reports ``convex=False`` and gets the stationary point (a saddle);
@@ -39,7 +45,7 @@ from scipy.linalg import cho_factor, cho_solve, eigh
 
 from .square import (
     LeastSquaresSolution,
-    cholesky_solve,
+    cholesky_attempt,
     dense_array,
     design_penalty_gram,
     eigh_solve,
@@ -109,7 +115,13 @@ class SquareLossPath:
     design_cache : dict, optional
         Shared by paths built on the same design ``Z`` and ``fit_intercept`` (e.g. one kernel
         factor with several graphs): what depends on the design alone -- the basis of the
-        complement of its null space, an eigendecomposition of ``A^T A`` -- is computed once.
+        complement of its null space, an eigendecomposition of ``A^T A`` -- is computed once,
+        and so are the loss parts ``G``, ``r`` (and their restriction to that complement) of
+        the paths with equal loss weights and targets.
+    psd : sequence of bool, optional
+        Which penalties are known to be positive semi-definite (default: none).  Along a grid,
+        raising a PSD penalty's weight (or the ridge) can only raise H in the Loewner order;
+        :meth:`solve_grid` uses it to skip Cholesky attempts that must fail.
 
     Attributes
     ----------
@@ -143,6 +155,7 @@ class SquareLossPath:
         *,
         fit_intercept: bool = False,
         design_cache: dict | None = None,
+        psd: Sequence[bool] | None = None,
     ) -> None:
         Z = dense_array(Z)
         Y = np.asarray(Y, dtype=float)
@@ -155,11 +168,16 @@ class SquareLossPath:
         Za, ca = Z[active], c[active]
         q = p + int(fit_intercept)
         CY = ca[:, None] * Y[active]
-        rhs = Za.T @ CY
-        if fit_intercept:
-            rhs = np.vstack([rhs, CY.sum(axis=0)])
-        self.gram_ = _weighted_gram(Za, ca, fit_intercept)
-        self.rhs_ = rhs
+        self._design_cache = {} if design_cache is None else design_cache
+        self._loss = self._loss_parts(c, Y)
+        if "gram" not in self._loss:
+            rhs = Za.T @ CY
+            if fit_intercept:
+                rhs = np.vstack([rhs, CY.sum(axis=0)])
+            self._loss["gram"] = _weighted_gram(Za, ca, fit_intercept)
+            self._loss["rhs"] = rhs
+        self.gram_ = self._loss["gram"]
+        self.rhs_ = self._loss["rhs"]
         self._Z = Z
         # C^(1/2) Z, C^(1/2) 1, C^(1/2) Y on the rows with loss: the factors of G and r that
         # _spectral_grid needs, kept only where it can apply (few such rows), so a large
@@ -169,10 +187,25 @@ class SquareLossPath:
             root = np.sqrt(ca)
             self._roots = (root[:, None] * Za, root, root[:, None] * Y[active])
         self._complement: tuple | None = None  # see _design_complement
-        self._design_cache = {} if design_cache is None else design_cache
         self._penalties = list(penalties)
+        self._psd = [False] * len(self._penalties) if psd is None else [bool(v) for v in psd]
+        if len(self._psd) != len(self._penalties):
+            raise ValueError(
+                f"psd has {len(self._psd)} entries for {len(self._penalties)} penalties"
+            )
         self._loss_rows = (active, ca, CY)
         self._projected: list[np.ndarray] | None = None
+
+    def _loss_parts(self, c: np.ndarray, Y: np.ndarray) -> dict:
+        """The design cache's entry for these loss weights and targets (G, r and their
+        restriction to the design's complement, filled on first use), found by value: paths on
+        one design with other graphs share them, ones with other weights do not."""
+        entries = self._design_cache.setdefault("loss_parts", [])
+        for c0, Y0, parts in entries:
+            if np.array_equal(c0, c) and np.array_equal(Y0, Y):
+                return parts
+        entries.append((c.copy(), Y.copy(), {}))
+        return entries[-1][2]
 
     @property
     def projected_(self) -> list[np.ndarray]:
@@ -229,7 +262,7 @@ class SquareLossPath:
         """
         w = self._weights(weights)
         kept: dict | None = None if leverage_rows is None else {}
-        x, how, convex, singular = self._solve_system(ridge, w, kept)
+        x, how, convex, singular, _ = self._solve_system(ridge, w, kept=kept)
         if warn and not convex:
             warn_nonconvex("the normal equations have a negative eigenvalue")
         sol = self._solution(x, how, convex, singular)
@@ -237,7 +270,9 @@ class SquareLossPath:
             sol.leverages = self._leverages(leverage_rows, kept)
         return sol
 
-    def _solve_system(self, ridge: float, weights: list[float], kept: dict | None = None) -> tuple:
+    def _solve_system(
+        self, ridge: float, weights: list[float], cholesky: bool = True, kept: dict | None = None
+    ) -> tuple:
         """``solve_symmetric`` on ``H``, with one more step for systems without a ridge: when
         the design ``A`` has a numerical null space (e.g. the bias column lies in the span of
         a full-rank kernel factor), every ``A^T X A`` part vanishes on it, so H is singular
@@ -254,38 +289,47 @@ class SquareLossPath:
         pseudo-inverse of H comes from the eigendecomposition of H's restriction to its range
         ``U_+^T H U_+`` (the same spectrum, without forming H).  Otherwise Cholesky,
         Bunch-Kaufman on H, then the eigendecomposition with a pseudo-inverse, as
-        :func:`~structreg.solvers.square.solve_symmetric`.  ``kept``: a dict that receives
-        the Cholesky or Bunch-Kaufman factorisation (and the complement's basis V)."""
+        :func:`~structreg.solvers.square.solve_symmetric`.
+
+        ``cholesky=False`` skips the Cholesky attempt (the caller knows the system is not
+        positive definite).  Returns ``(x, factorization, convex, singular, not_pd)``, with
+        ``not_pd`` True when a Cholesky factorisation met a non-positive pivot.  ``kept``: a
+        dict that receives the Cholesky or Bunch-Kaufman factorisation (and the complement's
+        basis V)."""
         if self.gram_.shape[0] == 0:
-            return solve_symmetric(self.gram_, self.rhs_)
+            return (*solve_symmetric(self.gram_, self.rhs_), False)
         complement = self._design_complement() if ridge == 0 else None
         if complement is not None:  # singular on the design's null space, whatever the weights:
             V, G_r, P_r, r_r, root = complement  # no factorisation of H itself can pass its test
             if kept is not None:
                 kept["complement"] = V
             H_r = _add_weighted(G_r.copy(), weights, P_r)
-            x_r = cholesky_solve(H_r, r_r, PROJECTED_MIN_RCOND, kept)
+            x_r, factored = (
+                cholesky_attempt(H_r, r_r, PROJECTED_MIN_RCOND, kept) if cholesky else (None, False)
+            )
             if x_r is not None:
-                return V @ x_r, "projected-cholesky", True, True
+                return V @ x_r, "projected-cholesky", True, True, False
+            not_pd = cholesky and not factored
             ldl = ldl_solve(H_r, r_r, PROJECTED_MIN_RCOND, kept)
             if ldl is not None:
-                return V @ ldl[0], "projected-ldl", ldl[1] == 0, True
+                return V @ ldl[0], "projected-ldl", ldl[1] == 0, True, not_pd
             # H's minimum-norm solution lies in range(H), inside span(U_+) = range(A^T), and
             # U_+^T H U_+ = S H_r S with S = Lambda_+^(1/2): the eigendecomposition of that
             # restriction is H's own on its range, and H is never formed
             K = H_r * root[:, None] * root[None, :]
             z, psd, _ = eigh_solve(0.5 * (K + K.T), root[:, None] * r_r, self.gram_.shape[0])
-            return (V * root) @ z, "eigh", psd, True
+            return (V * root) @ z, "eigh", psd, True, not_pd
         H = self.system(ridge, weights)
         H = 0.5 * (H + H.T)
-        x = cholesky_solve(H, self.rhs_, keep=kept)
+        x, factored = cholesky_attempt(H, self.rhs_, keep=kept) if cholesky else (None, False)
         if x is not None:
-            return x, "cholesky", True, False
+            return x, "cholesky", True, False, False
+        not_pd = cholesky and not factored
         ldl = ldl_solve(H, self.rhs_, keep=kept)
         if ldl is not None:
-            return ldl[0], "ldl", ldl[1] == 0, False
+            return ldl[0], "ldl", ldl[1] == 0, False, not_pd
         x, psd, singular = eigh_solve(H, self.rhs_)
-        return x, "eigh", psd, singular
+        return x, "eigh", psd, singular, not_pd
 
     def _design_complement(self) -> tuple | None:
         """``(V, (AV)^T C (AV), [(AV)^T M_k (AV)], (AV)^T C Y, Lambda_+^(1/2))`` for the scaled
@@ -301,13 +345,16 @@ class SquareLossPath:
                 self._complement = (None,)
             else:
                 V, AV, root = basis
-                active, ca, CY = self._loss_rows
-                AVa = AV[active]
+                if "complement" not in self._loss:
+                    active, ca, CY = self._loss_rows
+                    AVa = AV[active]
+                    self._loss["complement"] = (_weighted_gram(AVa, ca, False), AVa.T @ CY)
+                G_r, r_r = self._loss["complement"]
                 self._complement = (
                     V,
-                    _weighted_gram(AVa, ca, False),
+                    G_r,
                     [design_penalty_gram(AV, M, fit_intercept=False) for M in self._penalties],
-                    AVa.T @ CY,
+                    r_r,
                     root,
                 )
         return None if self._complement[0] is None else self._complement
@@ -434,7 +481,13 @@ class SquareLossPath:
         (``factorization="spectral-path"``; a setting whose diagonal is not safely positive is
         solved directly).  This is the semi-supervised case (LapRLSC: few labels, one graph).
         Otherwise the settings are grouped by their weights and each group solved by
-        :meth:`ridge_path`.  Returns one solution per setting, in order.
+        :meth:`ridge_path`; a group of one setting by :meth:`solve`, the largest first in the
+        Loewner order of the penalties declared ``psd``: a system that Cholesky's
+        factorisation found not positive definite has no positive definite one below it
+        (``H(s) <= H(s')`` when s has the same ridge kind, no larger ridge, no larger weight
+        on each PSD penalty and the same weight on the others), so those skip the attempt and
+        start with Bunch-Kaufman (DRLSC's ``eta``, weighting ``eta P_w - (1 - eta) P_b``, is
+        such a line).  Returns one solution per setting, in order.
         """
         settings = [(float(r), self._weights(w)) for r, w in settings]
         out: list[LeastSquaresSolution | None] = [None] * len(settings)
@@ -444,17 +497,45 @@ class SquareLossPath:
         for i, (_, w) in enumerate(settings):
             if out[i] is None:
                 groups.setdefault(tuple(w), []).append(i)
+        singles = []
         for w, idx in groups.items():
-            ridges = [settings[i][0] for i in idx]
-            if len(idx) > 1:
-                sols = self.ridge_path(ridges, list(w), warn=False)
-            else:
-                sols = [self.solve(ridges[0], list(w), warn=False)]
+            if len(idx) == 1:
+                singles.append(idx[0])
+                continue
+            sols = self.ridge_path([settings[i][0] for i in idx], list(w), warn=False)
             for i, sol in zip(idx, sols, strict=True):
                 out[i] = sol
+        self._solve_monotone(settings, singles, out)
         if warn and not all(s.convex for s in out):
             warn_nonconvex("the normal equations have a negative eigenvalue")
         return out
+
+    def _solve_monotone(self, settings: list, todo: list[int], out: list) -> None:
+        """Solve ``settings[i]`` into ``out[i]`` for i in ``todo``, from the top of the
+        Loewner order down, without the Cholesky attempts that an earlier failure rules out
+        (see :meth:`solve_grid`)."""
+
+        def height(i: int) -> float:
+            ridge, w = settings[i]
+            return ridge + sum(v for v, psd in zip(w, self._psd, strict=True) if psd)
+
+        not_pd: list[tuple[float, list[float]]] = []  # settings whose H Cholesky refused
+        for i in sorted(todo, key=height, reverse=True):
+            ridge, w = settings[i]
+            known = any(self._below(settings[i], top) for top in not_pd)
+            x, how, convex, singular, refused = self._solve_system(ridge, w, cholesky=not known)
+            if refused:
+                not_pd.append(settings[i])
+            out[i] = self._solution(x, how, convex, singular)
+
+    def _below(self, a: tuple[float, list[float]], b: tuple[float, list[float]]) -> bool:
+        """Whether ``H(a) <= H(b)`` in the Loewner order, for settings solved on the same
+        system (both with or both without a ridge: without one, a rank-deficient design's
+        system is restricted to its complement)."""
+        (ra, wa), (rb, wb) = a, b
+        if ra > rb or (ra == 0) != (rb == 0):
+            return False
+        return all(x <= y if psd else x == y for x, y, psd in zip(wa, wb, self._psd, strict=True))
 
     def _spectral_grid(self, settings: list, out: list) -> None:
         """Fill ``out`` for the settings the one-eigendecomposition grid can serve (see

@@ -119,9 +119,10 @@ def _penalty_blocks(Z, penalty, fit_intercept: bool, block_elements: int):
         M = penalty.tocsr() if sp.issparse(penalty) else np.asarray(penalty, dtype=float)
         for blk in _chunks.row_blocks(n, q, 8 * block_elements):
             s, e = blk.start, blk.stop
-            Mb = M[s:e]
+            whole = s == 0 and e == n  # one block: the rows themselves, not sliced copies
+            Mb = M if whole else M[s:e]
             MZ = dense_array(Mb @ Z)
-            Ab = dense_array(Z[s:e])
+            Ab = dense_array(Z if whole else Z[s:e])
             if fit_intercept:
                 MZ = np.hstack([MZ, dense_array(Mb.sum(axis=1)).reshape(-1, 1)])
                 Ab = np.hstack([Ab, np.ones((e - s, 1))])
@@ -194,37 +195,55 @@ def design_penalty_diagonal(
     return d
 
 
-def cholesky_factor(H: np.ndarray, min_rcond: float | None = None) -> np.ndarray | None:
-    """The upper Cholesky factor R (``H = R^T R``; the strict lower triangle holds junk) if H
-    is safely positive definite (reciprocal condition number above ``min_rcond``, default
-    ``p eps``), else None.  H is read, not changed (LAPACK ``?potrf`` / ``?pocon`` on one copy;
-    no finiteness scan: callers pass assembled, finite systems)."""
+def _potrf(H: np.ndarray, min_rcond: float | None) -> tuple[np.ndarray | None, bool]:
+    """``(R, factored)``: the upper Cholesky factor R (``H = R^T R``; the strict lower triangle
+    holds junk) if H is safely positive definite (reciprocal condition number above
+    ``min_rcond``, default ``p eps``), else None; ``factored`` is False when ``?potrf`` met a
+    non-positive pivot (H is not numerically positive definite), True when H was factored.
+    H is read, not changed (LAPACK ``?potrf`` / ``?pocon`` on one copy; no finiteness scan:
+    callers pass assembled, finite systems)."""
     p = H.shape[0]
     anorm = float(np.abs(H).sum(axis=0).max(initial=0.0))
     c, info = lapack.dpotrf(H, lower=0, clean=0)
     if info != 0:
-        return None
+        return None, False
     rcond, info = lapack.dpocon(c, anorm)
     if info != 0 or rcond <= (p * np.finfo(float).eps if min_rcond is None else min_rcond):
-        return None
-    return c
+        return None, True
+    return c, True
+
+
+def cholesky_factor(H: np.ndarray, min_rcond: float | None = None) -> np.ndarray | None:
+    """The upper Cholesky factor R of a safely positive definite H, else None (see
+    :func:`cholesky_attempt`)."""
+    return _potrf(H, min_rcond)[0]
+
+
+def cholesky_attempt(
+    H: np.ndarray, rhs: np.ndarray, min_rcond: float | None = None, keep: dict | None = None
+) -> tuple[np.ndarray | None, bool]:
+    """:func:`cholesky_solve`, saying why it gave up: ``(x, factored)`` with ``factored``
+    False when ``?potrf`` met a non-positive pivot (H is not numerically positive definite;
+    x is None) and True when H was factored (x is None only if its condition was too poor).
+    ``keep``: a dict that receives the factor (``keep["cholesky"]``) for later solves
+    (:func:`inverse_quadratic_forms`)."""
+    c, factored = _potrf(H, min_rcond)
+    if c is None:
+        return None, factored
+    x, info = lapack.dpotrs(c, rhs, lower=0)
+    if info != 0:
+        return None, True
+    if keep is not None:
+        keep["cholesky"] = c
+    return x, True
 
 
 def cholesky_solve(
     H: np.ndarray, rhs: np.ndarray, min_rcond: float | None = None, keep: dict | None = None
 ) -> np.ndarray | None:
-    """``H^{-1} rhs`` by Cholesky if H is safely positive definite (see
-    :func:`cholesky_factor`), else None (LAPACK ``?potrs``).  ``keep``: a dict that receives
-    the factor (``keep["cholesky"]``) for later solves (:func:`inverse_quadratic_forms`)."""
-    c = cholesky_factor(H, min_rcond)
-    if c is None:
-        return None
-    x, info = lapack.dpotrs(c, rhs, lower=0)
-    if info != 0:
-        return None
-    if keep is not None:
-        keep["cholesky"] = c
-    return x
+    """``H^{-1} rhs`` by Cholesky if H is safely positive definite (LAPACK ``?potrs``), else
+    None (see :func:`cholesky_attempt`)."""
+    return cholesky_attempt(H, rhs, min_rcond, keep)[0]
 
 
 def ldl_factor(H: np.ndarray, min_rcond: float | None = None) -> tuple | None:
@@ -243,16 +262,17 @@ def ldl_factor(H: np.ndarray, min_rcond: float | None = None) -> tuple | None:
     rcond, info = lapack.dsycon(ldu, ipiv, float(np.max(np.sum(np.abs(H), axis=0))), lower=0)
     if info != 0 or not rcond > (q * np.finfo(float).eps if min_rcond is None else min_rcond):
         return None
-    negative, k = 0, 0
-    while k < q:
-        if ipiv[k] > 0:  # a 1x1 block
-            negative += int(ldu[k, k] < 0)
-            k += 1
-        else:  # a 2x2 block [[a, b], [b, c]]: one negative eigenvalue when its det is negative
-            a, b, c = ldu[k, k], ldu[k, k + 1], ldu[k + 1, k + 1]
-            det = a * c - b * b
-            negative += 1 if det < 0 else (2 if a < 0 else 0)
-            k += 2
+    # Sylvester's inertia from D: a 1x1 block (ipiv > 0) is negative or not; a 2x2 block
+    # (rows k, k+1 with ipiv[k] = ipiv[k+1] < 0; pairs never overlap, so the negative entries
+    # come as consecutive pairs) [[a, b], [b, c]] has one negative eigenvalue when its
+    # determinant is negative, else two when a < 0
+    d = np.diagonal(ldu)
+    negative = int(np.count_nonzero(d[ipiv > 0] < 0))
+    first = np.flatnonzero(ipiv < 0)[::2]
+    if first.size:
+        a, b, c = d[first], ldu[first, first + 1], d[first + 1]
+        det = a * c - b * b
+        negative += int(np.count_nonzero(det < 0) + 2 * np.count_nonzero((det >= 0) & (a < 0)))
     return ldu, ipiv, negative
 
 

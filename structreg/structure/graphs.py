@@ -99,6 +99,9 @@ the input during ``knn_graph``: 514 MiB at 1e6 points in 2-D (exact), 1 GiB with
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Literal
 
 import numpy as np
@@ -132,6 +135,45 @@ PARALLEL_MIN_QUERIES = 20_000
 # (search 5-10 / 13 / 16-22 / 40 s on the loaded 2-core machine); 0.63 with k + 1 = 11 at 5e4.
 NNDESCENT_RANDOM_STATE = 0
 NNDESCENT_MIN_NEIGHBORS = 30
+
+SEARCH_AHEAD = 3
+"""Inside :func:`reusing_knn_graphs`, an exact search on a new array of fewer than
+``PARALLEL_MIN_QUERIES`` points asks for this many times the neighbours requested (at least
+``SEARCH_AHEAD_MIN``), so that the graphs of the other neighbourhood sizes of a grid (DRLSC's
+``n_neighbors`` in {3, 5, 8}) are cut from it: on such data a search costs about the same for
+4 or 12 neighbours (0.5-1 ms on 140-280 points; scikit-learn's overhead dominates), on larger
+data its cost grows with k and every size is searched for as asked."""
+SEARCH_AHEAD_MIN = 12
+
+CUT_TOLERANCE = 1e-6
+"""A cut of a kept search after its k-th nearest point is taken only when every point's k-th
+and (k+1)-th distances differ by more than this times the largest norm of a point: far above
+the rounding of the distances of either exact search (at most ``sqrt(3 eps)`` times that norm,
+for scikit-learn's brute-force distances of nearly coincident points), so that a search for k
+neighbours -- by either method -- finds the same sets."""
+
+_GRAPH_STORE: ContextVar[dict | None] = ContextVar("structreg_knn_graphs", default=None)
+
+
+@contextmanager
+def reusing_knn_graphs(store: dict) -> Iterator[dict]:
+    """Within the block, :func:`knn_graph` keeps the graphs it builds in ``store`` and gives
+    a copy of a kept one when called again on the same array object with the same arguments;
+    the exact neighbour searches look a little further ahead (:data:`SEARCH_AHEAD`) and the
+    later requests on that array for fewer neighbours are cut from them when no distance ties
+    (up to :data:`CUT_TOLERANCE`) straddle the cut.  The graphs are the ones a search of
+    their own gives.
+
+    For callers that build several penalties on one X: DRLSC's within- and between-class
+    Laplacians split one kNN graph, which each would otherwise search for again, and a grid
+    over ``n_neighbors`` needs one search.  ``store`` holds the arrays it keys by identity, so
+    an id is not reused while it lives.
+    """
+    token = _GRAPH_STORE.set(store)
+    try:
+        yield store
+    finally:
+        _GRAPH_STORE.reset(token)
 
 
 def _check_weights(weights: str, t: float | None) -> None:
@@ -191,7 +233,12 @@ def knn_indices(X, n_neighbors: int, *, algorithm: Algorithm = "auto") -> np.nda
     (all at distance 0), the farthest of those is dropped instead.  ``algorithm`` as in
     :func:`knn_graph`.
     """
-    X = _as_points(X)
+    return _knn_indices(_as_points(X), n_neighbors, algorithm, cut=False)
+
+
+def _knn_indices(X, n_neighbors: int, algorithm, cut: bool) -> np.ndarray:
+    """:func:`knn_indices` of the points ``X``; ``cut``: the caller takes each row as a set
+    (a graph), so inside :func:`reusing_knn_graphs` it may be cut from a longer search."""
     n = X.shape[0]
     if not (isinstance(n_neighbors, (int, np.integer)) and n_neighbors >= 1):
         raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
@@ -203,7 +250,11 @@ def knn_indices(X, n_neighbors: int, *, algorithm: Algorithm = "auto") -> np.nda
     if resolve_algorithm(X, algorithm) == "approximate":
         ind = _nndescent_indices(X, n_neighbors + 1)
     else:
-        ind = _exact_indices(X, X, n_neighbors + 1)
+        store = _GRAPH_STORE.get() if cut else None
+        if store is None:
+            ind = _exact_indices(X, X, n_neighbors + 1)
+        else:
+            ind = _cut_search(X, n_neighbors + 1, store)
     return _drop_self(ind, np.arange(n), n_neighbors)
 
 
@@ -237,15 +288,43 @@ def neighbor_scale(X, n_neighbors=6, max_queries: int = SCALE_MAX_QUERIES) -> fl
     return float(np.mean(_pair_distances(X, rows, ind.ravel()) ** 2))
 
 
-def _exact_indices(X, queries, n_query: int) -> np.ndarray:
-    """Exact ``n_query`` nearest rows of ``X`` for every row of ``queries`` (self included).
+def _cut_search(X, n_query: int, store: dict) -> np.ndarray:
+    """``_exact_indices(X, X, n_query)`` as sets: the first ``n_query`` columns of a longer
+    search on this X kept in ``store``, when they are unambiguous (:func:`reusing_knn_graphs`)."""
+    key = ("knn_search", id(X))
+    held = store.get(key)
+    if held is None or held[0] is not X or held[1].shape[1] <= n_query:
+        m = n_query
+        if X.shape[0] < PARALLEL_MIN_QUERIES:
+            m = min(X.shape[0], max(SEARCH_AHEAD * n_query, SEARCH_AHEAD_MIN))
+        ind, dist = _exact_indices(X, X, m, return_distance=True)
+        held = store[key] = (X, ind, dist, _largest_norm(X))
+        if m == n_query:
+            return ind
+    _, ind, dist, norm = held
+    if np.all(dist[:, n_query] - dist[:, n_query - 1] > CUT_TOLERANCE * norm):
+        return ind[:, :n_query]
+    return _exact_indices(X, X, n_query)  # a tie at the cut: the search of its own decides
+
+
+def _largest_norm(X) -> float:
+    squares = X.multiply(X).sum(axis=1) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+    return float(np.sqrt(np.max(squares, initial=0.0)))
+
+
+def _exact_indices(X, queries, n_query: int, return_distance: bool = False):
+    """Exact ``n_query`` nearest rows of ``X`` for every row of ``queries`` (self included),
+    nearest first; with ``return_distance``, ``(indices, distances)``.
 
     From ``PARALLEL_MIN_QUERIES`` queries on, tree searches run on all cores (joblib threads,
     ``n_jobs=-1``; the brute-force search is OpenMP-threaded either way).
     """
     n_jobs = -1 if queries.shape[0] >= PARALLEL_MIN_QUERIES else None
     nn = NearestNeighbors(n_neighbors=n_query, n_jobs=n_jobs).fit(X)
-    return nn.kneighbors(queries, return_distance=False)
+    if not return_distance:
+        return nn.kneighbors(queries, return_distance=False)
+    dist, ind = nn.kneighbors(queries)
+    return ind, dist
 
 
 def _drop_self(ind: np.ndarray, self_index: np.ndarray, k: int) -> np.ndarray:
@@ -318,12 +397,22 @@ def knn_graph(
     W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
         Sorted indices, zero diagonal.
     """
+    store = _GRAPH_STORE.get()
+    if store is None:
+        return _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm)
+    key = ("knn_graph", id(X), n_neighbors, weights, t, symmetrize, algorithm)
+    if key not in store:
+        store[key] = (X, _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm))
+    return store[key][1].copy()
+
+
+def _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm) -> sp.csr_matrix:
     X = _as_points(X)
     n = X.shape[0]
     _check_weights(weights, t)
     _check_algorithm(algorithm)
     k = n_neighbors
-    ind = knn_indices(X, k, algorithm=algorithm)
+    ind = _knn_indices(X, k, algorithm, cut=True)
     indptr = np.arange(0, n * k + 1, k)
     if not symmetrize:
         rows, cols = np.repeat(np.arange(n), k), ind.ravel()
