@@ -145,12 +145,14 @@ SEARCH_AHEAD = 3
 data its cost grows with k and every size is searched for as asked."""
 SEARCH_AHEAD_MIN = 12
 
-CUT_TOLERANCE = 1e-6
+CUT_TOLERANCE = 16
 """A cut of a kept search after its k-th nearest point is taken only when every point's k-th
-and (k+1)-th distances differ by more than this times the largest norm of a point: far above
-the rounding of the distances of either exact search (at most ``sqrt(3 eps)`` times that norm,
-for scikit-learn's brute-force distances of nearly coincident points), so that a search for k
-neighbours -- by either method -- finds the same sets."""
+and (k+1)-th squared distances differ by more than ``CUT_TOLERANCE (d + 1) eps s^2`` (d
+features, s the largest norm of a point): more than twice the rounding of a squared distance
+by either exact search (scikit-learn's brute force forms ``|x|^2 - 2 x.y + |y|^2``, each dot
+product off by at most ``d eps`` times the norms' product; a tree search sums the squared
+differences), so that a search for k neighbours of its own, by either method, finds the same
+sets.  Exact ties (duplicates, points on a lattice) fall back to that search."""
 
 _GRAPH_STORE: ContextVar[dict | None] = ContextVar("structreg_knn_graphs", default=None)
 
@@ -298,18 +300,20 @@ def _cut_search(X, n_query: int, store: dict) -> np.ndarray:
         if X.shape[0] < PARALLEL_MIN_QUERIES:
             m = min(X.shape[0], max(SEARCH_AHEAD * n_query, SEARCH_AHEAD_MIN))
         ind, dist = _exact_indices(X, X, m, return_distance=True)
-        held = store[key] = (X, ind, dist, _largest_norm(X))
+        held = store[key] = (X, ind, dist**2, _cut_tolerance(X))
         if m == n_query:
             return ind
-    _, ind, dist, norm = held
-    if np.all(dist[:, n_query] - dist[:, n_query - 1] > CUT_TOLERANCE * norm):
+    _, ind, squared, tol = held
+    if np.all(squared[:, n_query] - squared[:, n_query - 1] > tol):
         return ind[:, :n_query]
     return _exact_indices(X, X, n_query)  # a tie at the cut: the search of its own decides
 
 
-def _largest_norm(X) -> float:
+def _cut_tolerance(X) -> float:
+    """:data:`CUT_TOLERANCE` in squared distances for the points ``X``."""
     squares = X.multiply(X).sum(axis=1) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
-    return float(np.sqrt(np.max(squares, initial=0.0)))
+    largest = float(np.max(squares, initial=0.0))
+    return CUT_TOLERANCE * (X.shape[1] + 1) * np.finfo(float).eps * largest
 
 
 def _exact_indices(X, queries, n_query: int, return_distance: bool = False):
