@@ -7,6 +7,23 @@ def rng():
     return np.random.default_rng(0)
 
 
+@pytest.fixture
+def knn_searches(monkeypatch):
+    """The ``n_query`` of every exact neighbour search of :mod:`structreg.structure.graphs`,
+    in order (the list fills as the test runs)."""
+    import structreg.structure.graphs as graphs
+
+    searches = []
+    original = graphs._exact_indices
+
+    def counting(X, queries, n_query, **kwargs):
+        searches.append(n_query)
+        return original(X, queries, n_query, **kwargs)
+
+    monkeypatch.setattr(graphs, "_exact_indices", counting)
+    return searches
+
+
 @pytest.fixture(scope="session")
 def dask_scheduler():
     """Address of a real dask ``LocalCluster`` on loopback (2 worker processes), shared by

@@ -493,24 +493,16 @@ def test_parameter_names_are_cached_per_class():
     assert clone(Fewer(gamma_A=3.0)).gamma_A == 3.0
 
 
-def test_fit_path_searches_each_knn_graph_once_and_checks_each_group(monkeypatch):
-    import structreg.structure.graphs as graphs
+def test_fit_path_searches_each_knn_graph_once_and_checks_each_group(knn_searches):
+    from structreg.structure.graphs import SEARCH_AHEAD_MIN
 
-    searches = []
-    original = graphs._exact_indices
-
-    def counting(X, queries, n_query, **kwargs):
-        searches.append(n_query)
-        return original(X, queries, n_query, **kwargs)
-
-    monkeypatch.setattr(graphs, "_exact_indices", counting)
     X, y = _multi()
     grid = {"gamma": [0.1, 1.0], "n_neighbors": [3, 5], "eta": [0.0, 0.6, 1.0]}
     with _quiet():
         fits = fit_path(DRLSC(kernel="rbf"), X, y, grid, warn=False)
     # DRLSC's within- and between-class graphs split one search, which serves both
     # neighbourhood sizes (looking ahead) and both widths
-    assert searches == [graphs.SEARCH_AHEAD_MIN]
+    assert knn_searches == [SEARCH_AHEAD_MIN]
     with _quiet():
         for point, fitted in zip(ParameterGrid(grid), fits, strict=True):
             one = DRLSC(kernel="rbf", **point).fit(X, y)

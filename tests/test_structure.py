@@ -185,21 +185,7 @@ def test_laprlsc_auto_weights_are_the_stated_numbers():
     )
 
 
-def _counting_searches(monkeypatch):
-    import structreg.structure.graphs as graphs
-
-    searches = []
-    original = graphs._exact_indices
-
-    def counting(X, queries, n_query, **kwargs):
-        searches.append(n_query)
-        return original(X, queries, n_query, **kwargs)
-
-    monkeypatch.setattr(graphs, "_exact_indices", counting)
-    return searches
-
-
-def test_reusing_knn_graphs_searches_each_graph_once(rng, monkeypatch):
+def test_reusing_knn_graphs_searches_each_graph_once(rng, knn_searches):
     from structreg.structure.graphs import reusing_knn_graphs
 
     X = rng.normal(size=(40, 3))
@@ -210,7 +196,8 @@ def test_reusing_knn_graphs_searches_each_graph_once(rng, monkeypatch):
         for graph in ("within-class", "between-class")
     ]
     reference = knn_graph(X, 9).toarray()
-    searches = _counting_searches(monkeypatch)
+    searches = knn_searches
+    searches.clear()  # (the reference above)
     alone = [p.build(X, y, labeled) for p in penalties]
     assert searches == [4, 4, 6, 6, 9, 9]  # k + 1: the point itself comes first
     searches.clear()
@@ -231,7 +218,7 @@ def test_reusing_knn_graphs_searches_each_graph_once(rng, monkeypatch):
     assert searches == [12, 18, 6]
 
 
-def test_reused_searches_are_cut_only_where_no_tie_straddles_the_cut(rng, monkeypatch):
+def test_reused_searches_are_cut_only_where_no_tie_straddles_the_cut(rng, knn_searches):
     from structreg.structure.graphs import knn_indices, reusing_knn_graphs
 
     # a lattice: many exactly equal distances, so most cuts fall inside a tie
@@ -240,7 +227,8 @@ def test_reused_searches_are_cut_only_where_no_tie_straddles_the_cut(rng, monkey
     sizes = (2, 3, 4, 6, 11)
     direct = {(id(P), k): knn_graph(P, k).toarray() for P in (X, Z) for k in sizes}
     order = knn_indices(X, 3)
-    searches = _counting_searches(monkeypatch)
+    searches = knn_searches
+    searches.clear()  # (the references above)
     with reusing_knn_graphs({}):
         for k in sizes:
             np.testing.assert_array_equal(knn_graph(X, k).toarray(), direct[id(X), k])

@@ -58,7 +58,7 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
         t0 = time.perf_counter()
         X_train, y_train = _safe_split(estimator, X, y, train)
         X_test, y_test = _safe_split(estimator, X, y, test, train)  # K[test][:, train]
-        flags: list[bool] = []
+        info: dict = {}
         fits = _grid_outputs(
             estimator,
             X_train,
@@ -69,7 +69,7 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
             errors,
             None,
             X_test if scorer is None else None,
-            flags,
+            info,
         )
         fit_time = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -82,7 +82,7 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
         values = decision_values([fits[i] for i in shared], X_test)  # (from shared sections)
         if decided or shared:  # the model's own score: accuracy on the labeled test points
             keep = estimator._labeled_mask(y_test, None)
-            classes = _classes(estimator, fits, y_train)
+            classes = _classes(fits, info)
             pairs = [(i, fits[i]) for i in decided] + list(zip(shared, values, strict=True))
             for i, F in pairs:
                 scores[i] = np.mean(classes[estimator._decide(F)][keep] == y_test[keep])
@@ -94,16 +94,15 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
         for i, f in enumerate(fits)
         if isinstance(f, Exception)
     ]
-    return scores, np.array(flags), fit_time, score_time, failures
+    return scores, np.array(info["convex"]), fit_time, score_time, failures
 
 
-def _classes(estimator, fits: list, y_train) -> np.ndarray:
-    """The ``classes_`` that the fold's fits have: a fitted one's, else those the model's
-    label encoding gives for ``y_train`` (every point of a fold sees the same labels)."""
-    for f in fits:
-        if hasattr(f, "classes_"):
-            return f.classes_
-    return clone(estimator)._encode_targets(y_train, None)[0]
+def _classes(fits: list, info: dict) -> np.ndarray:
+    """The ``classes_`` of the fold's fits (every point of a fold sees the same labels): the
+    shared groups' (whose points have decision values only), else a fitted estimator's."""
+    if "classes" in info:
+        return info["classes"]
+    return next(f.classes_ for f in fits if hasattr(f, "classes_"))
 
 
 def _needs_probabilities(scorer) -> bool:

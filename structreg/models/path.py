@@ -332,24 +332,25 @@ def _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval) -
 
 
 def _grid_outputs(
-    estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval, convex=None
+    estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval, info=None
 ) -> list:
     """:func:`fit_path`'s fitted estimators (or exceptions), except that with ``X_eval`` the
     points of a shared square-loss group get their decision values on ``X_eval`` instead,
-    straight from the group's solutions.  ``convex``: a list that receives each point's
-    convexity (False for a saddle point of a non-convex objective; True for a failed fit)."""
+    straight from the group's solutions.  ``info``: a dict that receives ``"convex"``, each
+    point's convexity (False for a saddle point of a non-convex objective; True for a failed
+    fit), and ``"classes"``, the ``classes_`` of the shared groups' fits (if there was one)."""
     if errors not in ("raise", "return"):
         raise ValueError(f"errors must be 'raise' or 'return', got {errors!r}")
     candidates = candidate_list(param_grid)
     flags = [True] * len(candidates)
     if _shares_deformation(estimator):
         out = _hinge_path(estimator, X, y, candidates, unlabeled, warn, errors)
-        return _with_convexity(out, flags, convex)
+        return _with_info(out, flags, info)
     if not _shares_factorisation(estimator):
         out = [
             _guarded(errors, _plain_fit, estimator, X, y, p, unlabeled, warn) for p in candidates
         ]
-        return _with_convexity(out, flags, convex)
+        return _with_info(out, flags, info)
     path_params = set(estimator._path_params)
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, point in enumerate(candidates):
@@ -394,19 +395,21 @@ def _grid_outputs(
                 continue
             for i, f in zip(idx, fitted, strict=True):
                 out[i] = f
-    return _with_convexity(out, flags, convex)
+    if info is not None and "encoded" in call:
+        info["classes"] = call["encoded"][0]
+    return _with_info(out, flags, info)
 
 
-def _with_convexity(out: list, flags: list[bool], convex: list | None) -> list:
-    """``out``; ``convex`` (if given) extended by ``flags``, where the fitted estimators of
-    ``out`` say theirs (``solver_info_["convex"]``) themselves."""
-    if convex is not None:
-        convex.extend(
+def _with_info(out: list, flags: list[bool], info: dict | None) -> list:
+    """``out``; ``info["convex"]`` (if given) set from ``flags``, where the fitted estimators
+    of ``out`` say theirs (``solver_info_["convex"]``) themselves."""
+    if info is not None:
+        info["convex"] = [
             flag
             if isinstance(f, np.ndarray)
             else getattr(f, "solver_info_", {}).get("convex") is not False
             for f, flag in zip(out, flags, strict=True)
-        )
+        ]
     return out
 
 
@@ -548,8 +551,9 @@ def _with_weights(
 
 
 def _checked_weights(base, point: dict, path_params, checked: set | None = None) -> dict:
-    """The point's weight parameters, checked against the model's constraints (each
-    ``(name, value)`` once when the caller keeps a ``checked`` set across the grid)."""
+    """The point's parameters named in ``path_params`` (its weights, or any others the caller
+    names), checked against the model's constraints (each ``(name, value)`` once when the
+    caller keeps a ``checked`` set across the grid)."""
     weights = {k: v for k, v in point.items() if k in path_params}
     constraints = getattr(base, "_parameter_constraints", {})
     todo = {k: v for k, v in weights.items() if k in constraints}
