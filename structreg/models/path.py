@@ -112,6 +112,12 @@ def _shares_factorisation(estimator: StructuralClassifier) -> bool:
     )
 
 
+def _string_weights(*models) -> bool:
+    """Whether a weight of these models is a string (e.g. ``"auto"``, which may change the
+    penalty matrix itself, not only its weight)."""
+    return any(isinstance(getattr(m, k, None), str) for m in models for k in m._path_params)
+
+
 def _penalty_kind(penalty) -> tuple:
     """What must agree between a group's template and its points: the penalty's class and
     its plain-valued parameters (arrays, e.g. cluster ids, are the group's own)."""
@@ -180,7 +186,12 @@ class _SharedFit:
 
     def _weights(self, candidate: StructuralClassifier) -> tuple[float, ...]:
         terms = candidate._penalty_terms(self.n, self.n_labeled)
-        if [_penalty_kind(p) for _, p in terms] != [_penalty_kind(p) for p in self.penalties]:
+        same = [type(p) for _, p in terms] == [type(p) for p in self.penalties]
+        if same and _string_weights(candidate, self.template):  # e.g. "auto": compare fully
+            same = [_penalty_kind(p) for _, p in terms] == [
+                _penalty_kind(p) for p in self.penalties
+            ]
+        if not same:
             raise ValueError(
                 f"{type(candidate).__name__}._path_params changes the penalties themselves, "
                 "not only their weights"
