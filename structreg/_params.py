@@ -83,6 +83,10 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
 }
 
 
+NONNEGATIVE_OR_AUTO = [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})]
+"""A weight that a model may also choose itself (``"auto"``), for ``_constraint_overrides``."""
+
+
 def constraints_for(cls: type) -> dict[str, list]:
     """The glossary's constraints for the parameters of ``cls.__init__``."""
     names = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]

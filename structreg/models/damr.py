@@ -3,12 +3,10 @@ Neurocomputing 2014)."""
 
 from __future__ import annotations
 
-from numbers import Real
-
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._params import NONNEGATIVE_OR_AUTO
 from ..structure.signed import SignedLaplacianPenalty
 from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
 from .manifold import _GraphKernelMixin, auto_weight
@@ -128,7 +126,7 @@ class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
     _sparse_structure = False  # fuzzy c-means clusters dense rows
     _constraint_overrides = {
         **_GraphKernelMixin._constraint_overrides,
-        "gamma_D": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+        "gamma_D": NONNEGATIVE_OR_AUTO,
     }
 
     def __init__(

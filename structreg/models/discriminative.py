@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from scipy.linalg import pinvh
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._params import NONNEGATIVE_OR_AUTO
 from ..solvers.square import penalty_products, warn_nonconvex
 from ..structure import ClassScatterPenalty, LaplacianPenalty, build_penalties, smallest_eigenvalue
 from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
@@ -415,9 +416,7 @@ class DiscriminativeRLS(StructuralClassifier):
 
     _semi_supervised = False
     _path_params = ("gamma_A", "gamma_D")
-    _constraint_overrides = {
-        "gamma_D": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})]
-    }
+    _constraint_overrides = {"gamma_D": NONNEGATIVE_OR_AUTO}
 
     def __init__(
         self,
@@ -480,7 +479,9 @@ class DiscriminativeRLS(StructuralClassifier):
         (:data:`AUTO_CONVEX_FRACTION` of the largest weight that keeps the objective convex
         for any kernel)."""
         self.gamma_D_ = self.gamma_D
-        if self.gamma_D == "auto":
+        if self.gamma_D == "auto" and self.margin == "global":  # L_W - L_B: eigenvalues -1, 0, 1
+            self.gamma_D_ = AUTO_CONVEX_FRACTION
+        elif self.gamma_D == "auto":  # the local graphs' spectrum: build them and ask
             L_D, _ = build_penalties(self._discriminality(1.0), X, y_codes, labeled)
             lowest = smallest_eigenvalue(L_D, X.shape[0])
             self.gamma_D_ = AUTO_CONVEX_FRACTION / max(1.0, -lowest)

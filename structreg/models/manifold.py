@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._params import NONNEGATIVE_OR_AUTO
 from ..structure import LaplacianPenalty
 from ..structure.graphs import neighbor_scale
 from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
@@ -69,7 +70,7 @@ class _ManifoldMixin(_GraphKernelMixin):
     _path_params = ("gamma_A", "gamma_I")
     _constraint_overrides = {
         **_GraphKernelMixin._constraint_overrides,
-        "gamma_I": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+        "gamma_I": NONNEGATIVE_OR_AUTO,
     }
 
     def _penalty_terms(self, n_samples, n_labeled):
