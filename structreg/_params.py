@@ -71,7 +71,7 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
     "epsilon": [Interval(Real, 0, None, closed="left")],
     "n_jobs": [Integral, None],
     # DALapRLSC: weight of unlabeled points (DAMR's gamma) and the pluggable clusterer
-    "reliability": [Interval(Real, 0, 1, closed="both")],
+    "reliability": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto"})],
     "clusterer": [HasMethods(["fit_predict"]), None],
     # SSDRWu: form of the between-class term
     "separation": [StrOptions({"signed", "subtract", "add"})],

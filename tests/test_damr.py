@@ -18,6 +18,7 @@ from structreg.structure import knn_graph, laplacian
 from structreg.structure.signed import (
     LabeledPairPenalty,
     SignedLaplacianPenalty,
+    cluster_agreement,
     signed_laplacian,
 )
 
@@ -70,7 +71,7 @@ def _reference_LD(W0, y, labeled, clusters, reliability, rule="full"):
     Sc = np.where(clusters[:, None] == clusters[None, :], 1, -1)
     Sl = np.where(y[:, None] == y[None, :], 1, -1)
     S0 = np.where(labeled[:, None] & labeled[None, :], Sl, Sc)
-    w = np.where(labeled, 1.0, reliability)
+    w = np.where(labeled, 1.0, reliability)  # reliability: a number or one per point
     T = np.outer(w, w)
     S = np.where((S0 == 1) | (T <= 0.5), 1, -1)
     W = np.where((S if rule == "full" else S0) == 1, W0, T * W0)
@@ -114,6 +115,53 @@ def test_signed_penalty_follows_eqs_9_to_13(rng, reliability, rule):
     assert L.nnz <= np.count_nonzero(W0) + 30
     f = rng.normal(size=30)
     assert f @ (L @ f) == pytest.approx(0.5 * np.sum(W * (f[:, None] - S * f[None, :]) ** 2))
+
+
+def test_cluster_agreement_is_the_in_cluster_share_of_each_degree(rng):
+    X = rng.normal(size=(25, 2))
+    W = knn_graph(X, 4, weights="heat").toarray()
+    clusters = rng.integers(-1, 3, size=25)
+    expected = [
+        sum(W[i, j] for j in range(25) if clusters[j] == clusters[i] >= 0) / W[i].sum()
+        for i in range(25)
+    ]
+    np.testing.assert_allclose(cluster_agreement(sp.csr_matrix(W), clusters), expected)
+
+
+def test_auto_reliability_is_eq_10_with_the_clusters_local_agreement(rng):
+    X = rng.normal(size=(30, 2))
+    y = rng.integers(0, 2, size=30)
+    labeled = rng.random(30) < 0.3
+    clusters = rng.integers(0, 2, size=30)
+    L = SignedLaplacianPenalty(clusters, "auto", n_neighbors=5).build(X, y, labeled)
+    W0 = knn_graph(X, 5, weights="heat").toarray()
+    share = np.array([W0[i, clusters == clusters[i]].sum() / W0[i].sum() for i in range(30)])
+    ref, _, S = _reference_LD(W0, y, labeled, clusters, share)
+    np.testing.assert_allclose(L.toarray(), ref, atol=1e-14)
+    assert np.any((S == -1) & ~(labeled[:, None] & labeled[None, :]))  # not vacuous
+
+
+def test_auto_reliability_keeps_gaps_and_drops_cuts_through_dense_parts():
+    """A chain cut in its middle (the clustering disagrees with the graph) signs no pair;
+    two groups with a gap between them keep every cross-cluster pair signed."""
+    unlabeled = np.zeros(40, bool)
+    y = np.full(40, -1)
+    chain = np.c_[np.arange(40.0), np.zeros(40)]
+    halves = (np.arange(40) >= 20).astype(int)
+    pen = SignedLaplacianPenalty(halves, "auto", n_neighbors=6, weights="connectivity")
+    W, S = pen.signed_graph(chain, y, unlabeled)
+    assert (S.toarray() == -1).sum() == 0
+    W1, S1 = SignedLaplacianPenalty(halves, 1.0, n_neighbors=6).signed_graph(chain, y, unlabeled)
+    assert (S1.toarray() == -1).sum() > 0  # trusting the cut signs the pairs across it
+    groups = np.r_[
+        np.c_[np.arange(20.0) * 0.1, np.zeros(20)], np.c_[3 + np.arange(20.0) * 0.1, np.zeros(20)]
+    ]
+    pen = SignedLaplacianPenalty(halves, "auto", n_neighbors=22, weights="heat")
+    W, S = pen.signed_graph(groups, y, unlabeled)
+    across = halves[:, None] != halves[None, :]
+    edges = W.toarray() > 0
+    assert np.any(edges & across)
+    assert np.all(S.toarray()[edges & across] == -1)
 
 
 def test_noise_cluster_ids_carry_no_discrimination(rng):

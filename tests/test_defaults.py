@@ -119,10 +119,8 @@ def test_semi_supervised_defaults_use_the_unlabeled_points(name):
     assert np.mean(supervised) < 0.9  # the labels alone do not solve it
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DALapRLSC's default fuzzy c-means finds two convex clusters that cut across the "
-    "moons, and reliability=1.0 (the paper's) trusts them: 78 % (99 % at reliability <= 0.7)",
-)
 def test_dalaprlsc_defaults_on_two_moons():
+    """The default fuzzy c-means cuts across the moons; reliability="auto" stops trusting
+    the cut where it runs through the graph's dense parts (the paper's 1.0 trusts it)."""
     assert _transductive_accuracy(structreg.DALapRLSC(random_state=0)) >= 0.95
+    assert _transductive_accuracy(structreg.DALapRLSC(reliability=1.0, random_state=0)) < 0.9

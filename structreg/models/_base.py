@@ -248,6 +248,8 @@ def class_weights(
     Computed by :func:`sklearn.utils.class_weight.compute_class_weight` on the class codes.
     """
     codes = np.arange(len(classes))
+    if class_weight is None:  # scikit-learn's answer, without its validation per grid point
+        return np.ones(len(classes))
     if isinstance(class_weight, dict):
         known = set(classes.tolist())
         unknown = [label for label in class_weight if label not in known]

@@ -60,9 +60,14 @@ class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
         Weight of the signed-graph term ``gamma_D / n^2 f^T L_D f`` (the paper's gamma_D);
         plays the role of LapRLSC's ``gamma_I``.  ``"auto"``: ``10 f^T L_D f / trace(L_D)``,
         the term normalised by the signed graph's volume, as LapRLSC's ``gamma_I="auto"``.
-    reliability : float in [0, 1], default=1.0
+    reliability : float in [0, 1] or "auto", default="auto"
         Weight ``w_i`` of an unlabeled point, i.e. how much the clustering is trusted (the
-        paper's gamma; renamed because ``gamma`` is the kernel width library-wide).
+        paper's gamma, one value for every unlabeled point; renamed because ``gamma`` is the
+        kernel width library-wide).  ``"auto"``: per point, the share of its kNN edge weight
+        that stays inside its own cluster (:func:`~structreg.structure.signed.cluster_agreement`),
+        so a cluster boundary that cuts through a dense part of the graph signs no pairs
+        (``w_i w_j <= 1/2`` there) while one through a gap keeps them.  The paper's
+        experiments use 1.0 (trust every cluster label).
     n_neighbors : int, default=6
         k of the kNN graph (the paper uses 10).
     weights : {"connectivity", "heat", "dot"}, default="heat"
@@ -137,7 +142,7 @@ class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
         coef0=1.0,
         gamma_A=1e-2,
         gamma_D="auto",
-        reliability=1.0,
+        reliability="auto",
         n_neighbors=6,
         weights="heat",
         t=None,

@@ -32,7 +32,12 @@ import scipy.sparse as sp
 from .graphs import _check_weights
 from .penalties import DiagonalPlusLowRank, LaplacianPenalty, Penalty, scaled_laplacian
 
-__all__ = ["LabeledPairPenalty", "SignedLaplacianPenalty", "signed_laplacian"]
+__all__ = [
+    "LabeledPairPenalty",
+    "SignedLaplacianPenalty",
+    "cluster_agreement",
+    "signed_laplacian",
+]
 
 
 def signed_laplacian(W: sp.spmatrix, S: sp.spmatrix) -> sp.csr_matrix:
@@ -62,6 +67,30 @@ def signed_laplacian(W: sp.spmatrix, S: sp.spmatrix) -> sp.csr_matrix:
     signed = W.multiply(sp.csr_matrix(S, dtype=float)).tocsr()
     degree = np.asarray(abs(signed).sum(axis=1)).ravel()
     return (sp.diags(degree) - signed).tocsr()
+
+
+def cluster_agreement(W: sp.spmatrix, clusters: np.ndarray) -> np.ndarray:
+    """Per point, the share of its edge weight that stays inside its own cluster.
+
+    ``a_i = sum_{j: c_j = c_i} W_ij / sum_j W_ij`` for the symmetric non-negative graph W and
+    cluster ids ``c`` (0 for a point without edges or with a negative, noise, id).  Points deep
+    inside a cluster get 1; points where the clustering cuts through a dense part of the graph
+    (a cluster boundary that is not a gap in the data) get about 1/2.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> W = sp.csr_matrix(np.array([[0, 1, 1.0], [1, 0, 0], [1, 0, 0]]))
+    >>> cluster_agreement(W, np.array([0, 0, 1]))
+    array([0.5, 1. , 0. ])
+    """
+    W = sp.coo_matrix(W)
+    clusters = np.asarray(clusters)
+    n = W.shape[0]
+    same = (clusters[W.row] == clusters[W.col]) & (clusters[W.row] >= 0)
+    inside = np.bincount(W.row, weights=np.where(same, W.data, 0.0), minlength=n)
+    degree = np.bincount(W.row, weights=W.data, minlength=n)
+    return np.divide(inside, degree, out=np.zeros(n), where=degree > 0)
 
 
 class SignedLaplacianPenalty(Penalty):
@@ -96,8 +125,12 @@ class SignedLaplacianPenalty(Penalty):
     ----------
     clusters : array-like of int, shape (n_samples,)
         Cluster id of every training point (models compute it with their clusterer).
-    reliability : float in [0, 1], default=1.0
-        Weight ``w_i`` of an unlabeled point (the paper's gamma).
+    reliability : float in [0, 1] or "auto", default=1.0
+        Weight ``w_i`` of an unlabeled point (the paper's gamma).  ``"auto"``: per point, how
+        far the clustering agrees with the graph around it, ``w_i`` = the share of its ``W0``
+        edge weight inside its own cluster (:func:`cluster_agreement`): a cluster boundary
+        through a gap in the data keeps its signed pairs, one that cuts through a dense part
+        of the graph (where ``w_i w_j <= 1/2``) loses them.
     n_neighbors : int, default=6
         k of the kNN graph ``W0``.
     weights : {"connectivity", "heat", "dot"}, default="heat"
@@ -146,8 +179,10 @@ class SignedLaplacianPenalty(Penalty):
 
     def _check(self, n: int) -> np.ndarray:
         r = self.reliability
-        if isinstance(r, bool) or not isinstance(r, Real) or not 0.0 <= r <= 1.0:
-            raise ValueError(f"reliability must be a real number in [0, 1], got {r!r}")
+        if not (isinstance(r, str) and r == "auto") and (
+            isinstance(r, bool) or not isinstance(r, Real) or not 0.0 <= r <= 1.0
+        ):
+            raise ValueError(f"reliability must be a real number in [0, 1] or 'auto', got {r!r}")
         if self.demoted_weight not in ("full", "scaled"):
             raise ValueError(
                 f"demoted_weight must be 'full' or 'scaled', got {self.demoted_weight!r}"
@@ -180,7 +215,11 @@ class SignedLaplacianPenalty(Penalty):
         both = labeled[i] & labeled[j]
         no_cluster = (clusters[i] < 0) | (clusters[j] < 0)
         same = np.where(both, y[i] == y[j], no_cluster | (clusters[i] == clusters[j]))
-        reliability = np.where(labeled, 1.0, float(self.reliability))
+        if isinstance(self.reliability, str):  # "auto": the clustering's local agreement
+            reliability = cluster_agreement(W0, clusters)
+            reliability[labeled] = 1.0
+        else:
+            reliability = np.where(labeled, 1.0, float(self.reliability))
         T = reliability[i] * reliability[j]
         signed = ~same & (T > 0.5)
         scale = signed if self.demoted_weight == "full" else ~same
