@@ -71,7 +71,10 @@ def main() -> None:
                 except ValueError:
                     value = raw
                 rows.append(
-                    (f"{name}({args.param}={value!r})", getattr(structreg, name)(**{args.param: value}))
+                    (
+                        f"{name}({args.param}={value!r})",
+                        getattr(structreg, name)(**{args.param: value}),
+                    )
                 )
     data = list(problems())
     print("| model | " + " | ".join(name for name, _ in data) + " |")
