@@ -424,13 +424,13 @@ def test_wang_kernel_on_training_points_and_out_of_sample(rng, kernel, gamma, la
     clf = SSDRWang(kernel=kernel, gamma=gamma or "scale", lam=lam).fit(X, _semi(y, [0, 1, 20, 21]))
     K = kernel_matrix(X, kernel=kernel, gamma=gamma, degree=3, coef0=1.0)
     G = _centred_gram(K)
-    KD = np.eye(25) - np.linalg.inv(np.eye(25) + G / lam)
+    KD = 25 * (np.eye(25) - np.linalg.inv(np.eye(25) + G / (25 * lam)))
     np.testing.assert_allclose(clf.discriminative_kernel(X), KD, atol=1e-8)
-    # new points against training points: [(lam I + G)^{-1} k_c(x)]_i
+    # new points against training points: n [(n lam I + G)^{-1} k_c(x)]_i
     Xt = rng.normal(size=(6, 3))
     Kt = kernel_matrix(Xt, X, kernel=kernel, gamma=gamma, degree=3, coef0=1.0)
     Kt_c = Kt - Kt.mean(1, keepdims=True) - K.mean(0) + K.mean()
-    expected = np.linalg.solve(lam * np.eye(25) + G, Kt_c.T).T
+    expected = 25 * np.linalg.solve(25 * lam * np.eye(25) + G, Kt_c.T).T
     np.testing.assert_allclose(clf.discriminative_kernel(Xt, X), expected, atol=1e-8)
     np.testing.assert_allclose(clf.discriminative_kernel(X, Xt), expected.T, atol=1e-8)
 
@@ -442,7 +442,7 @@ def test_wang_linear_kernel_closed_form_in_feature_space(rng):
     mu = X.mean(0)
     Xc = X - mu
     A, B = rng.normal(size=(5, 4)), rng.normal(size=(3, 4))
-    expected = (A - mu) @ np.linalg.solve(0.7 * np.eye(4) + Xc.T @ Xc, (B - mu).T)
+    expected = (A - mu) @ np.linalg.solve(0.7 * np.eye(4) + Xc.T @ Xc / 30, (B - mu).T)
     np.testing.assert_allclose(clf.discriminative_kernel(A, B), expected, atol=1e-12)
 
 
@@ -458,7 +458,7 @@ def test_wang_closed_form_equals_direct_minimisation(rng, kernel, gamma):
     )
     clf.fit(X, y_semi)
     K = kernel_matrix(X, kernel=kernel, gamma=gamma)
-    KD = np.eye(26) - np.linalg.inv(np.eye(26) + _centred_gram(K) / lam)
+    KD = 26 * (np.eye(26) - np.linalg.inv(np.eye(26) + _centred_gram(K) / (26 * lam)))
     # the stated objective: (1/l)||J K_D a - Y||^2 + gamma_A a^T K_D a
     alpha = _minimise_alpha(KD, labeled, _pm(y[labeled]), gamma_A, np.zeros((26, 26)))
     np.testing.assert_allclose(clf.decision_function(X), KD @ alpha, atol=1e-6)
@@ -480,9 +480,23 @@ def test_wang_zero_lam_is_the_projection_limit(rng):
     G = _centred_gram(X @ X.T)
     np.testing.assert_allclose(
         SSDRWang(lam=0.0).fit(X, y_semi).discriminative_kernel(X),
-        G @ np.linalg.pinv(G),
+        20 * G @ np.linalg.pinv(G),
         atol=1e-10,
     )
+
+
+def test_wang_paper_weights_at_n_points_are_ours_rescaled(rng):
+    """The paper's sum form (gamma_1, lambda) on n points is gamma_A = n gamma_1,
+    lam = lambda / n: both written on the same n, the decision functions agree."""
+    X = rng.normal(size=(30, 3))
+    y_semi = _semi((X[:, 0] > 0).astype(int), np.arange(6))
+    gamma_1, lam_paper = 0.05, 2.0
+    clf = SSDRWang(gamma_A=30 * gamma_1, lam=lam_paper / 30, fit_intercept=False).fit(X, y_semi)
+    KD = np.eye(30) - np.linalg.inv(np.eye(30) + _centred_gram(X @ X.T) / lam_paper)
+    labeled = y_semi >= 0
+    Y = _pm(y_semi[labeled])
+    alpha = _minimise_alpha(KD, labeled, Y, gamma_1, np.zeros((30, 30)))
+    np.testing.assert_allclose(clf.decision_function(X), KD @ alpha, atol=1e-6)
 
 
 def test_wang_with_intercept_and_multiclass():

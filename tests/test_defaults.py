@@ -5,11 +5,13 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import load_iris, load_wine, make_classification, make_moons
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.preprocessing import StandardScaler
 
 import structreg
+import structreg.structure
 
 DATA = {
     "iris": load_iris(return_X_y=True),
@@ -124,3 +126,42 @@ def test_dalaprlsc_defaults_on_two_moons():
     the cut where it runs through the graph's dense parts (the paper's 1.0 trusts it)."""
     assert _transductive_accuracy(structreg.DALapRLSC(random_state=0)) >= 0.95
     assert _transductive_accuracy(structreg.DALapRLSC(reliability=1.0, random_state=0)) < 0.9
+
+
+# ---------------------------------------------------------------- weights are per sample
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: structreg.RLSC(),
+        lambda: structreg.DiscriminativeRLS(),
+        lambda: structreg.DiscriminativeRLS(margin="global", gamma_D=0.3),
+        lambda: structreg.SSDRWang(),
+        lambda: structreg.SSDRWang(kernel="rbf", lam=0.1, gamma_A=1.0),
+    ],
+)
+def test_weights_mean_the_same_objective_when_every_sample_is_doubled(make):
+    """Issue 19, point 0: with per-sample weights, fitting each sample twice is the same
+    problem (a sum-form weight would double the loss against the penalties)."""
+    X, y = make_moons(80, noise=0.2, random_state=0)
+    y_semi = y.copy()
+    if isinstance(make(), structreg.SSDRWang):
+        y_semi[8:] = -1
+    Xt = np.random.default_rng(1).normal(size=(20, 2))
+    once = make().fit(X, y_semi).decision_function(Xt)
+    twice = make().fit(np.r_[X, X], np.r_[y_semi, y_semi]).decision_function(Xt)
+    np.testing.assert_allclose(twice, once, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("gamma_I", ["auto", 1.0])
+def test_graph_weight_means_the_same_objective_on_the_doubled_graph(gamma_I):
+    """``gamma_I / n^2 f^T L f`` (or the volume-scaled "auto"): the doubled data with the
+    doubled graph ``[[W, W], [W, W]]`` is the same problem."""
+    X, y = make_moons(80, noise=0.1, random_state=0)
+    y_semi = np.full_like(y, -1)
+    y_semi[:6] = y[:6]
+    W = structreg.structure.knn_graph(X, 6, weights="heat")
+    W2 = sp.bmat([[W, W], [W, W]]).tocsr()
+    Xt = np.random.default_rng(1).normal(size=(20, 2))
+    once = structreg.LapRLSC(graph=W, gamma_I=gamma_I).fit(X, y_semi).decision_function(Xt)
+    twice = structreg.LapRLSC(graph=W2, gamma_I=gamma_I).fit(np.r_[X, X], np.r_[y_semi, y_semi])
+    np.testing.assert_allclose(twice.decision_function(Xt), once, rtol=1e-8, atol=1e-10)

@@ -87,7 +87,7 @@ def test_shared_graph_and_clusters_give_the_plain_fits():
         ("SSDR_Wu", {**params, "eta": 0.4}),
         ("DA_LapRLSC", {"gamma_A": 0.1, "gamma_D": 10.0, "reliability": 0.8}),
     ]:
-        l_ = {"n_labeled": int(np.sum(y_semi != -1))}
+        l_ = {"n_labeled": int(np.sum(y_semi != -1)), "n_samples": len(Xtr)}
         shared = make_estimator(method, 3, graph=graph, clusters=clusters, **l_, **p)
         shared.fit(Xtr, y_semi)
         plain = make_estimator(method, 3, **l_, **p).fit(Xtr, y_semi)
@@ -144,7 +144,8 @@ def test_transductive_fold_evaluator_scores_the_plain_fits():
         hits = fold_eval(grid[:2], train, test) + fold_eval(grid[2:], train, test)
         plain = []
         for p in grid:
-            est = make_estimator(method, 3, n_labeled=int(np.sum(y_semi != -1)), **p)
+            sizes = {"n_labeled": int(np.sum(y_semi != -1)), "n_samples": len(Xtr)}
+            est = make_estimator(method, 3, **sizes, **p)
             est.fit(Xtr, y_fold)
             plain.append(float(np.sum(est.transduction_[test] == y_semi[test])))
-        assert hits == plain
+        assert hits == plain, method

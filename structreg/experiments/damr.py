@@ -115,6 +115,13 @@ def load_table2_dataset(name: str) -> tuple[np.ndarray, np.ndarray, str] | str:
 
 
 # -- estimators ------------------------------------------------------------------------------
+def _averaged(method: str, params: dict, n_labeled: int | None, n_samples: int | None) -> dict:
+    """The paper's sum-form weights at l labels and n points as structreg's averaged ones."""
+    n = n_samples or 1
+    scale = {"SSDR_Wu": {"gamma_D": n_labeled}, "SSDR_Wang": {"gamma_A": n, "lam": 1 / n}}
+    return {k: v * scale.get(method, {}).get(k, 1) for k, v in params.items()}
+
+
 class _FixedClusters(ClusterMixin, BaseEstimator):
     """A "clusterer" that returns cluster ids computed beforehand (reused across fits)."""
 
@@ -136,23 +143,21 @@ def make_estimator(
     graph=None,
     clusters: np.ndarray | None = None,
     n_labeled: int | None = None,
+    n_samples: int | None = None,
     **params: float,
 ):
     """One of the four methods: the paper's 10-label parameters, overridden by ``params``.
 
     ``graph``: a precomputed 10-NN heat graph of the training points for Lap_RLSC and
-    SSDR [16] (what they would build themselves); ``clusters``: precomputed fuzzy c-means ids
-    for DA_LapRLSC (what its default clusterer with ``random_state=seed`` would find);
-    ``n_labeled``: the labels of the training set (SSDR [16]'s sum-form weight ``gamma_D``
-    at l labels is SSDRWu's averaged ``gamma_D l``; CV folds keep the training set's l).
+    SSDR [16]; ``clusters``: precomputed fuzzy c-means ids for DA_LapRLSC (what it would
+    build itself with ``random_state=seed``); ``n_labeled``, ``n_samples``: the training
+    set's l and n, for the SSDRs' sum-form weights (:func:`_averaged`; folds keep them).
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
-    params = {**_REF["fixed"][method], **params}
-    if method == "SSDR_Wu":
-        if n_labeled is None:
-            raise ValueError("SSDR_Wu needs n_labeled, the labels of the training set")
-        params["gamma_D"] = params["gamma_D"] * n_labeled
+    if method.startswith("SSDR") and None in (n_labeled, n_samples):
+        raise ValueError(f"{method} needs n_labeled and n_samples, the training set's sizes")
+    params = _averaged(method, {**_REF["fixed"][method], **params}, n_labeled, n_samples)
     if method == "SSDR_Wang":
         return SSDRWang(kernel="linear", fit_intercept=False, **params)
     if method == "DA_LapRLSC":
@@ -199,13 +204,14 @@ def _transductive_fold_eval(
     """Fold evaluator for :func:`cv_evaluator`: hide the test fold's labels, fit the batch by
     :func:`~structreg.models.fit_path` on the shared graph and clusters (one cache per fold,
     kept for the later batches), count hits."""
-    n_labeled = int(np.sum(y_semi != -1))
-    base = make_estimator(method, seed, graph=graph, clusters=clusters, n_labeled=n_labeled)
+    sizes = {"n_labeled": int(np.sum(y_semi != -1)), "n_samples": len(X)}
+    base = make_estimator(method, seed, graph=graph, clusters=clusters, **sizes)
     caches: dict[bytes, dict] = {}
 
     def fold_eval(candidates: list[dict], train: np.ndarray, test: np.ndarray) -> list[float]:
         y_fold = y_semi.copy()
         y_fold[test] = -1
+        candidates = [_averaged(method, point, **sizes) for point in candidates]
         fits = fit_path(base, X, y_fold, candidates, cache=caches.setdefault(test.tobytes(), {}))
         return [float(np.sum(est.transduction_[test] == y_semi[test])) for est in fits]
 
@@ -250,7 +256,7 @@ def _damr_cell(
                 res["cv_score"][m] = 100.0 * found.best_score
                 res["n_evaluated"][m] = found.n_evaluated
             # builds its own graph and clusters
-            est = make_estimator(m, seed, n_labeled=len(labeled), **params)
+            est = make_estimator(m, seed, n_labeled=len(labeled), n_samples=len(ytr), **params)
             t0 = time.perf_counter()
             est.fit(Xtr, y_semi)
             res["time"][m] = time.perf_counter() - t0
@@ -329,8 +335,7 @@ def _mean_var(reps: list[dict], key: str, method: str) -> tuple[float, float]:
 
 
 def _per_method(rows: dict[str, list[dict]], cell: Callable[[str, list[dict], str], str]):
-    """A Markdown table of ``cell(name, runs, method)``: one row per data set, one column per
-    method."""
+    """A Markdown table of ``cell(name, runs, method)``: a row per data set, a column per method."""
     table = [[name, *(cell(name, reps, m) for m in METHODS)] for name, reps in rows.items()]
     return markdown_table(["data set", *(METHOD_TITLES[m] for m in METHODS)], table)
 

@@ -195,11 +195,15 @@ class SSDRWang(StructuralClassifier):
         """SSDR (Wang & Zhang 2008), reconstructed: RLS with the unsupervised discriminative kernel.
 
     ``min (1/l) sum_labeled ||f(x_i) - y_i||^2 + gamma_A ||f||_{K_D}^2`` over the RKHS of
-    ``K_D = I - (I + G / lam)^{-1} = G (lam I + G)^{-1}`` on the n training points (labeled
-    and unlabeled), ``G = H K H`` the Gram matrix of the centred data (``H = I - 1 1^T / n``;
-    ``K`` the Gram matrix of ``kernel``, the inputs themselves for ``"linear"``).  ``K_D`` is
-    the kernel that discriminative clustering (Ye, Zhao & Wu 2007) reduces to: kernel k-means
-    with ``K_D`` maximises the regularised LDA criterion ``tr((S_t + lam I)^{-1} S_b)``.
+    ``K_D = n [I - (I + G / (n lam))^{-1}] = G (lam I + G / n)^{-1}`` on the n training points
+    (labeled and unlabeled), ``G = H K H`` the Gram matrix of the centred data
+    (``H = I - 1 1^T / n``; ``K`` the Gram matrix of ``kernel``, the inputs themselves for
+    ``"linear"``).  The paper's ``I - (I + G / lambda)^{-1}`` is this kernel over n with
+    ``lam = lambda / n``: written with the data's covariance ``S / n`` rather than its scatter
+    ``S``, so that ``lam`` and ``gamma_A`` mean the same objective at any number of points.
+    ``K_D`` is the kernel that discriminative clustering (Ye, Zhao & Wu 2007) reduces to:
+    kernel k-means with ``K_D`` maximises the regularised LDA criterion
+    ``tr((S_t / n + lam I)^{-1} S_b)``.
 
     **This is a reconstruction.**  The paper is not among the sources; the DAMR paper only
     says it builds an unsupervised discriminative kernel from discriminant analysis and
@@ -211,17 +215,17 @@ class SSDRWang(StructuralClassifier):
     Out-of-sample extension.  With ``phi_c(x) = phi(x) - mean_i phi(x_i)`` the centred
     feature map (``phi`` = the identity for the linear kernel) and ``S = sum_i
     phi_c(x_i) phi_c(x_i)^T`` the total scatter, the push-through identity
-    ``(I + G/lam)^{-1} = I - Phi_c (lam I + S)^{-1} Phi_c^T`` gives
+    ``(I + G/(n lam))^{-1} = I - Phi_c (n lam I + S)^{-1} Phi_c^T`` gives
 
-        K_D(x, z) = phi_c(x)^T (lam I + S)^{-1} phi_c(z)   (= [(lam I + G)^{-1} k_c(z)]_i
-        for a training point x_i, k_c the centred kernel vector),
+        K_D(x, z) = phi_c(x)^T (lam I + S / n)^{-1} phi_c(z)   (= n [(n lam I + G)^{-1}
+        k_c(z)]_i for a training point x_i, k_c the centred kernel vector),
 
-    which equals ``I - (I + G/lam)^{-1}`` on the training points and defines ``K_D`` -- and
+    which equals ``n [I - (I + G/(n lam))^{-1}]`` on the training points and defines ``K_D`` -- and
     the decision function ``f(x) = sum_i alpha_i K_D(x_i, x)`` -- everywhere
     (:meth:`discriminative_kernel`).  Writing ``f(x) = w^T phi_c(x)``,
-    ``||f||_{K_D}^2 = lam ||w||^2 + sum_i f(x_i)^2``: the model is the base-kernel RLS on
-    centred features with ridge ``gamma_A lam`` and the output-variance penalty
-    ``gamma_A f^T H f`` over all training points, which is how it is solved (shared
+    ``||f||_{K_D}^2 = lam ||w||^2 + (1/n) sum_i f(x_i)^2``: the model is the base-kernel RLS
+    on centred features with ridge ``gamma_A lam`` and the output-variance penalty
+    ``(gamma_A / n) f^T H f`` over all training points, which is how it is solved (shared
     square-loss solver, Cholesky of a PSD system, never an n x n inverse).  The outputs sum to
     zero over the training points (``K_D 1 = 0``) unless ``fit_intercept=True``.
 
@@ -236,10 +240,11 @@ class SSDRWang(StructuralClassifier):
     degree : int, default=3
     coef0 : float, default=1.0
     gamma_A : float, default=1e-2
-        Weight of ``||f||_{K_D}^2`` (gamma_1).
+        Weight of ``||f||_{K_D}^2``: the paper's gamma_1 is ``gamma_A / n``.
     lam : float, default=1.0
-        Discriminant-analysis regulariser lambda of ``K_D``; 0 gives the limit
-        ``K_D = G G^+`` (projection onto the range of G, minimum-norm solution).
+        Discriminant-analysis regulariser of ``K_D``, relative to the data's covariance
+        ``S / n``: the paper's lambda is ``n lam``.  0 gives the limit ``K_D = n G G^+``
+        (n times the projection onto the range of G, minimum-norm solution).
     fit_intercept : bool, default=True
         Add an unpenalised bias (without it the training outputs sum to zero, which biases
         the classifier towards equal class masses; the paper's experiments have none).
@@ -334,8 +339,8 @@ class SSDRWang(StructuralClassifier):
         return self.gamma_A * self.lam
 
     def _prepare(self, X, Z, y_codes, labeled):
-        # (lam I + S)^{-1}, S = Phi_c^T Phi_c: the metric of K_D in the centred feature space
-        A = Z.T @ Z
+        # (lam I + S / n)^{-1}, S = Phi_c^T Phi_c: the metric of K_D in the centred features
+        A = Z.T @ Z / Z.shape[0]
         A[np.diag_indices_from(A)] += self.lam
         if self.lam > 0:
             self._metric = cho_solve(cho_factor(A), np.eye(A.shape[0]))
@@ -343,13 +348,13 @@ class SSDRWang(StructuralClassifier):
             self._metric = pinvh(A)
 
     def _penalty_terms(self, n_samples, n_labeled):
-        return [(self.gamma_A, _CenteringPenalty())]
+        return [(self.gamma_A / n_samples, _CenteringPenalty())]
 
     def discriminative_kernel(self, X, Y=None) -> np.ndarray:
-        """``K_D(x, z) = phi_c(x)^T (lam I + S)^{-1} phi_c(z)`` between the rows of X and Y.
+        """``K_D(x, z) = phi_c(x)^T (lam I + S / n)^{-1} phi_c(z)`` between the rows of X and Y.
 
-        On training points this is ``I - (I + G / lam)^{-1}``; for any x and a training
-        point ``x_i`` it is ``[(lam I + G)^{-1} k_c(x)]_i``.
+        On training points this is ``n [I - (I + G / (n lam))^{-1}]``; for any x and a
+        training point ``x_i`` it is ``n [(n lam I + G)^{-1} k_c(x)]_i``.
 
         Parameters
         ----------
