@@ -34,6 +34,7 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
     "weights": [StrOptions({"connectivity", "heat", "dot"})],
     "t": [Interval(Real, 0, None, closed="neither"), None],
     "normalized": ["boolean"],
+    "metric": [StrOptions({"euclidean", "cosine"})],
     "fit_intercept": ["boolean", None],
     "multi_class": [StrOptions({"ovr", "ovo"})],
     # hinge loss: calibrate predict_proba by internal cross-validation during fit

@@ -434,3 +434,52 @@ def test_tfidf_pipeline_with_laprlsc():
     X = model[0].transform(docs)
     rlsc = RLSC(kernel="linear").fit(X[~unlabeled], y[~unlabeled])
     assert ours > max(0.95, np.mean(rlsc.predict(X[unlabeled]) == y[unlabeled]))
+
+
+# -- issue 19.4: cosine kNN graphs on sparse rows ------------------------------------------------
+def _cosine_neighbours(X, k):
+    """The k nearest rows of every row by cosine similarity, from the dense similarities."""
+    D = X.toarray() if sp.issparse(X) else np.asarray(X)
+    S = D @ D.T / np.outer(np.linalg.norm(D, axis=1), np.linalg.norm(D, axis=1))
+    np.fill_diagonal(S, -np.inf)
+    return np.sort(np.argsort(-S, axis=1, kind="stable")[:, :k], axis=1)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "dense"])
+def test_cosine_knn_graph_links_the_most_similar_rows(fmt):
+    from structreg.structure import knn_graph
+
+    X, _, _ = _sparse_problem(n=80, d=200)
+    X = sp.diags(np.random.default_rng(1).uniform(0.1, 10, 80)) @ X  # lengths must not matter
+    X = X.toarray() if fmt == "dense" else X.asformat(fmt)
+    W = knn_graph(X, 5, metric="cosine", symmetrize=False)
+    found = np.sort(W.tolil().rows.tolist(), axis=1)
+    np.testing.assert_array_equal(found, _cosine_neighbours(X, 5))
+    # the Euclidean graph of the unscaled rows is another graph (not vacuous)
+    euclid = knn_graph(X, 5, symmetrize=False)
+    assert not np.array_equal(np.sort(euclid.tolil().rows.tolist(), axis=1), found)
+    # heat weights on the chords ||u - v||^2 = 2 (1 - cos)
+    Wh = knn_graph(X, 5, metric="cosine", weights="heat", t=1.0, symmetrize=False).tocoo()
+    D = X.toarray() if sp.issparse(X) else X
+    cos = np.einsum("ij,ij->i", D[Wh.row], D[Wh.col]) / (
+        np.linalg.norm(D[Wh.row], axis=1) * np.linalg.norm(D[Wh.col], axis=1)
+    )
+    np.testing.assert_allclose(Wh.data, np.exp(-2 * (1 - cos)), rtol=1e-10)
+
+
+def test_cosine_graph_in_laprlsc_and_errors():
+    from structreg.structure import LaplacianPenalty
+
+    X, y, y_semi = _sparse_problem(n=120, d=300)
+    model = LapRLSC(kernel="linear", metric="cosine").fit(X, y_semi)
+    labeled = y_semi != -1
+    W = LaplacianPenalty(metric="cosine").adjacency(X, y_semi, labeled)
+    rows = sp.diags(1 / np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())) @ X
+    same = LapRLSC(kernel="linear").fit(X, y_semi)  # Euclidean graph
+    assert np.abs(W - LaplacianPenalty().adjacency(rows, y_semi, labeled)).max() < 1e-12
+    assert not np.allclose(model.decision_function(X), same.decision_function(X))
+    zero = sp.vstack([X, sp.csr_matrix((1, X.shape[1]))]).tocsr()
+    with pytest.raises(ValueError, match="metric='cosine' needs non-zero rows.*row 120"):
+        LapRLSC(kernel="linear", metric="cosine").fit(zero, np.r_[y_semi, -1])
+    with pytest.raises(ValueError, match="metric"):
+        LapRLSC(metric="manhattan").fit(X, y_semi)

@@ -81,6 +81,7 @@ class _ManifoldMixin(_GraphKernelMixin):
             weights=self.weights,
             t=self.t,
             normalized=self.normalized,
+            metric=self.metric,
             scale=scale,
         )
         return [(weight, laplacian)]
@@ -136,6 +137,10 @@ _EDGE_DOC = """    weights : {"connectivity", "heat", "dot"}, default="heat"
         Heat-kernel width; None uses the mean squared kNN distance.
     normalized : bool, default=False
         Normalised Laplacian ``I - D^{-1/2} W D^{-1/2}``.
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        Distance of the kNN graph; ``"cosine"`` for text-like rows (TF-IDF): the graph of the
+        rows scaled to unit norm (sparse rows stay sparse; see
+        :func:`~structreg.structure.graphs.knn_graph`).  The kernel still sees X as given.
 """
 _SHARED_DOC = _KERNEL_DOC + _GRAPH_DOC + _EDGE_DOC
 _SQUARE_SOLVER_DOC = """    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
@@ -213,6 +218,7 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
         weights="heat",
         t=None,
         normalized=False,
+        metric="euclidean",
         fit_intercept=False,
         solver="auto",
         n_components=1000,
@@ -233,6 +239,7 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
         self.weights = weights
         self.t = t
         self.normalized = normalized
+        self.metric = metric
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.n_components = n_components
@@ -331,6 +338,7 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         weights="heat",
         t=None,
         normalized=False,
+        metric="euclidean",
         multi_class="ovr",
         tol=1e-3,
         solver="auto",
@@ -352,6 +360,7 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         self.weights = weights
         self.t = t
         self.normalized = normalized
+        self.metric = metric
         self.multi_class = multi_class
         self.tol = tol
         self.solver = solver

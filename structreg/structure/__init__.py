@@ -7,6 +7,7 @@ from .graphs import (
     laplacian,
     other_class_graph,
     split_by_labels,
+    unit_rows,
     within_class_graph,
 )
 from .penalties import (
@@ -37,5 +38,6 @@ __all__ = [
     "laplacian",
     "other_class_graph",
     "split_by_labels",
+    "unit_rows",
     "within_class_graph",
 ]

@@ -112,6 +112,7 @@ from .. import _chunks
 
 Weights = Literal["connectivity", "heat", "dot"]
 Algorithm = Literal["auto", "exact", "approximate"]
+Metric = Literal["euclidean", "cosine"]
 
 ALGORITHMS = ("auto", "exact", "approximate")
 
@@ -372,6 +373,7 @@ def knn_graph(
     t: float | None = None,
     symmetrize: bool = True,
     algorithm: Algorithm = "auto",
+    metric: Metric = "euclidean",
 ) -> sp.csr_matrix:
     """Symmetric kNN adjacency matrix of the rows of ``X``.
 
@@ -395,6 +397,11 @@ def knn_graph(
         approximate only for large, high-dimensional dense data, see
         :func:`resolve_algorithm` and the module docstring.  Edge weights are always
         computed exactly (float64) from ``X``.
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        ``"cosine"``: neighbours by cosine similarity, for text-like rows (TF-IDF, counts):
+        the graph of the rows scaled to unit norm (:func:`unit_rows`), whose Euclidean
+        distances ``||u - v||^2 = 2 (1 - cos(u, v))`` rank as the cosine distance; edge
+        lengths (heat weights) are those chords.  Sparse rows stay sparse.
 
     Returns
     -------
@@ -403,15 +410,15 @@ def knn_graph(
     """
     store = _GRAPH_STORE.get()
     if store is None:
-        return _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm)
-    key = ("knn_graph", id(X), n_neighbors, weights, t, symmetrize, algorithm)
+        return _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm, metric)
+    key = ("knn_graph", id(X), n_neighbors, weights, t, symmetrize, algorithm, metric)
     if key not in store:
-        store[key] = (X, _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm))
+        store[key] = (X, _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm, metric))
     return store[key][1].copy()
 
 
-def _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm) -> sp.csr_matrix:
-    X = _as_points(X)
+def _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm, metric) -> sp.csr_matrix:
+    X = unit_rows(X) if check_metric(metric) == "cosine" else _as_points(X)
     n = X.shape[0]
     _check_weights(weights, t)
     _check_algorithm(algorithm)
@@ -457,6 +464,39 @@ def heat_reweight(W: sp.spmatrix, X, t: float | None = None) -> sp.csr_matrix:
     dist = _pair_distances(_as_points(X), rows, cols)
     data = _edge_weights(None, rows, cols, dist, "heat", t)
     return sp.csr_matrix((data, (rows, cols)), shape=W.shape)
+
+
+def check_metric(metric) -> str:
+    """``metric`` if it is one the graphs know, else a ValueError."""
+    if metric not in ("euclidean", "cosine"):
+        raise ValueError(f"metric must be 'euclidean' or 'cosine', got {metric!r}")
+    return metric
+
+
+def unit_rows(X):
+    """The rows of X scaled to unit Euclidean norm (float64; CSR for sparse input, never
+    densified): the points whose Euclidean geometry is X's cosine geometry.  Zero rows have
+    no direction and are refused.
+
+    Examples
+    --------
+    >>> unit_rows(np.array([[3.0, 4.0], [0.0, 2.0]]))
+    array([[0.6, 0.8],
+           [0. , 1. ]])
+    """
+    X = _as_points(X)
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()) if sp.issparse(X) else None
+    if norms is None:
+        norms = np.linalg.norm(X, axis=1)
+    zero = np.flatnonzero(~(norms > 0))
+    if zero.size:
+        raise ValueError(
+            f"metric='cosine' needs non-zero rows: {zero.size} row(s) of X are all zero (or "
+            f"not finite), e.g. row {zero[0]}; drop them or use metric='euclidean'"
+        )
+    if sp.issparse(X):
+        return sp.csr_matrix(sp.diags(1.0 / norms) @ X)
+    return X / norms[:, None]
 
 
 def _as_points(X):

@@ -25,12 +25,14 @@ from .._params import GRAPH_CHOICES
 from .graphs import (
     _check_algorithm,
     check_graph,
+    check_metric,
     class_wise_graph,
     heat_reweight,
     knn_graph,
     laplacian,
     other_class_graph,
     split_by_labels,
+    unit_rows,
 )
 
 
@@ -82,6 +84,9 @@ class LaplacianPenalty(Penalty):
         ``"between-class"``), see :func:`~structreg.structure.graphs.knn_graph`:
         ``"approximate"`` uses NN-descent (``pip install "structreg[ann]"``), ``"auto"`` only
         for large high-dimensional data.  ``"other-class"`` graphs are always searched exactly.
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        Distance of the kNN graphs; ``"cosine"``: the graphs of the rows scaled to unit norm
+        (:func:`~structreg.structure.graphs.unit_rows`), e.g. for TF-IDF rows.
 
     Examples
     --------
@@ -102,6 +107,7 @@ class LaplacianPenalty(Penalty):
         normalized=False,
         scale=None,
         algorithm="auto",
+        metric="euclidean",
     ):
         self.graph = graph
         self.n_neighbors = n_neighbors
@@ -110,6 +116,7 @@ class LaplacianPenalty(Penalty):
         self.normalized = normalized
         self.scale = scale
         self.algorithm = algorithm
+        self.metric = metric
 
     @property
     def psd(self) -> bool:
@@ -128,6 +135,8 @@ class LaplacianPenalty(Penalty):
         if not isinstance(self.n_neighbors, Integral) or self.n_neighbors < 1:
             raise ValueError(f"n_neighbors must be a positive integer, got {self.n_neighbors!r}")
         _check_algorithm(self.algorithm)
+        if check_metric(self.metric) == "cosine":
+            X = unit_rows(X)
         kw = dict(weights=self.weights, t=self.t)
         if self.graph == "other-class":  # queries labeled points only: always exact
             return other_class_graph(X, y, labeled, self.n_neighbors, **kw)
