@@ -4,9 +4,20 @@ from __future__ import annotations
 
 from numbers import Integral
 
+from sklearn.utils._param_validation import Interval, StrOptions
+
 from ..clustering import FuzzyCMeans
 from ..kernels import LandmarkFeatureMap
 from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc, memo_key
+
+SAMPLES_PER_CENTER = 5
+"""Training samples per hidden unit of ``GRBFN(n_centers="auto")``: with 3-fold CV on five
+standardised problems (iris, wine, breast cancer, digits, a 3-class ``make_classification``)
+this matched or beat ``RLSC()`` on each, where 10 units lost 30-45 points on the 3-class and
+digits problems (48 % and 52 %)."""
+
+MAX_AUTO_CENTERS = 1000
+"""Cap of ``n_centers="auto"`` (fuzzy c-means costs O(n c d) per iteration)."""
 
 
 class GRBFN(StructuralClassifier):
@@ -23,8 +34,10 @@ class GRBFN(StructuralClassifier):
 
     Parameters
     ----------
-    n_centers : int, default=10
+    n_centers : int or "auto", default="auto"
         Number of hidden units (fuzzy c-means clusters); at most the number of samples.
+        ``"auto"``: one unit per :data:`SAMPLES_PER_CENTER` training samples, at least
+        ``min(10, n)`` and at most :data:`MAX_AUTO_CENTERS` (``n_centers_`` says how many).
     kernel : {"rbf", "linear", "poly"} or callable, default="rbf"
         The Green's function of the units.
     gamma : float, "scale" or None, default="scale"
@@ -44,8 +57,10 @@ class GRBFN(StructuralClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    centers_ : ndarray of shape (n_centers, n_features)
+    centers_ : ndarray of shape (n_centers_, n_features)
         Fuzzy c-means centres.
+    n_centers_ : int
+        The number of units used.
     feature_map_ : LandmarkFeatureMap
     coef_, dual_coef_, intercept_, solver_info_, calibrator_
         See :class:`StructuralClassifier`; ``dual_coef_`` are the output weights ``w`` of the
@@ -64,10 +79,13 @@ class GRBFN(StructuralClassifier):
     _semi_supervised = False
 
     _sparse_structure = False  # fuzzy c-means centres are dense
+    _constraint_overrides = {
+        "n_centers": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})]
+    }
 
     def __init__(
         self,
-        n_centers=10,
+        n_centers="auto",
         kernel="rbf",
         gamma="scale",
         degree=3,
@@ -102,11 +120,14 @@ class GRBFN(StructuralClassifier):
                 "centres in input space, not training samples, so a Gram matrix of the samples "
                 "does not hold their kernel values"
             )
-        if self.n_centers > X.shape[0]:
-            raise ValueError(
-                f"n_centers={self.n_centers} exceeds the number of samples ({X.shape[0]})"
-            )
-        fcm = FuzzyCMeans(n_clusters=self.n_centers, m=self.m, random_state=self.random_state)
+        n = X.shape[0]
+        if isinstance(self.n_centers, str):  # "auto"
+            self.n_centers_ = min(n, max(10, min(n // SAMPLES_PER_CENTER, MAX_AUTO_CENTERS)))
+        elif self.n_centers > n:
+            raise ValueError(f"n_centers={self.n_centers} exceeds the number of samples ({n})")
+        else:
+            self.n_centers_ = self.n_centers
+        fcm = FuzzyCMeans(n_clusters=self.n_centers_, m=self.m, random_state=self.random_state)
         # an unseeded clustering is drawn per fit; a seeded one is the same on one X
         key = memo_key(fcm) if isinstance(self.random_state, Integral) else None
         if memo is None or key is None:
