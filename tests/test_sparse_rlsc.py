@@ -135,3 +135,20 @@ def test_bad_parameters():
         SparseRLSC(l1_mode="omp").fit(X, y_semi)
     with pytest.raises(ValueError, match="gamma_A"):
         SparseRLSC(gamma_A=-1.0).fit(X, y_semi)
+
+
+def test_auto_weight_is_the_mean_reconstruction_error():
+    """gamma_I="auto" = f^T M f / trace(M): the same fit as the number gamma_I whose
+    gamma_I / n^2 equals 1 / trace(M), M = (I - A)^T (I - A)."""
+    X, _, y_semi = _data()
+    A = l1_graph(X)
+    IA = np.eye(len(X)) - A.toarray()
+    trace = np.trace(IA.T @ IA)
+    auto = SparseRLSC(graph=A, gamma=2.0).fit(X, y_semi)
+    assert auto.get_params()["gamma_I"] == "auto"
+    number = SparseRLSC(graph=A, gamma=2.0, gamma_I=len(X) ** 2 / trace).fit(X, y_semi)
+    np.testing.assert_allclose(auto.decision_function(X), number.decision_function(X), atol=1e-10)
+    built = SparseRLSC(gamma=2.0).fit(X, y_semi)  # the l1-graph built inside, scaled alike
+    np.testing.assert_allclose(built.decision_function(X), auto.decision_function(X), atol=1e-8)
+    one = SparseRLSC(graph=A, gamma=2.0, gamma_I=1.0).fit(X, y_semi)
+    assert not np.allclose(one.decision_function(X), auto.decision_function(X), atol=1e-4)

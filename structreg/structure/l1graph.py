@@ -429,7 +429,7 @@ def l1_graph(
     return A
 
 
-def reconstruction_penalty(A) -> sp.csr_matrix:
+def reconstruction_penalty(A, scale: str | None = None) -> sp.csr_matrix:
     """The S-RLSC penalty matrix ``M = (I - A)^T (I - A)`` of reconstruction coefficients A.
 
     ``f^T M f = ||f - A f||^2 = sum_i (f_i - sum_j A_ij f_j)^2``: outputs should be
@@ -439,12 +439,16 @@ def reconstruction_penalty(A) -> sp.csr_matrix:
     ----------
     A : sparse matrix or array-like of shape (n, n)
         Reconstruction coefficients, e.g. from :func:`l1_graph` (row i codes point i).
+    scale : {None, "trace"}, default=None
+        ``"trace"``: ``M / trace(M)`` (``trace(M) = n + ||A||_F^2 - 2 trace(A)``).
 
     Returns
     -------
     M : scipy.sparse.csr_matrix of shape (n, n)
         Symmetric positive semi-definite.
     """
+    if scale not in (None, "trace"):
+        raise ValueError(f"scale must be None or 'trace', got {scale!r}")
     A = sp.csr_matrix(A, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"reconstruction coefficients must be a square matrix, got {A.shape}")
@@ -455,7 +459,7 @@ def reconstruction_penalty(A) -> sp.csr_matrix:
     M = sp.csr_matrix(0.5 * (M + M.T))  # exactly symmetric despite rounding
     M.eliminate_zeros()
     M.sort_indices()
-    return M
+    return M / float(M.diagonal().sum()) if scale == "trace" and M.nnz else M
 
 
 class SparseReconstructionPenalty(Penalty):
@@ -475,6 +479,9 @@ class SparseReconstructionPenalty(Penalty):
         Lasso weight of ``"lasso"``.
     n_jobs : int or None, default=None
         joblib workers for the l1-graph.
+    scale : {None, "trace"}, default=None
+        ``"trace"``: divide the penalty by its trace ``n + ||A||_F^2``, so that it is the
+        weighted mean (not the sum) of the outputs' squared reconstruction errors.
 
     Examples
     --------
@@ -488,11 +495,12 @@ class SparseReconstructionPenalty(Penalty):
 
     psd = True
 
-    def __init__(self, mode="exact", n_candidates=30, alpha=1e-3, n_jobs=None):
+    def __init__(self, mode="exact", n_candidates=30, alpha=1e-3, n_jobs=None, scale=None):
         self.mode = mode
         self.n_candidates = n_candidates
         self.alpha = alpha
         self.n_jobs = n_jobs
+        self.scale = scale
 
     def reads_labels(self) -> bool:
         return False
@@ -505,4 +513,4 @@ class SparseReconstructionPenalty(Penalty):
             alpha=self.alpha,
             n_jobs=self.n_jobs,
         )
-        return reconstruction_penalty(A)
+        return reconstruction_penalty(A, scale=self.scale)
