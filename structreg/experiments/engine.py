@@ -138,7 +138,7 @@ def run_cells(
     results = store.get_many(cell.key for cell in unique)
     todo, n_computed = [cell for cell in unique if cell.key not in results], 0
     if todo and not store.writable:
-        raise StoreError(f"{store.path.parent} is not writable: {len(todo)} cells are missing")
+        raise StoreError(f"{store.path.parent} is not writable; {len(todo)} cell(s) missing")
     workers = 1 if n_jobs is None else cpu_count() if n_jobs < 0 else n_jobs
     threads = max(1, cpu_count() // workers) if workers > 1 else 1  # 1 in this process, on dask
     threads = None if "OMP_NUM_THREADS" in os.environ else threads  # unless the user says

@@ -169,7 +169,7 @@ def recover(path: str | Path) -> tuple[Path, int]:
     with ResultsStore(path) as store, store._write() as new, closing(sqlite3.connect(aside)) as old:
         select = f"SELECT {_COLUMNS} FROM cells WHERE rowid=?"
         with suppress(sqlite3.Error):  # no database, or its schema is lost: nothing to keep
-            old.execute(select, (0,))
+            old.execute("PRAGMA writable_schema=ON").execute(select, (0,))  # truncated: the rest
             rowids = range(1, aside.stat().st_size // 16)  # more than the file can hold rows
         for rowid in rowids:  # one at a time: a damaged page loses only its own rows
             with suppress(sqlite3.Error, TypeError, ValueError):  # unreadable or malformed: lost
