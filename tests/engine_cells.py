@@ -22,6 +22,13 @@ def square(
     return {"value": split**2 * scale, "dataset": dataset, "method": method}
 
 
+def blas_threads(*, dataset: str, method: str, split: int) -> dict:
+    """The BLAS threads this cell may use."""
+    from threadpoolctl import threadpool_info
+
+    return {"threads": max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")}
+
+
 def cells(n: int, sleep: float = 0.0, log: str = "", table: str = "t") -> list[Cell]:
     return [
         Cell.make(

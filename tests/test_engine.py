@@ -14,7 +14,7 @@ import engine_cells
 import numpy as np
 import pytest
 
-from structreg.experiments import CellKey, ResultsStore, comparison_table, run_cells
+from structreg.experiments import Cell, CellKey, ResultsStore, comparison_table, run_cells
 from structreg.experiments.report import significance_mark
 
 HERE = Path(__file__).parent
@@ -125,6 +125,21 @@ def test_dask_local_cluster_runs_the_same_cells(tmp_path, dask_scheduler):
     with ResultsStore(tmp_path / "local.sqlite") as store:
         local, _ = run_cells(cells, store, progress=False)
     assert remote == local and str(os.getpid()) in log.read_text()
+
+
+def test_in_process_cells_get_one_blas_thread_unless_omp_num_threads_is_set(tmp_path, monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    default = max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    cell = Cell.make(
+        engine_cells.blas_threads, paper="p", table="t", dataset="d", method="m", split=0
+    )
+    with ResultsStore(tmp_path / "one.sqlite") as store:
+        assert run_cells([cell], store, n_jobs=1, progress=False)[0][cell.key]["threads"] == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", str(default))  # the user's say: no limit
+    with ResultsStore(tmp_path / "user.sqlite") as store:
+        assert run_cells([cell], store, progress=False)[0][cell.key]["threads"] == default
 
 
 def test_significance_mark():
