@@ -3,20 +3,21 @@
 ``structreg demo`` fits LapRLSC and RLSC on the two-moons toy and on a real data set with a
 few labels per class and prints their accuracies on the unlabeled points.
 ``structreg reproduce drlsc|dr|srsvm|srlsc|damr [--table T] [--quick] [--n-jobs J]
-[--scheduler ADDR] [--out DIR]`` runs a paper's tables through the experiment engine
-(:mod:`structreg.experiments`), resuming from ``OUT/results.sqlite``; see
-``structreg reproduce --help``.
+[--scheduler ADDR] [--out DIR] [--recover]`` runs a paper's tables through the experiment
+engine (:mod:`structreg.experiments`), resuming from ``OUT/results.sqlite`` and sharing the
+cells with concurrent runs on the same ``OUT``; see ``structreg reproduce --help``.
 ``structreg datasets list|info NAME|path`` inspects the data sets.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ from sklearn.preprocessing import StandardScaler
 
 from . import RLSC, LapRLSC
 from .experiments.registry import PAPERS
+from .experiments.store import StoreError
 from .models import UNLABELED
 
 # Fixed demo settings (not tuned per run): an RBF kernel, a heat-kernel 6-NN graph, and a
@@ -44,6 +46,11 @@ def _compare(
 ) -> dict[str, np.ndarray]:
     """Accuracy on the unlabeled points of LapRLSC (all points) and RLSC (labeled only)."""
     codes = np.unique(y, return_inverse=True)[1].ravel()
+    if per_class >= (smallest := np.bincount(codes).min()):
+        raise ValueError(
+            f"--per-class {per_class}: {name} has {smallest} points in its smallest class, and "
+            "some of every class must stay unlabeled"
+        )
     rls_params = {k: v for k, v in params.items() if k != "gamma_I"}
     acc: dict[str, list] = {"LapRLSC": [], "RLSC": []}
     seconds = {"LapRLSC": 0.0, "RLSC": 0.0}
@@ -141,6 +148,8 @@ def datasets_command(args: argparse.Namespace) -> int:
 
 def reproduce(args: argparse.Namespace) -> int:
     from .experiments import Options, find_table, paper_tables, run_table
+    from .experiments.engine import STORE_NAME
+    from .experiments.store import ResultsStore, StoreDamaged, recover
 
     if args.list_tables:
         for table in paper_tables(args.paper):
@@ -150,22 +159,89 @@ def reproduce(args: argparse.Namespace) -> int:
     tables = [find_table(args.paper, args.table)] if args.table else paper_tables(args.paper)
     extra: dict[str, object] = {}
     if args.datasets:
-        extra["datasets"] = [d.strip() for d in args.datasets.split(",") if d.strip()]
+        extra["datasets"] = args.datasets
     if args.l1_mode:
         extra["l1_mode"] = args.l1_mode
     if args.grid:
         extra["grid"] = args.grid
-    options = Options(quick=args.quick, draws=args.draws, n_jobs=args.n_jobs, extra=extra)
+    n_jobs = None if args.scheduler else args.n_jobs  # on a cluster: all of its workers
+    options = Options(quick=args.quick, draws=args.draws, n_jobs=n_jobs, extra=extra)
     progress = {"auto": None, "on": True, "off": False}[args.progress]
-    for table in tables:
-        run = run_table(table, args.out, options, scheduler=args.scheduler, progress=progress)
-        print(run.paths[0].read_text())
-        print(
-            f"{args.paper} table {table.name}: {run.n_computed} cells computed, {run.n_cached} "
-            f"reused from {Path(args.out) / 'results.sqlite'}; {run.wall_time_s:.1f} s"
-        )
-        print("written: " + ", ".join(str(p) for p in run.paths) + "\n")
+    store = args.out / STORE_NAME
+    try:
+        ResultsStore(store).close()  # a damaged store is found before any work
+    except StoreDamaged as exc:
+        if not args.recover:
+            raise StoreError(
+                f"{exc}\n  run again with --recover to move it aside and keep the cells SQLite "
+                "can still read"
+            ) from exc
+        aside, kept = recover(store)
+        print(f"moved the damaged store to {aside}; kept the {kept} cells SQLite could read")
+    with contextlib.ExitStack() as stack:
+        if args.scheduler:
+            _on_dask_cluster(args.scheduler, stack)
+        for table in tables:
+            run = run_table(table, args.out, options, progress=progress)
+            print(run.paths[0].read_text())
+            print(
+                f"{args.paper} table {table.name}: {run.n_computed} cells computed, "
+                f"{run.n_cached} reused from {store}; {run.wall_time_s:.1f} s"
+            )
+            if run.paths[0].parent != args.out:
+                print(f"{args.out} is not writable: the report files went to a temporary folder")
+            print("written: " + ", ".join(str(p) for p in run.paths) + "\n")
     return 0
+
+
+def _on_dask_cluster(address: str, stack: contextlib.ExitStack) -> None:
+    """Run joblib's work on the dask cluster at ``address`` until ``stack`` closes."""
+    try:
+        from distributed import Client
+        from joblib import parallel_config
+    except ImportError as exc:  # pragma: no cover - dask is in the test extra
+        raise ValueError(
+            "--scheduler needs dask.distributed: pip install 'structreg[dask]'"
+        ) from exc
+    client = stack.enter_context(Client(address))
+    stack.enter_context(parallel_config(backend="dask", client=client, wait_for_workers_timeout=60))
+
+
+def _integer(check: Callable[[int], bool], what: str) -> Callable[[str], int]:
+    """An argparse type: an integer that passes ``check`` (else an error saying ``what``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not check(value):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+
+    return parse
+
+
+POSITIVE = _integer(lambda v: v >= 1, "a positive integer")
+SEED = _integer(lambda v: 0 <= v < 2**32, "an integer from 0 to 2**32 - 1")
+N_JOBS = _integer(lambda v: v != 0, "a non-zero integer (-1: all cores)")
+
+
+def _folder(text: str) -> Path:
+    """An argparse type: a folder, existing or to be created (no file in its way)."""
+    path = Path(text)
+    there = next(p for p in (path, *path.parents) if p.exists())
+    if not there.is_dir():
+        raise argparse.ArgumentTypeError(f"{there} is a file, not a folder")
+    return path
+
+
+def _names(text: str) -> list[str]:
+    """An argparse type: a comma-separated list of at least one name."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"give at least one name, got {text!r}")
+    return names
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -175,10 +251,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("demo", help="LapRLSC vs RLSC on two moons and a real data set")
     p.add_argument("--dataset", default="wdbc", help="real data set (default: wdbc)")
-    p.add_argument("--per-class", type=int, default=5, help="labels per class on the real set")
+    p.add_argument("--per-class", type=POSITIVE, default=5, help="labels per class, real set")
     p.add_argument("--moons-level", type=int, default=1, choices=(1, 2, 3))
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--repeats", type=int, default=10, help="random draws of the labels")
+    p.add_argument("--seed", type=SEED, default=0)
+    p.add_argument("--repeats", type=POSITIVE, default=10, help="random draws of the labels")
     p.set_defaults(func=demo)
     p = sub.add_parser(
         "reproduce",
@@ -200,16 +276,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="reduced protocol (fewer splits, coarser grids, smaller sets): minutes, not hours",
     )
     p.add_argument(
-        "--draws", type=int, default=None, help="random splits/repetitions (default: the paper's)"
+        "--draws", type=POSITIVE, default=None, help="random splits/repeats (default: the paper's)"
     )
-    p.add_argument("--n-jobs", type=int, default=None, help="local worker processes (joblib)")
+    p.add_argument(
+        "--n-jobs", type=N_JOBS, default=None, help="local worker processes (joblib; -1: all cores)"
+    )
     p.add_argument(
         "--scheduler",
         default=None,
         metavar="ADDR",
-        help="run the cells on a dask.distributed cluster, e.g. tcp://127.0.0.1:8786",
+        help="run the cells on a dask.distributed cluster, e.g. tcp://127.0.0.1:8786 "
+        "(--n-jobs is then ignored)",
     )
-    p.add_argument("--datasets", help="comma-separated data sets to run (default: all available)")
+    p.add_argument(
+        "--datasets", type=_names, help="comma-separated data sets to run (default: all available)"
+    )
     p.add_argument(
         "--l1-mode",
         choices=("exact", "lasso"),
@@ -225,7 +306,15 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="progress bar on stderr (auto: only on a terminal)",
     )
-    p.add_argument("--out", default="results", help="output folder (default: results)")
+    p.add_argument(
+        "--out", type=_folder, default="results", help="output folder (default: results)"
+    )
+    p.add_argument(
+        "--recover",
+        action="store_true",
+        help="if OUT/results.sqlite is damaged: move it aside (results.sqlite.damaged-TIME-PID), "
+        "keep every cell SQLite can still read in a fresh store, and go on",
+    )
     p.set_defaults(func=reproduce)
     p = sub.add_parser("datasets", help="list, describe or locate the data sets")
     p.add_argument("action", choices=("list", "info", "path"))
@@ -241,6 +330,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"structreg: error: {exc}", file=sys.stderr)
         return 2
+    except (StoreError, PermissionError) as exc:  # a damaged or read-only results store
+        print(f"structreg: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

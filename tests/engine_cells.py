@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -21,6 +22,13 @@ def square(
     return {"value": split**2 * scale, "dataset": dataset, "method": method}
 
 
+def blas_threads(*, dataset: str, method: str, split: int) -> dict:
+    """The BLAS threads this cell may use."""
+    from threadpoolctl import threadpool_info
+
+    return {"threads": max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")}
+
+
 def cells(n: int, sleep: float = 0.0, log: str = "", table: str = "t") -> list[Cell]:
     return [
         Cell.make(
@@ -38,7 +46,15 @@ def cells(n: int, sleep: float = 0.0, log: str = "", table: str = "t") -> list[C
     ]
 
 
-if __name__ == "__main__":  # python engine_cells.py STORE N SLEEP LOG N_JOBS
-    store_path, n, sleep, log, n_jobs = sys.argv[1:6]
+if __name__ == "__main__":  # python engine_cells.py STORE N SLEEP LOG N_JOBS [REPORT [GO]]
+    store_path, n, sleep, log, n_jobs, report, go = (sys.argv[1:] + ["", ""])[:7]
+    if go:  # start together with a peer: say "ready", wait for "go"
+        Path(f"{go}.{os.getpid()}").touch()
+    while go and not Path(go).exists():
+        time.sleep(0.01)
     with ResultsStore(Path(store_path)) as store:
-        run_cells(cells(int(n), float(sleep), log), store, n_jobs=int(n_jobs), progress=False)
+        todo = cells(int(n), float(sleep), log)
+        results, cached = run_cells(todo, store, n_jobs=int(n_jobs), progress=False)
+    if report:  # what this run computed itself, and the table it would print
+        table = [results[cell.key]["value"] for cell in todo]
+        Path(report).write_text(json.dumps({"computed": len(results) - cached, "table": table}))

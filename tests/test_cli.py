@@ -90,3 +90,32 @@ def test_reproduce_through_a_dask_local_cluster(tmp_path, capsys, dask_scheduler
     assert (tmp_path / "dask" / "damr_3.md").read_text() == (
         tmp_path / "local" / "damr_3.md"
     ).read_text()
+
+
+@pytest.mark.parametrize(
+    "args, option, problem",
+    [
+        (["reproduce", "damr", "--n-jobs", "0"], "--n-jobs", "a non-zero integer"),
+        (["reproduce", "damr", "--n-jobs", "two"], "--n-jobs", "a non-zero integer"),
+        (["reproduce", "damr", "--draws", "0"], "--draws", "a positive integer"),
+        (["reproduce", "srsvm", "--draws", "-1"], "--draws", "a positive integer"),
+        (["reproduce", "damr", "--datasets", " , "], "--datasets", "at least one name"),
+        (["reproduce", "damr", "--out", __file__], "--out", "is a file, not a folder"),
+        (["reproduce", "damr", "--out", f"{__file__}/sub"], "--out", "is a file, not a folder"),
+        (["demo", "--per-class", "0"], "--per-class", "a positive integer"),
+        (["demo", "--repeats", "0"], "--repeats", "a positive integer"),
+        (["demo", "--seed", "-1"], "--seed", "from 0 to 2**32 - 1"),
+        (["demo", "--moons-level", "4"], "--moons-level", "invalid choice"),
+    ],
+)
+def test_bad_numbers_and_folders_are_argparse_errors(args, option, problem, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(args)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and f"argument {option}: " in err and problem in err
+
+
+def test_demo_per_class_must_leave_unlabeled_points(capsys):
+    assert main(["demo", "--repeats", "1", "--dataset", "iris", "--per-class", "50"]) == 2
+    err = capsys.readouterr().err
+    assert "--per-class 50: iris (standardised) has 50 points in its smallest class" in err

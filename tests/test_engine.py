@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -13,7 +14,7 @@ import engine_cells
 import numpy as np
 import pytest
 
-from structreg.experiments import CellKey, ResultsStore, comparison_table, run_cells
+from structreg.experiments import Cell, CellKey, ResultsStore, comparison_table, run_cells
 from structreg.experiments.report import significance_mark
 
 HERE = Path(__file__).parent
@@ -29,7 +30,7 @@ def test_store_roundtrip_and_canonical_keys(tmp_path):
         store.put(a, {"acc": np.float64(0.5), "v": np.arange(3)}, seconds=1.0)
         assert store.get(b) == {"acc": 0.5, "v": [0, 1, 2]}
         assert store.get(c) is None and store.count() == 1 and store.count("p", "t") == 1
-        assert store.integrity_ok()
+        assert store.count("p", "other") == 0 and store.count("other") == 0
     with ResultsStore(tmp_path / "r.sqlite") as store:  # persisted
         assert store.get(a)["acc"] == 0.5
 
@@ -93,8 +94,9 @@ def test_sigkill_loses_only_cells_in_flight_and_never_corrupts(tmp_path):
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+    with sqlite3.connect(store_path) as con:
+        assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     with ResultsStore(store_path) as store:
-        assert store.integrity_ok()
         kept = store.count()
         assert kept >= 8
         executed_before = len(log.read_text().splitlines())
@@ -109,14 +111,35 @@ def test_sigkill_loses_only_cells_in_flight_and_never_corrupts(tmp_path):
 
 
 def test_dask_local_cluster_runs_the_same_cells(tmp_path, dask_scheduler):
-    assert dask_scheduler.startswith("tcp://127.0.0.1:")
-    with ResultsStore(tmp_path / "r.sqlite") as store:
-        remote, _ = run_cells(
-            engine_cells.cells(8, table="dask"), store, scheduler=dask_scheduler, progress=False
-        )
+    """Inside ``parallel_config(backend="dask")`` the cells run on the cluster's workers."""
+    from distributed import Client
+    from joblib import parallel_config
+
+    log = tmp_path / "log.txt"
+    cells = engine_cells.cells(8, log=str(log), table="dask")
+    with Client(dask_scheduler) as client, parallel_config(backend="dask", client=client):
+        with ResultsStore(tmp_path / "r.sqlite") as store:
+            remote, _ = run_cells(cells, store, progress=False)
+    pids = {line.split()[-1] for line in log.read_text().splitlines()}
+    assert len(pids) >= 1 and str(os.getpid()) not in pids  # not computed in this process
     with ResultsStore(tmp_path / "local.sqlite") as store:
-        local, _ = run_cells(engine_cells.cells(8, table="dask"), store, progress=False)
-    assert remote == local
+        local, _ = run_cells(cells, store, progress=False)
+    assert remote == local and str(os.getpid()) in log.read_text()
+
+
+def test_in_process_cells_get_one_blas_thread_unless_omp_num_threads_is_set(tmp_path, monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    default = max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    cell = Cell.make(
+        engine_cells.blas_threads, paper="p", table="t", dataset="d", method="m", split=0
+    )
+    with ResultsStore(tmp_path / "one.sqlite") as store:
+        assert run_cells([cell], store, n_jobs=1, progress=False)[0][cell.key]["threads"] == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", str(default))  # the user's say: no limit
+    with ResultsStore(tmp_path / "user.sqlite") as store:
+        assert run_cells([cell], store, progress=False)[0][cell.key]["threads"] == default
 
 
 def test_significance_mark():

@@ -8,47 +8,43 @@ store (joblib or dask; deterministic cells, so a resumed run gives the same tabl
 from __future__ import annotations
 
 import itertools
+import os
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .store import CellKey, ResultsStore
+from joblib import Parallel, cpu_count, delayed
+from threadpoolctl import threadpool_limits
+from tqdm.auto import tqdm
+
+from .store import CellKey, ResultsStore, StoreError
 
 __all__ = ["Cell", "Options", "Plan", "Table", "TableRun", "cell_grid", "run_cells", "run_table"]
 
 STORE_NAME = "results.sqlite"
 Results = dict[CellKey, dict[str, Any]]
 """The stored results of a table's cells, by key."""
+CellFn = Callable[..., dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One unit of work: ``func(dataset=..., method=..., split=..., **params)``.
-
-    ``func`` must be a module-level function (it is pickled to the workers) returning a
-    JSON-able dict.  The key is built from the same arguments, so a cell's stored result is
-    found again exactly when it would be recomputed with the same arguments.
-    """
+    """One unit of work: ``func(dataset=..., method=..., split=..., **params)``, ``func`` a
+    module-level function (pickled to the workers) returning a JSON-able dict; the key holds the
+    same arguments, so a stored result is found again exactly when it would be recomputed."""
 
     key: CellKey
-    func: Callable[..., dict[str, Any]]
+    func: CellFn
 
-    @classmethod
+    @staticmethod
     def make(
-        cls,
-        func: Callable[..., dict[str, Any]],
-        *,
-        paper: str,
-        table: str,
-        dataset: str,
-        method: str,
-        split: int,
-        **params: Any,
+        func: CellFn, *, paper: str, table: str, dataset: str, method: str, split: int, **kw: Any
     ) -> Cell:
-        return cls(CellKey(paper, table, dataset, method, split, params), func)
+        return Cell(CellKey(paper, table, dataset, method, split, kw), func)
 
     def run(self) -> dict[str, Any]:
         k = self.key
@@ -56,7 +52,7 @@ class Cell:
 
 
 def cell_grid(
-    func: Callable[..., dict[str, Any]],
+    func: CellFn,
     *,
     paper: str,
     table: str,
@@ -65,8 +61,7 @@ def cell_grid(
     methods: Iterable[str],
     **params: Any,
 ) -> list[Cell]:
-    """One :class:`Cell` per (data set, split ``0 .. draws - 1``, method), in that nesting
-    order, all with the same ``params``."""
+    """One :class:`Cell` per (data set, split ``0 .. draws - 1``, method), nested in that order."""
     return [
         Cell.make(func, paper=paper, table=table, dataset=d, method=m, split=s, **params)
         for d, s, m in itertools.product(datasets, range(draws), methods)
@@ -95,12 +90,9 @@ class Plan:
 
 @dataclass(frozen=True)
 class Table:
-    """One reproducible table or figure of a paper.
-
-    ``plan(options)`` returns the :class:`Plan`; ``report(plan, results, out, options)``
-    writes the outputs (Markdown first) and returns their paths.  ``aliases`` are other names
-    accepted on the command line (e.g. ``"toy"`` for DRLSC's Tables 4-5).
-    """
+    """One reproducible table or figure of a paper: ``plan(options)`` returns the
+    :class:`Plan`, ``report(plan, results, out, options)`` writes the outputs (Markdown first)
+    and returns their paths; ``aliases``: other names on the command line (e.g. ``"toy"``)."""
 
     paper: str
     name: str
@@ -122,45 +114,12 @@ class TableRun:
     wall_time_s: float
 
 
-def _execute(index: int, cell: Cell, threads: int | None) -> tuple[int, dict[str, Any], float]:
+def _execute(cell: Cell, threads: int | None) -> tuple[CellKey, dict[str, Any], float]:
     """Run one cell with at most ``threads`` BLAS/OpenMP threads (None: no limit)."""
-    from threadpoolctl import threadpool_limits
-
     start = time.perf_counter()
     with threadpool_limits(limits=threads):
         result = cell.run()
-    return index, result, time.perf_counter() - start
-
-
-def _results_as_completed(
-    todo: Sequence[Cell], n_jobs: int | None, scheduler: Any
-) -> Iterator[tuple[int, dict[str, Any], float]]:
-    """Yield ``(index, result, seconds)`` in completion order.  Cells running side by side
-    share the cores: ``cores // workers`` threads each, one on a dask worker (one in-process
-    worker keeps the default threading; docs/reproducing/engine.md)."""
-    if scheduler is None and (n_jobs is None or n_jobs == 1):
-        for i, cell in enumerate(todo):  # in-process: plain tracebacks, no pickling
-            yield _execute(i, cell, None)
-        return
-    from joblib import Parallel, cpu_count, delayed, parallel_config
-
-    workers = cpu_count() if n_jobs is None or n_jobs < 0 else n_jobs
-    threads = 1 if scheduler is not None else max(1, cpu_count() // workers)
-    calls = (delayed(_execute)(i, cell, threads) for i, cell in enumerate(todo))
-    if scheduler is None:
-        yield from Parallel(n_jobs=n_jobs, return_as="generator_unordered")(calls)
-        return
-    try:
-        from distributed import Client
-    except ImportError as exc:  # pragma: no cover - dask is in the test extra
-        raise ValueError(
-            "--scheduler needs dask.distributed: pip install 'structreg[dask]'"
-        ) from exc
-    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
-    with parallel_config(backend="dask", wait_for_workers_timeout=60):
-        yield from Parallel(n_jobs=-1, return_as="generator_unordered")(calls)
-    if client is not scheduler:
-        client.close()
+    return cell.key, result, time.perf_counter() - start
 
 
 def run_cells(
@@ -168,62 +127,45 @@ def run_cells(
     store: ResultsStore,
     *,
     n_jobs: int | None = None,
-    scheduler: Any = None,
     progress: bool | None = None,
     desc: str = "",
 ) -> tuple[Results, int]:
-    """Run the cells not yet in ``store`` (duplicated keys once) and store each result as it
-    arrives; return ``({key: result}, n_cached)``.  ``n_jobs``: joblib workers here (None or 1:
-    this process); ``scheduler``: a ``dask.distributed`` address or client (then ``n_jobs`` is
-    ignored); ``progress``: a bar on stderr (None: only on a terminal) labelled ``desc``.
-    """
-    from tqdm.auto import tqdm
-
+    """Run the cells not in ``store`` (duplicated keys once; each claimed first, so concurrent
+    runs share them) with joblib, on dask inside ``parallel_config(backend="dask")``; store the
+    results as they arrive and return ``({key: result}, cells not computed here)``.  ``n_jobs``:
+    workers (None or 1: this process); ``progress``: a bar on stderr (None: on a terminal)."""
     unique = list({cell.key: cell for cell in cells}.values())
     results = store.get_many(cell.key for cell in unique)
-    n_cached = len(results)
-    todo = [cell for cell in unique if cell.key not in results]
-    quiet = None if progress is None else not progress  # None: on only when stderr is a terminal
-    with tqdm(
-        total=len(unique),
-        initial=n_cached,
-        desc=desc,
-        unit="cell",
-        file=sys.stderr,
-        disable=quiet,
-        dynamic_ncols=True,
-    ) as bar:
-        for index, result, seconds in _results_as_completed(todo, n_jobs, scheduler):
-            key = todo[index].key
-            store.put(key, result, seconds)
-            results[key] = store.get(key)  # exactly what a resumed run will read back
-            bar.update(1)
-    return results, n_cached
+    todo, n_computed = [cell for cell in unique if cell.key not in results], 0
+    if todo and not store.writable:
+        raise StoreError(f"{store.path.parent} is not writable; {len(todo)} cell(s) missing")
+    workers = 1 if n_jobs is None else cpu_count() if n_jobs < 0 else n_jobs
+    threads = max(1, cpu_count() // workers) if workers > 1 else 1  # 1 in this process, on dask
+    threads = None if "OMP_NUM_THREADS" in os.environ else threads  # unless the user says
+    look = dict(desc=desc, unit="cell", file=sys.stderr, total=len(unique), initial=len(results))
+    with tqdm(**look, disable=None if progress is None else not progress) as bar:  # None: a tty
+        while todo:  # each cell is claimed as a worker frees up; a live peer's claim is skipped
+            calls = (delayed(_execute)(c, threads) for c in todo if store.claim(c.key))
+            for key, value, seconds in Parallel(n_jobs, return_as="generator_unordered")(calls):
+                store.put(key, value, seconds)  # and below: exactly what a resumed run reads
+                results[key], n_computed = store.get(key), n_computed + 1
+                bar.update(1)
+            results.update(peers := store.get_many(c.key for c in todo if c.key not in results))
+            bar.update(len(peers))
+            if todo := [cell for cell in todo if cell.key not in results]:
+                time.sleep(1.0)  # claimed by live peers: poll the store for their results
+    return results, len(results) - n_computed
 
 
 def run_table(
-    table: Table,
-    out: str | Path,
-    options: Options = Options(),
-    *,
-    scheduler: Any = None,
-    progress: bool | None = None,
+    table: Table, out: str | Path, options: Options = Options(), *, progress: bool | None = None
 ) -> TableRun:
-    """Plan, run (resuming from ``out/results.sqlite``) and report one table."""
-    start = time.perf_counter()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    plan = table.plan(options)
-    with ResultsStore(out / STORE_NAME) as store:
-        results, n_cached = run_cells(
-            plan.cells,
-            store,
-            n_jobs=options.n_jobs,
-            scheduler=scheduler,
-            progress=progress,
-            desc=f"{table.paper} {table.name}",
-        )
-    paths = table.report(plan, results, out, options)
-    return TableRun(
-        table, paths, results, n_cached, len(results) - n_cached, time.perf_counter() - start
-    )
+    """Plan, run (resuming from ``out/results.sqlite``, sharing cells with concurrent runs) and
+    report one table (into a new temporary folder when ``out`` is not writable)."""
+    start, plan, desc = time.perf_counter(), table.plan(options), f"{table.paper} {table.name}"
+    with ResultsStore(Path(out) / STORE_NAME) as store:
+        how = dict(n_jobs=options.n_jobs, progress=progress, desc=desc)
+        results, n_cached = run_cells(plan.cells, store, **how)
+    out = Path(out) if store.writable else Path(tempfile.mkdtemp(prefix="structreg-report-"))
+    paths, seconds = table.report(plan, results, out, options), time.perf_counter() - start
+    return TableRun(table, paths, results, n_cached, len(results) - n_cached, seconds)
