@@ -215,6 +215,7 @@ def test_penalty_builds_from_all_training_rows(rng):
         "n_candidates": 6,
         "alpha": 1e-2,
         "n_jobs": None,
+        "scale": None,
     }
     assert not hasattr(penalty, "A_")
 
