@@ -331,6 +331,7 @@ class LapRLSRegressor(_ManifoldMixin, StructuralRegressor):
         weights="heat",
         t=None,
         normalized=False,
+        metric="euclidean",
         fit_intercept=True,
         solver="auto",
         n_components=1000,
@@ -350,6 +351,7 @@ class LapRLSRegressor(_ManifoldMixin, StructuralRegressor):
         self.weights = weights
         self.t = t
         self.normalized = normalized
+        self.metric = metric
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.n_components = n_components
