@@ -1,0 +1,151 @@
+"""Scale safety and finiteness: the checks shared by the kernels, graphs, solvers and models.
+
+* The computations that do not depend on the scale of X in exact arithmetic (kernel widths
+  ``gamma="scale"`` and ``"graph"``, RBF and polynomial kernels at a resolved width, kNN
+  searches, heat weights with ``t=None``, clustering) run on ``X / s`` with ``s``
+  :func:`power_of_two_scale` of X -- dividing by a power of two is exact, so the result is
+  the same bits as on data of unit scale -- and scale back the one quantity that carries
+  units (``gamma * s^2``, ``t / s^2``).
+* What float64 cannot represent is refused with a message that says so:
+  :func:`check_representable` refuses training data whose squares over- or underflow, and
+  :func:`check_finite` outputs (kernel matrices, solutions, decision values) that are not
+  finite, naming what produced them.
+* :func:`check_not_degenerate` refuses training data with nothing to learn from (all samples
+  the same point, e.g. an all-zero X).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+FLOAT = np.finfo(float)
+
+SQUARE_MIN = math.sqrt(FLOAT.tiny)
+"""Smallest largest-absolute-value of training data (about 1.5e-154): below it the squares of
+every value underflow float64's normal range, so distances, variances and linear kernel values
+are lost (0 or denormal)."""
+
+
+class NonFiniteError(ValueError):
+    """A kernel matrix, feature map, solution or decision value that is not finite; the
+    message names what produced it."""
+
+
+def max_abs(X) -> float:
+    """``max |X|`` over the stored entries (0 for an empty array); dense or sparse."""
+    data = X.data if sp.issparse(X) else np.asarray(X)
+    return float(np.max(np.abs(data))) if data.size else 0.0
+
+
+def power_of_two_scale(X) -> float:
+    """The power of two ``s`` with ``max|X| / s`` in [1, 2) (1.0 when X is empty, all zero or
+    not finite): dividing by it is exact, and brings the data to unit scale."""
+    a = max_abs(X)
+    if not (a > 0 and math.isfinite(a)):
+        return 1.0
+    return math.ldexp(1.0, math.frexp(a)[1] - 1)
+
+
+UNIT_SCALE_BAND = 2.0**16
+"""Data whose largest value lies within this factor of 1 count as of unit scale for
+:func:`far_scale`: solvers with absolute tolerances, or that compare the data's part of a
+system with a bias column of order 1, still resolve them (the squares at least 2^-32 of 1)."""
+
+
+def far_scale(X) -> float:
+    """:func:`power_of_two_scale` of X when it lies outside [1 / UNIT_SCALE_BAND,
+    UNIT_SCALE_BAND] (:data:`UNIT_SCALE_BAND`), else 1.0: the factor a solver that is exact
+    only near unit scale divides its data by, leaving data of ordinary scale untouched."""
+    s = power_of_two_scale(X)
+    return s if not 1.0 / UNIT_SCALE_BAND <= s <= UNIT_SCALE_BAND else 1.0
+
+
+def unit_scaled(X, *others):
+    """``(s, X / s, *(Y / s for Y in others))`` with ``s`` the power of two of X and the
+    others together (:func:`power_of_two_scale`); arrays at unit scale (s = 1) are returned
+    as given."""
+    arrays = (X, *others)
+    s = max(power_of_two_scale(A) for A in arrays)
+    if s == 1.0:
+        return (s, *arrays)
+    return (s, *(A / s if sp.issparse(A) else np.asarray(A) / s for A in arrays))
+
+
+def max_representable_abs(n_features: int) -> float:
+    """Largest largest-absolute-value of training data with ``n_features`` columns whose
+    squared distances (at most ``4 n_features max|X|^2``) stay finite."""
+    return math.sqrt(FLOAT.max / (4.0 * max(int(n_features), 1)))
+
+
+def check_representable(X, owner: str) -> None:
+    """Refuse training data whose values float64 cannot square: a ValueError for
+    ``max|X|`` below :data:`SQUARE_MIN` (squares underflow) or above
+    :func:`max_representable_abs` (squared distances overflow).  All-zero data passes (see
+    :func:`check_not_degenerate`)."""
+    a = max_abs(X)
+    if a == 0:
+        return
+    hint = "rescale X (e.g. sklearn.preprocessing.StandardScaler)"
+    if a < SQUARE_MIN:
+        raise ValueError(
+            f"{owner}: X's largest absolute value is {a:.3g}; its square underflows float64 "
+            f"(below {FLOAT.tiny:.3g}), so distances, variances and kernel values of X are not "
+            f"representable; {hint}"
+        )
+    limit = max_representable_abs(X.shape[1])
+    if a > limit:
+        raise ValueError(
+            f"{owner}: X's largest absolute value is {a:.3g}; squared distances (up to 4 "
+            f"n_features max|X|^2) overflow float64 (above {FLOAT.max:.3g}) for values above "
+            f"{limit:.3g}, so they are not representable; {hint}"
+        )
+
+
+def check_not_degenerate(X, owner: str) -> None:
+    """Refuse training data of zero variance (two or more samples, every one the same point):
+    a ValueError that says so (and whether X is all zero)."""
+    n = X.shape[0]
+    if n < 2 or X.shape[1] == 0:
+        return
+    if sp.issparse(X):
+        X = sp.csc_matrix(X)
+        spread = X.max(axis=0) - X.min(axis=0)
+        same = spread.nnz == 0
+    else:
+        same = bool(np.all(X == X[0]))
+    if same:
+        zero = max_abs(X) == 0
+        what = "all zero" if zero else "the same point"
+        raise ValueError(
+            f"{owner}: X has zero variance: all {n} samples are {what}, so there is nothing "
+            "to learn from"
+        )
+
+
+def check_finite(values, what: str, cause: str | Callable[[], str] = "") -> None:
+    """Raise :class:`NonFiniteError` if ``values`` (an array, or several) has NaN or inf:
+    ``what`` names the values, ``cause`` what produced them (or a function that says it, called
+    only then).  One pass over the data."""
+    arrays = values if isinstance(values, (list, tuple)) else (values,)
+    bad = total = 0
+    for A in arrays:
+        if A is None:
+            continue
+        A = A.data if sp.issparse(A) else np.asarray(A)
+        total += A.size
+        if A.dtype.kind not in "fc":
+            continue
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isfinite(A.sum()):  # NaN and inf propagate into the sum: one fast pass
+                continue
+        bad += int(A.size - np.count_nonzero(np.isfinite(A)))
+    if bad:
+        cause = cause() if callable(cause) else cause
+        raise NonFiniteError(
+            f"{what} are not finite ({bad} of {total} values NaN or infinite)"
+            + (f": {cause}" if cause else "")
+        )
