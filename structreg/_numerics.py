@@ -64,12 +64,15 @@ def far_scale(X) -> float:
     return s if not 1.0 / UNIT_SCALE_BAND <= s <= UNIT_SCALE_BAND else 1.0
 
 
-def unit_scaled(X, *others):
+def unit_scaled(X, *others, far_only: bool = False):
     """``(s, X / s, *(Y / s for Y in others))`` with ``s`` the power of two of X and the
     others together (:func:`power_of_two_scale`); arrays at unit scale (s = 1) are returned
-    as given."""
+    as given.  ``far_only``: only data far from unit scale are divided (:func:`far_scale`),
+    so that data of ordinary scale keep their identity (e.g. as keys of a cache)."""
     arrays = (X, *others)
     s = max(power_of_two_scale(A) for A in arrays)
+    if far_only and 1.0 / UNIT_SCALE_BAND <= s <= UNIT_SCALE_BAND:
+        s = 1.0
     if s == 1.0:
         return (s, *arrays)
     return (s, *(A / s if sp.issparse(A) else np.asarray(A) / s for A in arrays))

@@ -613,11 +613,21 @@ def shape_case(X, pattern: str) -> Callable[[str], str]:
     return case
 
 
+_LARGEST = np.abs(X_ALL).max()
+EDGE_HIGH = 0.5 * math.sqrt(np.finfo(float).max / (4 * X_ALL.shape[1])) / _LARGEST
+"""The factor that puts max|X| at half the largest value whose squared distances are finite
+(about 1e153): what validation accepts, and where sums of squares overflow unless rescaled."""
+EDGE_LOW = 2.0 * math.sqrt(np.finfo(float).tiny) / _LARGEST
+"""The factor that puts max|X| at twice the smallest value whose square is a normal number
+(about 1e-154)."""
+
 CASES: dict[str, Callable[[str], str]] = {
     "X * 1e300": scaled(1e300),
+    f"X * {EDGE_HIGH:.0e} (largest accepted)": scaled(EDGE_HIGH),
     "X * 1e150": scaled(1e150),
     "X * 1e-8": scaled(1e-8),
     "X * 1e-150": scaled(1e-150),
+    f"X * {EDGE_LOW:.0e} (smallest accepted)": scaled(EDGE_LOW),
     "X * 1e-300": scaled(1e-300),
     "NaN in X": non_finite_X(np.nan),
     "inf in X": non_finite_X(np.inf),
