@@ -38,7 +38,9 @@ class NonFiniteError(ValueError):
 def max_abs(X) -> float:
     """``max |X|`` over the stored entries (0 for an empty array); dense or sparse."""
     data = X.data if sp.issparse(X) else np.asarray(X)
-    return float(np.max(np.abs(data))) if data.size else 0.0
+    if not data.size:
+        return 0.0
+    return float(max(np.max(data), -np.min(data)))  # no |X| temporary
 
 
 def power_of_two_scale(X) -> float:
@@ -119,7 +121,7 @@ def check_not_degenerate(X, owner: str) -> None:
         spread = X.max(axis=0) - X.min(axis=0)
         same = spread.nnz == 0
     else:
-        same = bool(np.all(X == X[0]))
+        same = bool(np.all(np.max(X, axis=0) == np.min(X, axis=0)))  # no n x d temporary
     if same:
         zero = max_abs(X) == 0
         what = "all zero" if zero else "the same point"

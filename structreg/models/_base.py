@@ -750,14 +750,14 @@ class StructuralEstimator(BaseEstimator):
         """Store a linear solution on the feature map (and its kernel expansion) and
         ``solver_info_``; used by ``fit`` and by :func:`~structreg.models.fit_path` (which
         passes the kernel expansion ``dual_coef``, computed for a whole grid at once)."""
+        what = f"{type(self).__name__}'s fitted coefficients"
+        check_finite([coef, intercept, dual_coef], what, self._scale_cause)
         self.coef_, self.intercept_ = coef, intercept
         if hasattr(self.feature_map_, "dual_coef"):
-            self.dual_coef_ = self.feature_map_.dual_coef(coef) if dual_coef is None else dual_coef
-        check_finite(
-            [coef, intercept, getattr(self, "dual_coef_", None)],
-            f"{type(self).__name__}'s fitted coefficients",
-            self._scale_cause,
-        )
+            if dual_coef is None:
+                dual_coef = self.feature_map_.dual_coef(coef)
+                check_finite(dual_coef, what, self._scale_cause)
+            self.dual_coef_ = dual_coef
         self.solver_info_ = {
             "loss": loss,
             "solver": self.solver_,

@@ -335,7 +335,7 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         if semi:
             y = missing_as_unlabeled(y)
         else:
-            check_no_missing_labels(estimator, y)
+            check_no_missing_labels(self, y)
         X, y = validate_data(
             self,
             X,
