@@ -43,13 +43,17 @@ def max_abs(X) -> float:
     return float(max(np.max(data), -np.min(data)))  # no |X| temporary
 
 
-def power_of_two_scale(X) -> float:
-    """The power of two ``s`` with ``max|X| / s`` in [1, 2) (1.0 when X is empty, all zero or
-    not finite): dividing by it is exact, and brings the data to unit scale."""
-    a = max_abs(X)
+def power_of_two(a: float) -> float:
+    """The power of two ``s`` with ``a / s`` in [1, 2) (1.0 for 0 or a value not finite)."""
     if not (a > 0 and math.isfinite(a)):
         return 1.0
     return math.ldexp(1.0, math.frexp(a)[1] - 1)
+
+
+def power_of_two_scale(X) -> float:
+    """The power of two ``s`` with ``max|X| / s`` in [1, 2) (1.0 when X is empty, all zero or
+    not finite): dividing by it is exact, and brings the data to unit scale."""
+    return power_of_two(max_abs(X))
 
 
 UNIT_SCALE_BAND = 2.0**16
@@ -62,7 +66,12 @@ def far_scale(X) -> float:
     """:func:`power_of_two_scale` of X when it lies outside [1 / UNIT_SCALE_BAND,
     UNIT_SCALE_BAND] (:data:`UNIT_SCALE_BAND`), else 1.0: the factor a solver that is exact
     only near unit scale divides its data by, leaving data of ordinary scale untouched."""
-    s = power_of_two_scale(X)
+    return far_power_of_two(max_abs(X))
+
+
+def far_power_of_two(a: float) -> float:
+    """:func:`far_scale` of data whose largest absolute value is ``a``."""
+    s = power_of_two(a)
     return s if not 1.0 / UNIT_SCALE_BAND <= s <= UNIT_SCALE_BAND else 1.0
 
 

@@ -39,7 +39,6 @@ from ._numerics import (
     NonFiniteError,
     check_finite,
     check_representable,
-    power_of_two_scale,
     unit_scaled,
 )
 from ._params import constraints_for
@@ -202,11 +201,11 @@ def _named_kernel(X, Y, kernel: str, gamma, degree: int, coef0: float) -> np.nda
     (three nested parameter checks and input conversions: 1 ms a call, more than the
     kernel itself on the small blocks of a grid search).
 
-    The RBF and polynomial kernels depend on the points only through ``gamma ||x - z||^2``
-    and ``gamma <x, z>``: they are computed on the points divided by a power of two ``s``
-    near their largest value, with ``gamma s^2`` (:func:`~structreg._numerics.unit_scaled`;
-    exact, so the same bits where nothing over- or underflows, and finite squares where the
-    points' own would not be)."""
+    No rescaling is needed here: training data are refused where their squared distances
+    would over- or underflow (:func:`~structreg._numerics.check_representable`), and
+    ``gamma="scale"`` is resolved scale-safely (:func:`resolve_gamma`); what still overflows
+    (e.g. a polynomial kernel on points far from the training data's scale) is caught by
+    :func:`kernel_matrix`'s finiteness check."""
     if X.shape[1] != Y.shape[1]:
         raise ValueError(
             f"Incompatible dimension for X and Y matrices: X.shape[1] == {X.shape[1]} while "
@@ -216,33 +215,25 @@ def _named_kernel(X, Y, kernel: str, gamma, degree: int, coef0: float) -> np.nda
         if not np.isfinite(A).all():
             raise ValueError("Input contains NaN or infinity (kernel matrix).")
     if kernel == "linear":
-        with np.errstate(over="ignore", invalid="ignore"):
-            return X @ Y.T
+        return X @ Y.T
     gamma = 1.0 / X.shape[1] if gamma is None else gamma
-    s = power_of_two_scale(X) if Y is X else max(power_of_two_scale(X), power_of_two_scale(Y))
-    if s != 1.0 and 0 < gamma * s * s < np.inf:
-        symmetric = Y is X
-        X = X / s
-        Y = X if symmetric else Y / s
-        gamma = gamma * s * s
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        if kernel == "poly":
-            K = X @ Y.T
-            K *= gamma
-            K += coef0
-            K **= degree
-            return K
-        XX = np.einsum("ij,ij->i", X, X)[:, None]  # squared distances as euclidean_distances
-        YY = XX.T if Y is X else np.einsum("ij,ij->i", Y, Y)[None, :]
-        K = -2 * (X @ Y.T)
-        K += XX
-        K += YY
-        np.maximum(K, 0, out=K)
-        if Y is X:
-            np.fill_diagonal(K, 0)
-        K *= -gamma
-        np.exp(K, out=K)
+    if kernel == "poly":
+        K = X @ Y.T
+        K *= gamma
+        K += coef0
+        K **= degree
         return K
+    XX = np.einsum("ij,ij->i", X, X)[:, None]  # squared distances as euclidean_distances
+    YY = XX.T if Y is X else np.einsum("ij,ij->i", Y, Y)[None, :]
+    K = -2 * (X @ Y.T)
+    K += XX
+    K += YY
+    np.maximum(K, 0, out=K)
+    if Y is X:
+        np.fill_diagonal(K, 0)
+    K *= -gamma
+    np.exp(K, out=K)
+    return K
 
 
 class NystroemApproximationWarning(UserWarning):
