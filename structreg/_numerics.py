@@ -1,15 +1,19 @@
 """Scale safety and finiteness: the checks shared by the kernels, graphs, solvers and models.
 
-* The computations that do not depend on the scale of X in exact arithmetic (kernel widths
-  ``gamma="scale"`` and ``"graph"``, RBF and polynomial kernels at a resolved width, kNN
-  searches, heat weights with ``t=None``, clustering) run on ``X / s`` with ``s``
-  :func:`power_of_two_scale` of X -- dividing by a power of two is exact, so the result is
-  the same bits as on data of unit scale -- and scale back the one quantity that carries
-  units (``gamma * s^2``, ``t / s^2``).
-* What float64 cannot represent is refused with a message that says so:
-  :func:`check_representable` refuses training data whose squares over- or underflow, and
-  :func:`check_finite` outputs (kernel matrices, solutions, decision values) that are not
-  finite, naming what produced them.
+* Training data are refused where float64 cannot square them (:func:`check_representable`:
+  ``max|X|`` below about 1.5e-154 or above about 6.7e153 / sqrt(n_features)); within that
+  range squared distances, variances and kernel values are finite and normal.
+* The quantities that do not depend on the scale of X in exact arithmetic, but whose
+  intermediate sums could still overflow or whose solvers have absolute tolerances, are
+  computed on ``X / s`` with ``s`` a power of two near ``max|X|`` -- exact, so the same bits as
+  at unit scale -- and the one quantity that carries units is scaled back: the variance of
+  ``gamma="scale"`` (:func:`~structreg.kernels.resolve_gamma`, always), and for data far
+  from unit scale (:func:`far_scale`) the kNN graphs and their widths (``t=None`` heat
+  weights, ``gamma="graph"``), Ward's and fuzzy c-means clusterings, SLMM's cone programs and
+  the square-loss normal equations with a bias (:class:`~structreg.solvers.SquareLossPath`).
+* :func:`check_finite` refuses kernel matrices, fitted coefficients and decision values that
+  are not finite (:class:`NonFiniteError`, naming what produced them), so no prediction is
+  read off NaN or inf.
 * :func:`check_not_degenerate` refuses training data with nothing to learn from (all samples
   the same point, e.g. an all-zero X).
 """

@@ -612,6 +612,28 @@ def poly_scale_low_variance(name: str) -> str:
     return ERROR
 
 
+HUGE_KERNEL = Expect(r"not finite|lower the kernel's gamma|not representable")
+
+
+def poly_huge_kernel(name: str) -> str:
+    """The poly kernel with gamma=1e30 (kernel values ~1e90, finite): finite outputs that
+    classify the blobs about as the default does, or a clear error naming the kernel's size
+    (libsvm's single-precision cache, a deformed kernel that rounding makes indefinite)."""
+    params = make(name).get_params(deep=False)
+    if "kernel" not in params or "gamma" not in params:
+        raise NotApplicable
+    y = targets(name, Y_TRAIN)
+    est = fit_or_error(name, X_TRAIN, y, HUGE_KERNEL, kernel="poly", gamma=1e30)
+    if est is ERROR:
+        return ERROR
+    out = call_or_error(lambda: outputs(est, X_TEST), HUGE_KERNEL)
+    if out is ERROR:
+        return ERROR
+    if not np.all(np.isfinite(out)):
+        raise CellFailure("non-finite outputs")
+    return PASS
+
+
 def shape_case(X, pattern: str) -> Callable[[str], str]:
     def case(name: str) -> str:
         y = targets(name, Y_TRAIN[: len(X)] if len(X) else np.zeros(0, int))
@@ -663,6 +685,7 @@ CASES: dict[str, Callable[[str], str]] = {
     "inf parameters": bad_parameter(lambda c: np.inf),
     "poly, coef0=nan": poly_coef0_nan,
     "poly, gamma='scale', variance 1e-220": poly_scale_low_variance,
+    "poly, gamma=1e30 (kernel ~1e90)": poly_huge_kernel,
 }
 
 

@@ -387,3 +387,20 @@ def test_non_finite_coefficients_are_refused(moons, monkeypatch):
     X, y = moons
     with pytest.raises(ValueError, match="RLSC's fitted coefficients are not finite"):
         RLSC().fit(X, y)
+
+
+def test_kernel_too_large_for_libsvm_is_named(moons):
+    """Gram values beyond float32 overflow libsvm's kernel cache ("The dual coefficients or
+    intercepts are not finite" from inside scikit-learn's SVC)."""
+    X, y = moons
+    clf = StructuralClassifier(loss="hinge", kernel="poly", gamma=1e30)
+    with pytest.raises(ValueError, match="Gram matrix handed to libsvm has values up to .*e\\+"):
+        clf.fit(X, y)
+
+
+def test_deformed_kernel_broken_by_rounding_says_why(moons):
+    from structreg import SRSVM
+
+    X, y = moons
+    with pytest.raises(ValueError, match="rounding errors of a kernel of values this large"):
+        SRSVM(kernel="poly", gamma=1e30).fit(X, y)
