@@ -7,10 +7,12 @@
   intermediate sums could still overflow or whose solvers have absolute tolerances, are
   computed on ``X / s`` with ``s`` a power of two near ``max|X|`` -- exact, so the same bits as
   at unit scale -- and the one quantity that carries units is scaled back: the variance of
-  ``gamma="scale"`` (:func:`~structreg.kernels.resolve_gamma`, always), and for data far
-  from unit scale (:func:`far_scale`) the kNN graphs and their widths (``t=None`` heat
-  weights, ``gamma="graph"``), Ward's and fuzzy c-means clusterings, SLMM's cone programs and
-  the square-loss normal equations with a bias (:class:`~structreg.solvers.SquareLossPath`).
+  ``gamma="scale"`` (:func:`~structreg.kernels.resolve_gamma`), the kNN graphs and their
+  widths (``t=None`` heat weights, ``gamma="graph"``), Ward's and fuzzy c-means clusterings,
+  SLMM's cone programs and the square-loss normal equations with a bias
+  (:class:`~structreg.solvers.SquareLossPath`).  Data within a factor
+  :data:`UNIT_SCALE_BAND` of unit scale are left as they are (:func:`far_scale`): nothing
+  over- or underflows there, and arrays keep their identity (graph caches key on it).
 * :func:`check_finite` refuses kernel matrices, fitted coefficients and decision values that
   are not finite (:class:`NonFiniteError`, naming what produced them), so no prediction is
   read off NaN or inf.

@@ -113,15 +113,16 @@ def resolve_gamma(X: np.ndarray, kernel: str | Callable, gamma: float | str | No
 
     ``gamma="scale"`` means ``1 / (n_features * X.var())`` as in :class:`sklearn.svm.SVC`
     (1.0 for data of zero variance); ``None`` means ``1 / n_features``.  The linear kernel,
-    callables and precomputed kernels ignore gamma.  The variance is computed on X divided by
-    a power of two near its largest value (:func:`~structreg._numerics.unit_scaled`), exactly
-    the same number where ``X.var()`` is representable and without overflow in its sums
-    elsewhere; a width float64 cannot hold is a ValueError.
+    callables and precomputed kernels ignore gamma.  For data far from unit scale the variance
+    is computed on X divided by a power of two near its largest value
+    (:func:`~structreg._numerics.unit_scaled`): exactly the same number where ``X.var()`` is
+    representable, and no overflow in its sums where it is not; a width float64 cannot hold
+    is a ValueError.
     """
     if kernel in ("linear", "precomputed") or callable(kernel):
         return None
     if gamma == "scale":
-        s, Xs = unit_scaled(X)
+        s, Xs = unit_scaled(X, far_only=True)
         var = Xs.var()
         if not var > 0:
             return 1.0
