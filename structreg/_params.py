@@ -12,6 +12,13 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+FINITE_REAL = Interval(Real, None, None, closed="neither")
+"""Any finite real number.  A bare ``Real`` type constraint accepts NaN and +-inf;
+scikit-learn's :class:`~sklearn.utils._param_validation.Interval` refuses NaN always and an
+infinite value at an open end (``closed="neither"`` with ``None`` bounds: both), so every
+real-valued parameter of the glossary is an interval, open where it is unbounded (checked by
+:func:`check_finite_reals`)."""
+
 GRAPH_CHOICES = ("knn", "class-wise", "other-class", "within-class", "between-class")
 
 PARAMETER_CONSTRAINTS: dict[str, list] = {
@@ -20,7 +27,7 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
     "kernel": [StrOptions({"linear", "rbf", "poly", "precomputed"}), callable],
     "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"}), None],
     "degree": [Interval(Integral, 1, None, closed="left")],
-    "coef0": [Real],
+    "coef0": [FINITE_REAL],
     "method": [StrOptions({"cholesky", "eigh"})],
     "rtol": [Interval(Real, 0, None, closed="neither"), None],
     "landmarks": ["array-like", None],
@@ -88,6 +95,30 @@ NONNEGATIVE_OR_AUTO = [Interval(Real, 0, None, closed="left"), StrOptions({"auto
 """A weight that a model may also choose itself (``"auto"``), for ``_constraint_overrides``."""
 
 
+def check_finite_reals(constraints: dict[str, list]) -> dict[str, list]:
+    """``constraints``, after checking that none of them lets NaN or +-inf through as a real
+    number: a bare ``Real`` type, or an :class:`Interval` over the reals closed at an
+    unbounded end, is a TypeError naming the parameter (use :data:`FINITE_REAL` or an interval
+    open at its unbounded ends)."""
+    for name, options in constraints.items():
+        for c in options:
+            bare = c is Real
+            closed_at_infinity = (
+                isinstance(c, Interval)
+                and c.type is Real
+                and (
+                    (c.left is None and c.closed in ("left", "both"))
+                    or (c.right is None and c.closed in ("right", "both"))
+                )
+            )
+            if bare or closed_at_infinity:
+                raise TypeError(
+                    f"the constraint of {name!r} accepts NaN or infinite values ({c!r}); "
+                    "use FINITE_REAL or an Interval open at its unbounded ends"
+                )
+    return constraints
+
+
 def constraints_for(cls: type) -> dict[str, list]:
     """The glossary's constraints for the parameters of ``cls.__init__``."""
     names = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
@@ -95,3 +126,7 @@ def constraints_for(cls: type) -> dict[str, list]:
     if missing:
         raise TypeError(f"{cls.__name__}: parameters {missing} are not in the glossary")
     return {n: PARAMETER_CONSTRAINTS[n] for n in names}
+
+
+check_finite_reals(PARAMETER_CONSTRAINTS)
+check_finite_reals({"NONNEGATIVE_OR_AUTO": NONNEGATIVE_OR_AUTO})

@@ -35,6 +35,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _chunks
 from ._chunks import row_blocks
+from ._numerics import (
+    NonFiniteError,
+    check_finite,
+    check_representable,
+    unit_scaled,
+)
 from ._params import constraints_for
 
 KERNELS = ("linear", "rbf", "poly")
@@ -105,15 +111,29 @@ def select_centers(
 def resolve_gamma(X: np.ndarray, kernel: str | Callable, gamma: float | str | None) -> float | None:
     """Return the numeric kernel width for ``X``.
 
-    ``gamma="scale"`` means ``1 / (n_features * X.var())`` as in :class:`sklearn.svm.SVC`;
-    ``None`` means ``1 / n_features``.  The linear kernel, callables and precomputed kernels
-    ignore gamma.
+    ``gamma="scale"`` means ``1 / (n_features * X.var())`` as in :class:`sklearn.svm.SVC`
+    (1.0 for data of zero variance); ``None`` means ``1 / n_features``.  The linear kernel,
+    callables and precomputed kernels ignore gamma.  For data far from unit scale the variance
+    is computed on X divided by a power of two near its largest value
+    (:func:`~structreg._numerics.unit_scaled`): exactly the same number where ``X.var()`` is
+    representable, and no overflow in its sums where it is not; a width float64 cannot hold
+    is a ValueError.
     """
     if kernel in ("linear", "precomputed") or callable(kernel):
         return None
     if gamma == "scale":
-        var = X.var()
-        return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        s, Xs = unit_scaled(X, far_only=True)
+        var = Xs.var()
+        if not var > 0:
+            return 1.0
+        value = 1.0 / (X.shape[1] * var) / s / s
+        if not (value > 0 and np.isfinite(value)):
+            raise ValueError(
+                f"gamma='scale' = 1 / (n_features * X.var()) is not representable in float64 for "
+                f"X of variance {var:.3g} * {s * s:.3g} (largest absolute value "
+                f"{s:.3g}-{2 * s:.3g}); rescale X or give gamma a number"
+            )
+        return value
     if gamma is None:
         return 1.0 / X.shape[1]
     return float(gamma)
@@ -132,22 +152,44 @@ def kernel_matrix(
 
     ``rbf``: ``exp(-gamma ||x-z||^2)``; ``poly``: ``(gamma <x,z> + coef0)^degree``;
     a callable gets ``(X, Y)`` and must return the ``(len(X), len(Y))`` matrix.
-    ``gamma`` must already be numeric (see :func:`resolve_gamma`).
+    ``gamma`` must already be numeric (see :func:`resolve_gamma`).  A matrix with NaN or
+    infinite values is a :class:`~structreg._numerics.NonFiniteError` naming the kernel and
+    its parameters (e.g. a polynomial kernel whose ``gamma <x, z>`` is far above 1).
     """
     if callable(kernel):
         K = np.asarray(kernel(X, X if Y is None else Y), dtype=float)
         expected = (X.shape[0], (X if Y is None else Y).shape[0])
         if K.shape != expected:
             raise ValueError(f"kernel callable returned shape {K.shape}, expected {expected}")
-        return K
-    if kernel in KERNELS and _plain(X) and (Y is None or _plain(Y)):
-        return _named_kernel(X, X if Y is None else Y, kernel, gamma, degree, coef0)
-    params: dict = {}
-    if kernel in ("rbf", "poly"):
-        params["gamma"] = gamma
+    elif kernel in KERNELS and _plain(X) and (Y is None or _plain(Y)):
+        K = _named_kernel(X, X if Y is None else Y, kernel, gamma, degree, coef0)
+    else:
+        params: dict = {}
+        if kernel in ("rbf", "poly"):
+            params["gamma"] = gamma
+        if kernel == "poly":
+            params.update(degree=degree, coef0=coef0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            K = pairwise_kernels(X, Y, metric=kernel, **params)
+    check_finite(
+        K, "kernel values", lambda: _kernel_cause(kernel, X.shape[1], gamma, degree, coef0)
+    )
+    return K
+
+
+def _kernel_cause(kernel, n_features: int, gamma, degree, coef0) -> str:
+    """What produced a kernel matrix, for :func:`kernel_matrix`'s error message."""
+    gamma = 1.0 / n_features if gamma is None else gamma
+    if callable(kernel):
+        return f"the kernel callable {getattr(kernel, '__name__', kernel)!r} returned them"
     if kernel == "poly":
-        params.update(degree=degree, coef0=coef0)
-    return pairwise_kernels(X, Y, metric=kernel, **params)
+        return (
+            f"kernel='poly' with gamma={gamma:.3g}, degree={degree}, coef0={coef0:.3g}: "
+            "(gamma <x, z> + coef0)^degree overflows float64 on these points"
+        )
+    if kernel == "rbf":
+        return f"kernel='rbf' with gamma={gamma:.3g} on these points"
+    return f"kernel={kernel!r}: the inner products of these points overflow float64"
 
 
 def _plain(A) -> bool:
@@ -158,7 +200,13 @@ def _named_kernel(X, Y, kernel: str, gamma, degree: int, coef0: float) -> np.nda
     """:func:`sklearn.metrics.pairwise.pairwise_kernels` for dense float64 arrays, the same
     operations in the same order (so the same bits), without its per-call validation layers
     (three nested parameter checks and input conversions: 1 ms a call, more than the
-    kernel itself on the small blocks of a grid search)."""
+    kernel itself on the small blocks of a grid search).
+
+    No rescaling is needed here: training data are refused where their squared distances
+    would over- or underflow (:func:`~structreg._numerics.check_representable`), and
+    ``gamma="scale"`` is resolved scale-safely (:func:`resolve_gamma`); what still overflows
+    (e.g. a polynomial kernel on points far from the training data's scale) is caught by
+    :func:`kernel_matrix`'s finiteness check."""
     if X.shape[1] != Y.shape[1]:
         raise ValueError(
             f"Incompatible dimension for X and Y matrices: X.shape[1] == {X.shape[1]} while "
@@ -473,9 +521,19 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         ``basis_``) X's columns at those training samples."""
         if self.kernel == "precomputed":
             return X if Y is None else X[:, Y]
-        return kernel_matrix(
-            X, Y, kernel=self.kernel, gamma=self.gamma_, degree=self.degree, coef0=self.coef0
-        )
+        try:
+            return kernel_matrix(
+                X, Y, kernel=self.kernel, gamma=self.gamma_, degree=self.degree, coef0=self.coef0
+            )
+        except NonFiniteError as exc:
+            if not (isinstance(self.gamma, str) and self.gamma == "scale" and self.gamma_):
+                raise
+            variance = 1.0 / (self.n_features_in_ * self.gamma_)
+            raise NonFiniteError(
+                f"{exc} (gamma='scale' gave gamma={self.gamma_:.3g} = 1 / (n_features * "
+                f"X.var()) for training data of variance {variance:.3g}; points far from the "
+                "training data's scale overflow it: rescale X or give gamma a number)"
+            ) from None
 
     def fit(self, X, y=None):
         self.fit_transform(X)
@@ -493,6 +551,8 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         X = validate_data(self, X, dtype=float)
         if self.kernel == "precomputed":
             check_precomputed_gram(X, type(self).__name__)
+        else:
+            check_representable(X, type(self).__name__)
         self.gamma_ = resolve_gamma(X, self.kernel, self.gamma)
         return X
 
@@ -661,6 +721,7 @@ class LandmarkFeatureMap(KernelFeatureMap):
                 "points, whose kernel values a Gram matrix of the samples does not hold"
             )
         X = validate_data(self, X, dtype=float)
+        check_representable(X, type(self).__name__)
         if self.landmarks is None:
             raise ValueError("LandmarkFeatureMap needs landmarks")
         C = np.asarray(self.landmarks, dtype=float)

@@ -32,6 +32,7 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._numerics import unit_scaled
 from .._params import constraints_for
 
 __all__ = ["FuzzyCMeans", "fuzzy_cmeans"]
@@ -191,7 +192,12 @@ default="k-means++"
     if max_iter < 1:
         raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
 
+    # memberships depend on ratios of distances only: data far from unit scale are clustered
+    # divided by a power of two (exact), so their squared distances neither over- nor underflow
+    scale, X = unit_scaled(X, far_only=True)
     centers = _initial_centers(X, int(n_clusters), init, random_state)
+    if not isinstance(init, str):
+        centers /= scale  # given in X's units
     D2 = _squared_distances(X, centers)
     U = _memberships(D2, m)
     history = [_objective(U, D2, m)]
@@ -211,7 +217,7 @@ default="k-means++"
             ConvergenceWarning,
             stacklevel=2,
         )
-    return centers, U, np.asarray(history), n_iter
+    return centers * scale, U, np.asarray(history) * (scale * scale), n_iter
 
 
 class FuzzyCMeans(ClusterMixin, BaseEstimator):
@@ -331,7 +337,8 @@ default="k-means++"
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return _memberships(_squared_distances(X, self.cluster_centers_), float(self.m))
+        _, X, centers = unit_scaled(X, self.cluster_centers_, far_only=True)
+        return _memberships(_squared_distances(X, centers), float(self.m))
 
     def predict(self, X) -> np.ndarray:
         """Hard labels of new points: the cluster of largest membership (nearest centre).

@@ -47,6 +47,8 @@ from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 from sklearn.utils import check_array
 
+from .._numerics import unit_scaled
+
 __all__ = [
     "DEFAULT_MAX_CLUSTERS",
     "class_clusters",
@@ -373,7 +375,12 @@ def ward_knee(X, *, max_clusters: int | None = None, log_scale: bool = True) -> 
 
 
 def _ward_knee(X: np.ndarray, n: int, max_clusters: int | None, log_scale: bool) -> np.ndarray:
-    """:func:`ward_knee` on validated input (``_as_ward_input``'s output, ``n > 2``)."""
+    """:func:`ward_knee` on validated input (``_as_ward_input``'s output, ``n > 2``).
+
+    The knee does not depend on the scale of X (it scales every merge distance alike): data
+    far from unit scale are clustered divided by a power of two (exact), so that the squared
+    merge heights neither over- nor underflow."""
+    X = unit_scaled(X, far_only=True)[1]
     Z = linkage(X, method="ward")
     if max_clusters is None:
         m = min(n // 2, DEFAULT_MAX_CLUSTERS)

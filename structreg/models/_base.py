@@ -32,7 +32,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 from threadpoolctl import ThreadpoolController
 
-from .._params import constraints_for
+from .._numerics import (
+    check_finite,
+    check_not_degenerate,
+    check_representable,
+)
+from .._params import check_finite_reals, constraints_for
 from ..kernels import (
     EmpiricalKernelMap,
     KernelExpansion,
@@ -199,14 +204,36 @@ def missing_as_unlabeled(y: ArrayLike, unlabeled: ArrayLike | None = None) -> Ar
 
 
 def check_no_missing_labels(estimator: BaseEstimator, y: ArrayLike) -> None:
-    """Refuse missing labels (NaN, None, ``pd.NA``) in the targets of a supervised fit."""
+    """Refuse missing labels (NaN, None, ``pd.NA``) in the targets of a supervised fit, with
+    a message that says what they mean elsewhere."""
     n_missing = 0 if y is None else int(missing_labels(y).sum())
     if n_missing:
         raise ValueError(
-            f"{type(estimator).__name__} is supervised, but y has {n_missing} missing "
-            "label(s) (NaN, None or pd.NA); drop those samples, or use a semi-supervised "
-            "estimator, which takes them as unlabeled"
+            f"labels None/NaN mark unlabeled points; {type(estimator).__name__} is supervised "
+            f"and needs a label for every sample, but y has {n_missing} missing label(s) "
+            "(NaN, None or pd.NA): drop those samples, or use a semi-supervised estimator"
         )
+
+
+def check_training_X(estimator: BaseEstimator, X) -> None:
+    """The checks of training data beyond scikit-learn's: values whose squares float64 can
+    represent, and not every sample the same point (see :mod:`structreg._numerics`).  A
+    precomputed Gram matrix is not checked so (its entries are kernel values)."""
+    if getattr(estimator, "kernel", None) == "precomputed":
+        return
+    owner = type(estimator).__name__
+    check_representable(X, owner)
+    check_not_degenerate(X, owner)
+
+
+def validated_training_data(estimator: BaseEstimator, X, y, **kwargs):
+    """``validate_data(estimator, X, y, dtype=float, **kwargs)`` for the ``fit`` of a
+    supervised estimator that is not a :class:`StructuralEstimator`: missing labels refused
+    first (:func:`check_no_missing_labels`), then the checks of :func:`check_training_X`."""
+    check_no_missing_labels(estimator, y)
+    X, y = validate_data(estimator, X, y, dtype=float, **kwargs)
+    check_training_X(estimator, X)
+    return X, y
 
 
 def check_supervised_classes(estimator, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -409,7 +436,9 @@ class StructuralEstimator(BaseEstimator):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls._parameter_constraints = {**constraints_for(cls), **cls._constraint_overrides}
+        cls._parameter_constraints = check_finite_reals(
+            {**constraints_for(cls), **cls._constraint_overrides}
+        )
 
     # -- hooks for presets ------------------------------------------------------------------
     _semi_supervised = True
@@ -546,6 +575,7 @@ class StructuralEstimator(BaseEstimator):
         X, y = self._validated_data(X, y, "csr" if self._accepts_sparse() else False)
         if self.kernel == "precomputed":
             check_precomputed_gram(X, type(self).__name__)
+        check_training_X(self, X)
         return X, y
 
     def _validated_data(self, X, y, sparse):
@@ -720,9 +750,14 @@ class StructuralEstimator(BaseEstimator):
         """Store a linear solution on the feature map (and its kernel expansion) and
         ``solver_info_``; used by ``fit`` and by :func:`~structreg.models.fit_path` (which
         passes the kernel expansion ``dual_coef``, computed for a whole grid at once)."""
+        what = f"{type(self).__name__}'s fitted coefficients"
+        check_finite([coef, intercept, dual_coef], what, self._scale_cause)
         self.coef_, self.intercept_ = coef, intercept
         if hasattr(self.feature_map_, "dual_coef"):
-            self.dual_coef_ = self.feature_map_.dual_coef(coef) if dual_coef is None else dual_coef
+            if dual_coef is None:
+                dual_coef = self.feature_map_.dual_coef(coef)
+                check_finite(dual_coef, what, self._scale_cause)
+            self.dual_coef_ = dual_coef
         self.solver_info_ = {
             "loss": loss,
             "solver": self.solver_,
@@ -735,10 +770,27 @@ class StructuralEstimator(BaseEstimator):
         return F.ravel() if F.shape[1] == 1 else F
 
     def _outputs(self, X) -> np.ndarray:
-        """The fitted model's outputs ``f(x)`` at new inputs (checked as at fit)."""
+        """The fitted model's outputs ``f(x)`` at new inputs (checked as at fit); outputs
+        that are not finite are a :class:`~structreg._numerics.NonFiniteError`."""
         check_is_fitted(self)
         X = self._validated_new(X, "csr" if self._accepts_sparse() else False)
-        return self.loss_.decision(self, X)
+        F = self.loss_.decision(self, X)
+        check_finite(F, f"{type(self).__name__}'s decision values", self._scale_cause)
+        return F
+
+    def _scale_cause(self) -> str:
+        """What a non-finite solution or output comes from: the parameters that set the
+        scale of the problem, for :func:`~structreg._numerics.check_finite`'s message."""
+        parts = [f"kernel={self.kernel!r}"]
+        gamma = getattr(getattr(self, "feature_map_", None), "gamma_", None)
+        if gamma is not None:
+            parts.append(f"gamma={gamma:.3g}")
+        names = ("gamma_A", "degree", "coef0") if self.kernel == "poly" else ("gamma_A",)
+        parts += [f"{n}={getattr(self, n)!r}" for n in names if n in self._parameter_constraints]
+        return (
+            f"{', '.join(parts)} on inputs of this scale overflow float64 (rescale X, or lower "
+            "the kernel's gamma / degree)"
+        )
 
     _sparse_structure = True
     """Whether this model's structure steps (penalties, ``_prepare``) work on scipy.sparse

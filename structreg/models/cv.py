@@ -34,7 +34,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..solvers import NonConvexObjectiveWarning
-from ._base import StructuralClassifier, blas_threads_for, is_unlabeled, missing_as_unlabeled
+from ._base import (
+    StructuralClassifier,
+    blas_threads_for,
+    check_no_missing_labels,
+    check_training_X,
+    is_unlabeled,
+    missing_as_unlabeled,
+)
 from .discriminative import DRLSC, DiscriminativeRLS
 from .manifold import LapRLSC
 from .path import _grid_outputs, _shares_test_features, candidate_list, decision_values
@@ -325,7 +332,10 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         """The checks of the model's own ``fit``, before anything is split."""
         tags = estimator.__sklearn_tags__()
         semi = getattr(estimator, "_semi_supervised", True)
-        y = missing_as_unlabeled(y) if semi else y
+        if semi:
+            y = missing_as_unlabeled(y)
+        else:
+            check_no_missing_labels(self, y)
         X, y = validate_data(
             self,
             X,
@@ -337,6 +347,7 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         )
         labeled = ~is_unlabeled(y) if semi else slice(None)
         check_classification_targets(y[labeled])
+        check_training_X(estimator, X)
         return X, y
 
     def _results(self, candidates, out) -> dict[str, Any]:

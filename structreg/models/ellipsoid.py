@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._params import constraints_for
 from ..solvers.mvee import minimum_volume_ellipsoid
-from ._base import check_supervised_classes, explicit_feature_map
+from ._base import check_supervised_classes, explicit_feature_map, validated_training_data
 
 __all__ = ["EKM"]
 
@@ -148,7 +148,7 @@ class EKM(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=float)
+        X, y = validated_training_data(self, X, y)
         classes = check_supervised_classes(self, y)[0]
         self.feature_map_ = self._make_feature_map()
         Z = self.feature_map_.fit_transform(X)

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from .._params import constraints_for
 from ..structure.graphs import check_graph, knn_graph
-from ._base import SemiSupervisedLabelsMixin, missing_as_unlabeled
+from ._base import SemiSupervisedLabelsMixin, check_training_X, missing_as_unlabeled
 
 __all__ = ["GFHF", "DisconnectedGraphWarning", "class_mass_normalize", "harmonic_function"]
 
@@ -246,6 +246,7 @@ class GFHF(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
         self._validate_params()
         y = missing_as_unlabeled(y, unlabeled)
         X, y = validate_data(self, X, y, dtype=float, y_numeric=False)
+        check_training_X(self, X)
         y = column_or_1d(y, warn=True)
         self.classes_, y_codes, labeled = self._encode_labels(y, unlabeled)
         n, n_classes = X.shape[0], len(self.classes_)

@@ -18,7 +18,12 @@ from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._params import constraints_for
-from ._base import LinearFeatures, check_supervised_classes, explicit_feature_map
+from ._base import (
+    LinearFeatures,
+    check_supervised_classes,
+    explicit_feature_map,
+    validated_training_data,
+)
 
 __all__ = ["MPM", "MPMSolution", "solve_mpm"]
 
@@ -292,7 +297,7 @@ class MPM(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=float)
+        X, y = validated_training_data(self, X, y)
         self.classes_ = check_supervised_classes(self, y)[0]
         self.feature_map_ = self._make_feature_map()
         Z = self.feature_map_.fit_transform(X)

@@ -73,9 +73,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from .._numerics import far_scale
 from .._params import constraints_for
 from ..kernels import KernelFeatureMap, internal_map
-from ._base import check_supervised_classes
+from ._base import check_supervised_classes, validated_training_data
 
 __all__ = ["SLMM", "FixedRhoSOCP", "SLMMSolution", "cluster_cone_terms", "search_rho"]
 
@@ -445,7 +446,7 @@ class SLMM(ClassifierMixin, BaseEstimator):
                 "SLMM does not take kernel='precomputed' (only the StructuralClassifier family "
                 "does); pass the inputs with a named or callable kernel"
             )
-        X, y = validate_data(self, X, y, dtype=float, y_numeric=False)
+        X, y = validated_training_data(self, X, y, y_numeric=False)
         y = column_or_1d(y, warn=True)
         classes, codes = check_supervised_classes(self, y)
         cp = _import_cvxpy()  # fail early, before the clustering
@@ -463,21 +464,26 @@ class SLMM(ClassifierMixin, BaseEstimator):
                 )
             )
             Z = self.feature_map_.fit_transform(X)
+        # the problem is invariant to the scale of Z (w^T r = 1 fixes w's units), the cone
+        # solvers' tolerances are not: solved on Z / s for data far from unit scale, w / s
+        s = far_scale(Z)
+        Z = Z / s if s != 1.0 else Z
         ids, counts = class_clusters(Z, codes, max_clusters=self.max_clusters)
         self.cluster_ids_ = ids
         self.n_clusters_ = np.array([counts[c] for c in range(len(classes))])
         total_variance = float(np.sum(Z.var(axis=0)))
-        self.cov_reg_ = self.cov_reg * (total_variance if total_variance > 0 else 1.0)
+        ridge = self.cov_reg * (total_variance if total_variance > 0 else 1.0)
+        self.cov_reg_ = ridge * s * s
 
         coefs, intercepts, rhos, objectives, infos = [], [], [], [], []
         for rows, y_pm in self._binary_problems(codes):
-            sol, n_solved = self._fit_binary(Z[rows], y_pm, ids[rows])
+            sol, n_solved = self._fit_binary(Z[rows], y_pm, ids[rows], ridge)
             coefs.append(sol.w)
             intercepts.append(sol.b)
             rhos.append(sol.rho)
             objectives.append(sol.objective)
             infos.append({"solver": sol.solver, "status": sol.status, "n_solved": n_solved})
-        self.coef_ = np.vstack(coefs)
+        self.coef_ = np.vstack(coefs) / s
         self.intercept_ = np.asarray(intercepts)
         self.rho_ = np.asarray(rhos)
         self.objective_ = np.asarray(objectives)
@@ -498,16 +504,16 @@ class SLMM(ClassifierMixin, BaseEstimator):
                 rows = np.flatnonzero((codes == i) | (codes == j))
                 yield rows, np.where(codes[rows] == j, 1.0, -1.0)
 
-    def _fit_binary(self, Z, y_pm, cluster_ids):
+    def _fit_binary(self, Z, y_pm, cluster_ids, ridge):
         normal = Z[y_pm > 0].mean(axis=0) - Z[y_pm < 0].mean(axis=0)
-        scale = max(float(np.abs(Z).max()), np.sqrt(self.cov_reg_))
+        scale = max(float(np.abs(Z).max()), np.sqrt(ridge))
         if not np.linalg.norm(normal) > 1e-10 * scale:
             raise ValueError(
                 "SLMM: the two class means coincide in feature space, so the normalisation "
                 "w^T (mu_+ - mu_-) = 1 is impossible; use a nonlinear kernel"
             )
         groups, factors, kappa = cluster_cone_terms(Z, y_pm, cluster_ids)
-        solve = FixedRhoSOCP(Z, y_pm, groups, factors, kappa, normal, self.C, ridge=self.cov_reg_)
+        solve = FixedRhoSOCP(Z, y_pm, groups, factors, kappa, normal, self.C, ridge=ridge)
         if self.rho is not None:
             return solve(float(self.rho)), 1
         best, history = search_rho(solve, n_rho=self.n_rho)

@@ -25,7 +25,7 @@ from sklearn.utils import gen_even_slices
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._params import constraints_for
-from ._base import check_supervised_classes
+from ._base import check_supervised_classes, validated_training_data
 
 __all__ = ["SRC", "noisy_basis_pursuit", "unit_rows"]
 
@@ -264,7 +264,7 @@ class SRC(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=float)
+        X, y = validated_training_data(self, X, y)
         self.classes_, self.atom_classes_ = check_supervised_classes(self, y)
         self.dictionary_ = unit_rows(X)
         return self

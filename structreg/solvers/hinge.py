@@ -164,12 +164,20 @@ class DeformedKernel:
         A = np.asarray(root.T @ W.T, dtype=float)  # R^T K R
         A *= weight
         A[np.diag_indices_from(A)] += 1.0
+        largest = float(np.abs(A).max()) if A.size else 0.0  # for the error below
         # A is symmetric up to rounding: factor it, or its transpose, in Fortran order in place
         L, info = lapack.dpotrf(A if A.flags.f_contiguous else A.T, lower=1, clean=1, overwrite_a=1)
         if info != 0:
             raise ValueError(
                 "the deformed kernel needs a positive semi-definite Gram matrix and penalty: "
                 "I + weight R^T K R is not positive definite"
+                + (
+                    f" (its entries reach {largest:.3g}: rounding errors of a kernel of values "
+                    "this large break its positive semi-definiteness; lower the kernel's gamma "
+                    "or degree, or rescale X)"
+                    if largest > 1.0 / np.finfo(float).eps
+                    else ""
+                )
             )
         self._L = L
         B = lower_triangular_solve(L, W, overwrite_b=True)
@@ -204,6 +212,11 @@ class _CodedSVC(SVC):
         return np.asarray(codes.ravel(), dtype=np.float64, order="C")
 
 
+LIBSVM_MAX_GRAM = float(np.finfo(np.float32).max)
+"""Largest Gram-matrix value handed to libsvm, whose kernel cache stores single-precision
+floats (``Qfloat``): larger ones overflow there to inf and the dual coefficients with them."""
+
+
 class PrecomputedSVM:
     """libsvm on a precomputed Gram matrix: binary, one-vs-rest or one-vs-one.
 
@@ -227,6 +240,14 @@ class PrecomputedSVM:
         a sample keeps in every binary problem, one-vs-rest included)."""
         if not np.isfinite(G.sum()) and not np.isfinite(G).all():  # one pass when finite
             raise ValueError("the Gram matrix contains NaN or infinity")
+        largest = float(np.abs(G).max()) if G.size else 0.0
+        if largest > LIBSVM_MAX_GRAM:
+            raise ValueError(
+                f"the Gram matrix handed to libsvm has values up to {largest:.3g}, beyond the "
+                f"{LIBSVM_MAX_GRAM:.3g} its single-precision kernel cache holds (its dual "
+                "coefficients would not be finite); lower the kernel's gamma or degree, or "
+                "rescale X"
+            )
         if not (self.C > 0 and np.isfinite(self.C)):
             raise ValueError(f"C must be positive and finite, got {self.C!r}")
         self.n_classes = n_classes

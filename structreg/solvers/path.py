@@ -43,6 +43,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, eigh
 
+from .._numerics import far_scale
 from .square import (
     LeastSquaresSolution,
     cholesky_attempt,
@@ -123,6 +124,14 @@ class SquareLossPath:
         raising a PSD penalty's weight (or the ridge) can only raise H in the Loewner order;
         :meth:`solve_grid` uses it to skip Cholesky attempts that must fail.
 
+    With ``fit_intercept`` and a design far from unit scale
+    (:func:`~structreg._numerics.far_scale`), the system is assembled and solved for
+    ``[s theta; b]`` on the design ``Z / s`` (``s`` a power of two near its largest entry,
+    the ridge divided by ``s^2``): the same problem, whose numerical tests no longer depend on
+    the scale of Z; the attributes, :meth:`system` and the solutions are in the original
+    coordinates.  A singular system's minimum-norm solution is then minimum-norm in
+    ``[s theta; b]``.
+
     Attributes
     ----------
     gram_ : ndarray of shape (q, q)
@@ -160,6 +169,12 @@ class SquareLossPath:
         Z = dense_array(Z)
         Y = np.asarray(Y, dtype=float)
         c = np.asarray(loss_weights, dtype=float)
+        # with a bias, the rank and definiteness tests compare the features' part of the
+        # system with the bias column's (of order 1): on the design at unit scale, so that
+        # features of small scale (X * 1e-8: eigenvalues 1e-16 times the bias's) count
+        self._scale = far_scale(Z) if fit_intercept else 1.0
+        if self._scale != 1.0:
+            Z = Z / self._scale  # solved for [s theta; b]: see the class docstring
         n, p = Z.shape
         self.n_features_ = p
         self.fit_intercept = bool(fit_intercept)
@@ -176,8 +191,8 @@ class SquareLossPath:
                 rhs = np.vstack([rhs, CY.sum(axis=0)])
             self._loss["gram"] = _weighted_gram(Za, ca, fit_intercept)
             self._loss["rhs"] = rhs
-        self.gram_ = self._loss["gram"]
-        self.rhs_ = self._loss["rhs"]
+        self._gram = self._loss["gram"]
+        self._rhs = self._loss["rhs"]
         self._Z = Z
         # C^(1/2) Z, C^(1/2) 1, C^(1/2) Y on the rows with loss: the factors of G and r that
         # _spectral_grid needs, kept only where it can apply (few such rows), so a large
@@ -208,15 +223,44 @@ class SquareLossPath:
         return entries[-1][2]
 
     @property
-    def projected_(self) -> list[np.ndarray]:
-        """``A^T M_k A`` per penalty, built on first use (a system solved on the complement
-        of the design's null space never needs them)."""
+    def _parts(self) -> list[np.ndarray]:
+        """``A^T M_k A`` per penalty (of the design as solved), built on first use (a system
+        solved on the complement of the design's null space never needs them)."""
         if self._projected is None:
             self._projected = [
                 design_penalty_gram(self._Z, M, fit_intercept=self.fit_intercept)
                 for M in self._penalties
             ]
         return self._projected
+
+    # -- the original coordinates (the design scale s, see the class docstring) -------------
+    def _original(self, A: np.ndarray) -> np.ndarray:
+        """A (q, q) part of the solved system, or a (q, k) right-hand side, in the original
+        coordinates: rows (and columns) of theta times s."""
+        if self._scale == 1.0:
+            return A
+        p, s = self.n_features_, self._scale
+        A = A.copy()
+        A[:p] *= s
+        if A.shape[1] == A.shape[0] and A.shape[0] == p + int(self.fit_intercept):
+            A[:, :p] *= s
+        return A
+
+    def _ridge(self, ridge: float) -> float:
+        """The ridge of the solved system: ``ridge / s^2``."""
+        return ridge / (self._scale * self._scale)
+
+    @property
+    def gram_(self) -> np.ndarray:
+        return self._original(self._gram)
+
+    @property
+    def rhs_(self) -> np.ndarray:
+        return self._original(self._rhs)
+
+    @property
+    def projected_(self) -> list[np.ndarray]:
+        return [self._original(P) for P in self._parts]
 
     # -- assembly ----------------------------------------------------------------------------
     def _weights(self, weights: Sequence[float] | None) -> list[float]:
@@ -228,16 +272,22 @@ class SquareLossPath:
 
     def system(self, ridge: float, weights: Sequence[float] | None = None) -> np.ndarray:
         """The matrix ``H = G + sum_k w_k P_k + ridge D`` of one setting."""
-        H = self._penalised(self._weights(weights))
+        return self._original(self._system(self._ridge(ridge), self._weights(weights)))
+
+    def _system(self, ridge: float, weights: list[float]) -> np.ndarray:
+        """:meth:`system` as solved (``ridge`` already divided by ``s^2``)."""
+        H = self._penalised(weights)
         p = self.n_features_
         H[np.arange(p), np.arange(p)] += ridge
         return H
 
     def _penalised(self, weights: list[float]) -> np.ndarray:
-        return _add_weighted(self.gram_.copy(), weights, self.projected_)
+        return _add_weighted(self._gram.copy(), weights, self._parts)
 
     def _solution(self, x, how, convex, singular) -> LeastSquaresSolution:
         p = self.n_features_
+        if self._scale != 1.0:
+            x = np.vstack([x[:p] / self._scale, x[p:]])
         if self.fit_intercept:
             return LeastSquaresSolution(x[:p], x[p], how, convex, singular)
         return LeastSquaresSolution(x, np.zeros(self.n_outputs_), how, convex, singular)
@@ -262,13 +312,20 @@ class SquareLossPath:
         """
         w = self._weights(weights)
         kept: dict | None = None if leverage_rows is None else {}
-        x, how, convex, singular, _ = self._solve_system(ridge, w, kept=kept)
+        x, how, convex, singular, _ = self._solve_system(self._ridge(ridge), w, kept=kept)
         if warn and not convex:
             warn_nonconvex("the normal equations have a negative eigenvalue")
         sol = self._solution(x, how, convex, singular)
         if kept is not None:
             sol.leverages = self._leverages(leverage_rows, kept)
         return sol
+
+    def _solve_one(self, ridge: float, weights: list[float], warn: bool) -> LeastSquaresSolution:
+        """:meth:`solve` of a ridge as solved (divided by ``s^2``), without leverages."""
+        x, how, convex, singular, _ = self._solve_system(ridge, weights)
+        if warn and not convex:
+            warn_nonconvex("the normal equations have a negative eigenvalue")
+        return self._solution(x, how, convex, singular)
 
     def _solve_system(
         self, ridge: float, weights: list[float], cholesky: bool = True, kept: dict | None = None
@@ -296,8 +353,8 @@ class SquareLossPath:
         ``not_pd`` True when a Cholesky factorisation met a non-positive pivot.  ``kept``: a
         dict that receives the Cholesky or Bunch-Kaufman factorisation (and the complement's
         basis V)."""
-        if self.gram_.shape[0] == 0:
-            return (*solve_symmetric(self.gram_, self.rhs_), False)
+        if self._gram.shape[0] == 0:
+            return (*solve_symmetric(self._gram, self._rhs), False)
         complement = self._design_complement() if ridge == 0 else None
         if complement is not None:  # singular on the design's null space, whatever the weights:
             V, G_r, P_r, r_r, root = complement  # no factorisation of H itself can pass its test
@@ -317,18 +374,18 @@ class SquareLossPath:
             # U_+^T H U_+ = S H_r S with S = Lambda_+^(1/2): the eigendecomposition of that
             # restriction is H's own on its range, and H is never formed
             K = H_r * root[:, None] * root[None, :]
-            z, psd, _ = eigh_solve(0.5 * (K + K.T), root[:, None] * r_r, self.gram_.shape[0])
+            z, psd, _ = eigh_solve(0.5 * (K + K.T), root[:, None] * r_r, self._gram.shape[0])
             return (V * root) @ z, "eigh", psd, True, not_pd
-        H = self.system(ridge, weights)
+        H = self._system(ridge, weights)
         H = 0.5 * (H + H.T)
-        x, factored = cholesky_attempt(H, self.rhs_, keep=kept) if cholesky else (None, False)
+        x, factored = cholesky_attempt(H, self._rhs, keep=kept) if cholesky else (None, False)
         if x is not None:
             return x, "cholesky", True, False, False
         not_pd = cholesky and not factored
-        ldl = ldl_solve(H, self.rhs_, keep=kept)
+        ldl = ldl_solve(H, self._rhs, keep=kept)
         if ldl is not None:
             return ldl[0], "ldl", ldl[1] == 0, False, not_pd
-        x, psd, singular = eigh_solve(H, self.rhs_)
+        x, psd, singular = eigh_solve(H, self._rhs)
         return x, "eigh", psd, singular, not_pd
 
     def _design_complement(self) -> tuple | None:
@@ -374,7 +431,7 @@ class SquareLossPath:
         q = p + int(self.fit_intercept)
         active, ca, _ = self._loss_rows
         if 0 < len(active) == Z.shape[0] and np.all(ca == ca[0]):  # A^T A: the loss Gram / c
-            T = self.gram_ / ca[0]
+            T = self._gram / ca[0]
         else:
             T = _weighted_gram(Z, np.ones(Z.shape[0]), self.fit_intercept)
         lam, U = eigh(T, check_finite=False)
@@ -411,28 +468,31 @@ class SquareLossPath:
         """
         if method not in ("auto", "eigh", "factor"):
             raise ValueError(f"method must be 'auto', 'eigh' or 'factor', got {method!r}")
-        ridges = [float(r) for r in ridges]
+        return self._ridge_path(
+            [self._ridge(float(r)) for r in ridges], self._weights(weights), warn, method
+        )
+
+    def _ridge_path(
+        self, ridges: list[float], weights: list[float], warn: bool, method: str
+    ) -> list[LeastSquaresSolution]:
+        """:meth:`ridge_path` with the ridges as solved (divided by ``s^2``)."""
         if method == "factor" or (method == "auto" and len(ridges) < RIDGE_PATH_MIN_RIDGES):
             out: list[LeastSquaresSolution] = []
             for i, ridge in enumerate(ridges):
-                sol = self.solve(ridge, weights, warn=warn)
+                sol = self._solve_one(ridge, weights, warn)
                 if method == "auto" and sol.factorization == "eigh" and i + 1 < len(ridges):
-                    return (
-                        out
-                        + [sol]
-                        + self.ridge_path(ridges[i + 1 :], weights, warn=warn, method="eigh")
-                    )
+                    return out + [sol] + self._ridge_path(ridges[i + 1 :], weights, warn, "eigh")
                 out.append(sol)
             return out
-        B = self._penalised(self._weights(weights))
+        B = self._penalised(weights)
         B = 0.5 * (B + B.T)
         p = self.n_features_
-        r = self.rhs_
+        r = self._rhs
         if self.fit_intercept:
             b22 = B[p, p]
             scale = max(float(np.abs(B).max(initial=0.0)), 1e-300)
             if not b22 > (p + 1) * np.finfo(float).eps * scale:  # no Schur elimination
-                return [self.solve(ridge, weights, warn=warn) for ridge in ridges]
+                return [self._solve_one(ridge, weights, warn) for ridge in ridges]
             b12 = B[:p, p]
             S = B[:p, :p] - np.outer(b12, b12) / b22
             rt = r[:p] - np.outer(b12, r[p]) / b22
@@ -489,7 +549,7 @@ class SquareLossPath:
         start with Bunch-Kaufman (DRLSC's ``eta``, weighting ``eta P_w - (1 - eta) P_b``, is
         such a line).  Returns one solution per setting, in order.
         """
-        settings = [(float(r), self._weights(w)) for r, w in settings]
+        settings = [(self._ridge(float(r)), self._weights(w)) for r, w in settings]
         out: list[LeastSquaresSolution | None] = [None] * len(settings)
         if len(settings) >= EIGH_PER_CHOLESKY:
             self._spectral_grid(settings, out)
@@ -502,7 +562,7 @@ class SquareLossPath:
             if len(idx) == 1:
                 singles.append(idx[0])
                 continue
-            sols = self.ridge_path([settings[i][0] for i in idx], list(w), warn=False)
+            sols = self._ridge_path([settings[i][0] for i in idx], list(w), False, "auto")
             for i, sol in zip(idx, sols, strict=True):
                 out[i] = sol
         self._solve_monotone(settings, singles, out)
@@ -547,7 +607,7 @@ class SquareLossPath:
         identity ``S^{-1} U~ = D^{-1} U~ K^{-1}`` with the SPD ``K = I + U~^T D^{-1} U~``
         (l x l) gives them without cancellation; only the penalty's own bias column ``e``
         (zero for Laplacians) needs the general Woodbury formula."""
-        if self._roots is None or not self.projected_:
+        if self._roots is None or not self._parts:
             return
         U, u0, s_root = self._roots  # C^(1/2) Z (l, p), C^(1/2) 1, C^(1/2) Y
         p = self.n_features_
@@ -568,7 +628,7 @@ class SquareLossPath:
         pb, p22 = (Q.T @ P[:p, p], P[p, p]) if self.fit_intercept else (None, 0.0)
         eps = np.finfo(float).eps
         top = float(np.abs(mu).max(initial=0.0))
-        loss_top = float(np.abs(np.diag(self.gram_)).max(initial=0.0))
+        loss_top = float(np.abs(np.diag(self._gram)).max(initial=0.0))
         eye = np.eye(l_active)
         for i, ((ridge, _), t) in enumerate(zip(settings, scale, strict=True)):
             d = ridge + t * mu
@@ -584,7 +644,7 @@ class SquareLossPath:
                 Se = e / d - B @ cho_solve(K, Ut.T @ (e / d), check_finite=False)
                 y_h = B @ ku + Se  # S^{-1} (U~ u0 + e)
                 schur = u0 @ ku + t * p22 - 2.0 * e @ (B @ ku) - e @ Se
-                if not schur > q * eps * max(abs(self.gram_[p, p] + t * p22), 1e-300):
+                if not schur > q * eps * max(abs(self._gram[p, p] + t * p22), 1e-300):
                     continue
                 b = (u0 @ ks - e @ theta) / schur
                 x = np.vstack([Q @ (theta - np.outer(y_h, b)), b[None, :]])
@@ -593,7 +653,7 @@ class SquareLossPath:
             out[i] = self._solution(x, "spectral-path", True, False)
 
     def _penalised_only(self, weights) -> np.ndarray:
-        return _add_weighted(np.zeros_like(self.gram_), weights, self.projected_)
+        return _add_weighted(np.zeros_like(self._gram), weights, self._parts)
 
     def _leverages(self, rows: np.ndarray, kept: dict) -> np.ndarray | None:
         """``h_i = c_i a_i^T H^{-1} a_i`` of the samples ``rows`` from the factorisation

@@ -17,6 +17,13 @@ with the same class) and *between-class* part (both ends labeled, different clas
 DRLSC/LDR do; :func:`class_wise_graph` instead connects each labeled point to its k nearest
 neighbours *of its own class* (the supervised "MR" construction).
 
+Scale: neighbours, connectivity and heat weights with ``t=None`` do not depend on the scale of
+X.  Data far from unit scale (:func:`~structreg._numerics.far_scale`) are searched and
+weighted divided by a power of two ``s`` (exact), with a given heat width ``t`` read as
+``t / s^2`` and dot weights multiplied by ``s^2``; the graphs are those of the data at unit
+scale, also where the squared distances of X itself would over- or underflow.  A width or dot
+weight float64 cannot represent is a ValueError.
+
 Neighbour search (``algorithm=``) and cost
 ------------------------------------------
 No function here forms an n x n array; memory is O(n k) plus the search structure.
@@ -109,6 +116,7 @@ import scipy.sparse as sp
 from sklearn.neighbors import NearestNeighbors
 
 from .. import _chunks
+from .._numerics import unit_scaled
 
 Weights = Literal["connectivity", "heat", "dot"]
 Algorithm = Literal["auto", "exact", "approximate"]
@@ -236,7 +244,9 @@ def knn_indices(X, n_neighbors: int, *, algorithm: Algorithm = "auto") -> np.nda
     (all at distance 0), the farthest of those is dropped instead.  ``algorithm`` as in
     :func:`knn_graph`.
     """
-    return _knn_indices(_as_points(X), n_neighbors, algorithm, cut=False)
+    return _knn_indices(
+        unit_scaled(_as_points(X), far_only=True)[1], n_neighbors, algorithm, cut=False
+    )
 
 
 def _knn_indices(X, n_neighbors: int, algorithm, cut: bool) -> np.ndarray:
@@ -275,10 +285,11 @@ def neighbor_scale(X, n_neighbors=6, max_queries: int = SCALE_MAX_QUERIES) -> fl
     ``n_neighbors`` may instead be a graph (sparse adjacency over the rows of X): then the
     mean squared length of its edges.
     """
-    X = _as_points(X)
+    s, X = unit_scaled(_as_points(X), far_only=True)
     if sp.issparse(n_neighbors):
         W = sp.coo_matrix(check_graph(n_neighbors, X.shape[0]))
-        return float(np.mean(_pair_distances(X, W.row, W.col) ** 2)) if W.nnz else 0.0
+        mean = float(np.mean(_pair_distances(X, W.row, W.col) ** 2)) if W.nnz else 0.0
+        return _squared_length(mean, s, "the mean squared edge length")
     n = X.shape[0]
     k = min(int(n_neighbors), n - 1)
     if k < 1:
@@ -288,7 +299,36 @@ def neighbor_scale(X, n_neighbors=6, max_queries: int = SCALE_MAX_QUERIES) -> fl
         queries = np.sort(np.random.default_rng(0).choice(n, max_queries, replace=False))
     ind = _drop_self(_exact_indices(X, X[queries], k + 1), queries, k)
     rows = np.repeat(queries, k)
-    return float(np.mean(_pair_distances(X, rows, ind.ravel()) ** 2))
+    mean = float(np.mean(_pair_distances(X, rows, ind.ravel()) ** 2))
+    return _squared_length(mean, s, "the mean squared neighbour distance")
+
+
+def _squared_length(value: float, s: float, what: str) -> float:
+    """A mean squared length measured on X / s, in X's units (``value s^2``); a ValueError
+    when float64 cannot represent it."""
+    if s == 1.0:
+        return value
+    out = value * s * s
+    if value > 0 and not (0 < out < np.inf):
+        raise ValueError(
+            f"{what} of X (about {value:.3g} * {s:.3g}^2, X's largest absolute value being "
+            f"near {s:.3g}) is not representable in float64; rescale X"
+        )
+    return out
+
+
+def _width(t: float | None, s: float) -> float | None:
+    """A heat width ``t`` for distances measured on X / s: ``t / s^2`` (None stays None); a
+    ValueError when float64 cannot represent it."""
+    if t is None or s == 1.0:
+        return t
+    out = t / s / s
+    if not (0 < out < np.inf):
+        raise ValueError(
+            f"heat-kernel width t={t!r} is not representable relative to X's scale "
+            f"({s:.3g}): t / max|X|^2 over- or underflows float64; rescale X or t"
+        )
+    return out
 
 
 def _cut_search(X, n_query: int, store: dict) -> np.ndarray:
@@ -422,13 +462,16 @@ def _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm, metric) -> sp.
     n = X.shape[0]
     _check_weights(weights, t)
     _check_algorithm(algorithm)
+    s, X = unit_scaled(X, far_only=True)  # see the module docstring: Scale
+    t = _width(t, s)
     k = n_neighbors
     ind = _knn_indices(X, k, algorithm, cut=True)
     indptr = np.arange(0, n * k + 1, k)
     if not symmetrize:
         rows, cols = np.repeat(np.arange(n), k), ind.ravel()
         dist = _pair_distances(X, rows, cols) if weights == "heat" else None
-        W = sp.csr_matrix((_edge_weights(X, rows, cols, dist, weights, t), cols, indptr), (n, n))
+        data = _edge_weights(X, rows, cols, dist, weights, t, s)
+        W = sp.csr_matrix((data, cols, indptr), (n, n))
         W.sort_indices()
         return W
     # union of both directions as a sparse pattern (the k neighbours of a row are distinct):
@@ -442,18 +485,29 @@ def _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm, metric) -> sp.
     # every weight is a symmetric function of (i, j) computed the same way both ways round,
     # so W is exactly symmetric
     dist = _pair_distances(X, rows, cols) if weights == "heat" else None
-    data = _edge_weights(X, rows, cols, dist, weights, t)
+    data = _edge_weights(X, rows, cols, dist, weights, t, s)
     return sp.csr_matrix((data, cols, S.indptr), shape=(n, n))
 
 
-def _edge_weights(X, rows, cols, dist, weights, t):
+def _edge_weights(X, rows, cols, dist, weights, t, s: float = 1.0):
+    """Edge weights of the pairs, from the points ``X`` (divided by ``s``), their distances
+    and the width ``t`` already divided by ``s^2`` (:func:`_width`)."""
     if weights == "connectivity":
         return np.ones(rows.shape[0])
     if weights == "heat":
         if t is None:
             t = float(np.mean(dist**2)) if dist.size else 1.0
         return np.exp(-(dist**2) / (t if t > 0 else 1.0))
-    return _pair_dots(X, rows, cols)
+    dots = _pair_dots(X, rows, cols)
+    if s != 1.0:
+        with np.errstate(over="ignore"):
+            dots = dots * (s * s)
+        if not np.isfinite(dots).all():
+            raise ValueError(
+                f"weights='dot': the inner products of X (largest absolute value about "
+                f"{s:.3g}) overflow float64; rescale X"
+            )
+    return dots
 
 
 def heat_reweight(W: sp.spmatrix, X, t: float | None = None) -> sp.csr_matrix:
@@ -461,8 +515,9 @@ def heat_reweight(W: sp.spmatrix, X, t: float | None = None) -> sp.csr_matrix:
     squared edge length of ``W`` (one width for the whole graph)."""
     W = sp.coo_matrix(W)
     rows, cols = W.row, W.col
-    dist = _pair_distances(_as_points(X), rows, cols)
-    data = _edge_weights(None, rows, cols, dist, "heat", t)
+    s, X = unit_scaled(_as_points(X), far_only=True)
+    dist = _pair_distances(X, rows, cols)
+    data = _edge_weights(None, rows, cols, dist, "heat", _width(t, s))
     return sp.csr_matrix((data, (rows, cols)), shape=W.shape)
 
 
@@ -484,7 +539,7 @@ def unit_rows(X):
     array([[0.6, 0.8],
            [0. , 1. ]])
     """
-    X = _as_points(X)
+    X = unit_scaled(_as_points(X), far_only=True)[1]  # norms neither over- nor underflow
     norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()) if sp.issparse(X) else None
     if norms is None:
         norms = np.linalg.norm(X, axis=1)
@@ -650,6 +705,8 @@ def other_class_graph(
     weights, t = kw.get("weights", "connectivity"), kw.get("t")
     _check_weights(weights, t)
     _check_algorithm(kw.get("algorithm", "auto"))
+    s, X = unit_scaled(X, far_only=True)
+    t = _width(t, s)
     rows, cols = [], []
     for c in np.unique(y[labeled]):
         own = np.flatnonzero(labeled & (y == c))
@@ -668,7 +725,7 @@ def other_class_graph(
     rows, cols = pairs // n, pairs % n
     dist = _pair_distances(X, rows, cols)
     return sp.csr_matrix(
-        (_edge_weights(X, rows, cols, dist, weights, t), (rows, cols)), shape=(n, n)
+        (_edge_weights(X, rows, cols, dist, weights, t, s), (rows, cols)), shape=(n, n)
     )
 
 
