@@ -437,6 +437,17 @@ _REBUILT_ON_DEMAND = "rebuilt on demand"
 """Stands for a pickled kernel map's Cholesky factor (see ``KernelFeatureMap.__getstate__``)."""
 
 
+def output_dtype(X) -> type:
+    """The dtype a kernel map returns for the input X: float32 for float32 input (the kernel
+    and its factor are computed in float64 and rounded once at the end), else float64."""
+    return np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
+
+
+def in_dtype_of(X, Z: np.ndarray) -> np.ndarray:
+    """Z (float64) in :func:`output_dtype` of X."""
+    return Z.astype(output_dtype(X), copy=False)
+
+
 class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Explicit finite-dimensional feature map of a kernel over the training samples.
 
@@ -541,8 +552,7 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def fit_transform(self, X, y=None):
         """Fit on X and return ``V`` with ``V V^T = K`` (up to the rank tolerance)."""
-        X = self._validated_training(X)
-        return self._factor_basis(X)
+        return in_dtype_of(X, self._factor_basis(self._validated_training(X)))
 
     def _validated_training(self, X) -> np.ndarray:
         """Parameters and training data checked (a precomputed Gram matrix: square and
@@ -620,12 +630,10 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         return self.n_components_
 
     def transform(self, X):
-        X = self._validated_new(X)
-        if self.n_components_ == 0:
-            return np.zeros((X.shape[0], 0))
+        given, X = X, self._validated_new(X)
         # row blocks keep the kernel section k(X, basis) at O(block * n_basis) memory
-        out = np.empty((X.shape[0], self.n_components_))
-        for rows, Kx in kernel_blocks(self.kernel_, X, self.basis_):
+        out = np.empty((X.shape[0], self.n_components_), dtype=output_dtype(given))
+        for rows, Kx in kernel_blocks(self.kernel_, X, self.basis_) if out.size else ():
             if self.cholesky_factor_ is None:
                 out[rows] = Kx @ self.projection_
             else:
@@ -644,7 +652,7 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 
@@ -720,7 +728,7 @@ class LandmarkFeatureMap(KernelFeatureMap):
                 "LandmarkFeatureMap does not take kernel='precomputed': its landmarks are "
                 "points, whose kernel values a Gram matrix of the samples does not hold"
             )
-        X = validate_data(self, X, dtype=float)
+        given, X = X, validate_data(self, X, dtype=float)
         check_representable(X, type(self).__name__)
         if self.landmarks is None:
             raise ValueError("LandmarkFeatureMap needs landmarks")
@@ -739,7 +747,7 @@ class LandmarkFeatureMap(KernelFeatureMap):
         trace = float(diag.sum())
         explained = float(np.einsum("ij,ij->", Z, Z))
         self.unexplained_trace_ = max(0.0, 1.0 - explained / trace) if trace > 0 else 0.0
-        return Z
+        return in_dtype_of(given, Z)
 
 
 class EmpiricalKernelMap(KernelFeatureMap):
@@ -792,8 +800,7 @@ class KernelExpansion(KernelFeatureMap):
         return self.fit(X).transform(X)
 
     def transform(self, X):
-        X = self._validated_new(X)
-        return self.kernel_(X, self.basis_)
+        return in_dtype_of(X, self.kernel_(self._validated_new(X), self.basis_))
 
     def dual_coef(self, coef: np.ndarray) -> np.ndarray:
         return coef

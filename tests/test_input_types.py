@@ -483,3 +483,38 @@ def test_cosine_graph_in_laprlsc_and_errors():
         LapRLSC(kernel="linear", metric="cosine").fit(zero, np.r_[y_semi, -1])
     with pytest.raises(ValueError, match="metric"):
         LapRLSC(metric="manhattan").fit(X, y_semi)
+
+
+# -- issue 19.4: float32 kept by the kernel maps -------------------------------------------------
+@pytest.mark.parametrize("name", ["KernelFeatureMap", "EmpiricalKernelMap", "KernelExpansion"])
+def test_kernel_maps_keep_float32(name):
+    """float32 in, float32 out: the kernel and its factor are computed in float64 and rounded
+    once, so the float32 map is the float64 map rounded (not a float32 computation)."""
+    import structreg.kernels as kernels
+
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    Xt = np.random.default_rng(1).normal(size=(7, 3))
+    double = getattr(kernels, name)().fit(X)
+    single = getattr(kernels, name)()
+    Z32 = single.fit_transform(X.astype(np.float32))
+    assert Z32.dtype == np.float32 and single.transform(Xt.astype(np.float32)).dtype == np.float32
+    exact = getattr(kernels, name)().fit_transform(X.astype(np.float32).astype(np.float64))
+    np.testing.assert_array_equal(Z32, exact.astype(np.float32))
+    assert double.transform(Xt).dtype == np.float64
+    landmarks = kernels.LandmarkFeatureMap(landmarks=X[:5])
+    assert landmarks.fit_transform(X.astype(np.float32)).dtype == np.float32
+
+
+def test_models_solve_in_float64_on_float32_input():
+    """The square-loss solvers square the design's condition number: float32 input is
+    converted once and the models answer in float64, the same as on the float64 input."""
+    X = np.random.default_rng(0).normal(size=(60, 4))
+    y = (X[:, 0] > 0).astype(int)
+    f32 = RLSC().fit(X.astype(np.float32), y).decision_function(X.astype(np.float32))
+    f64 = (
+        RLSC()
+        .fit(X.astype(np.float32).astype(np.float64), y)
+        .decision_function(X.astype(np.float32).astype(np.float64))
+    )
+    assert f32.dtype == np.float64
+    np.testing.assert_array_equal(f32, f64)
