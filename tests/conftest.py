@@ -2,6 +2,15 @@ import numpy as np
 import pytest
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        default=False,
+        help="long randomised runs (the fuzz test's 10,000 examples instead of CI's bounded run)",
+    )
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
