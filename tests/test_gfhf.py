@@ -47,14 +47,14 @@ def test_unlabeled_values_are_harmonic_and_labeled_clamped(moons):
 
 def test_knn_graph_and_width(moons):
     X, _, y_semi = moons
-    clf = GFHF(n_neighbors=5).fit(X, y_semi)
+    clf = GFHF(n_neighbors=5, weights="heat").fit(X, y_semi)
     expected = knn_graph(X, 5, weights="heat")
     assert abs(clf.graph_ - expected).max() == 0
     W = clf.graph_.tocoo()
     d2 = np.sum((X[W.row] - X[W.col]) ** 2, axis=1)
     assert clf.t_ == pytest.approx(d2.mean())
     np.testing.assert_allclose(W.data, np.exp(-d2 / clf.t_))
-    assert GFHF(n_neighbors=5, t=0.3).fit(X, y_semi).t_ == 0.3
+    assert GFHF(n_neighbors=5, weights="heat", t=0.3).fit(X, y_semi).t_ == 0.3
 
 
 @pytest.mark.parametrize("diagonal", [0.0, 1.0])
@@ -79,7 +79,7 @@ def test_agrees_with_label_propagation_on_the_full_rbf_graph(diagonal):
 
 def test_out_of_sample_rule_is_the_knn_weighted_average(moons):
     X, _, y_semi = moons
-    clf = GFHF(n_neighbors=6).fit(X, y_semi)
+    clf = GFHF(n_neighbors=6, weights="heat").fit(X, y_semi)
     X_new = np.random.default_rng(3).uniform(-1.5, 2.5, size=(25, 2))
     X_new[0] = X[10]  # a training point: its own value enters with weight 1
     d2 = ((X_new[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
@@ -120,7 +120,7 @@ def test_isolated_vertex_of_a_precomputed_graph(moons):
     W[i, :] = 0
     W[:, i] = 0
     with pytest.warns(DisconnectedGraphWarning, match="1 unlabeled"):
-        clf = GFHF(graph=sp.csr_matrix(W)).fit(X, y_semi)
+        clf = GFHF(graph=sp.csr_matrix(W), weights="heat").fit(X, y_semi)
     assert clf.unreachable_.sum() == 1 and clf.unreachable_[i]
     # the width of the out-of-sample rule: mean squared distance to the 7 nearest points
     d2 = np.sort(((X[:, None] - X[None]) ** 2).sum(axis=2), axis=1)[:, 1:8]

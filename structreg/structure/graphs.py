@@ -98,8 +98,10 @@ the input during ``knn_graph``: 514 MiB at 1e6 points in 2-D (exact), 1 GiB with
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Literal
@@ -129,6 +131,15 @@ TREE_APPROX_MIN_FEATURES = 8
 # exact tree searches of at least this many queries run threaded over all cores (joblib
 # n_jobs=-1): 1e5 points of a 10-d Gaussian mixture, k-d tree, 2 cores: 62 s -> 35 s
 PARALLEL_MIN_QUERIES = 20_000
+
+# exact searches of dense data with at least GEMM_MIN_FEATURES features (scikit-learn's
+# brute-force regime) and GEMM_MIN_PAIRS query-point pairs rank by float32 GEMMs and certify
+# the result (_gemm_indices); see the module docstring for the timings.
+GEMM_MIN_FEATURES = 64
+GEMM_MIN_PAIRS = 9_000_000
+GEMM_EXTRA = 4  # candidates kept per query beyond those asked for
+GEMM_TILE_COLUMNS = 16_384  # points per GEMM tile
+GEMM_SAMPLE_STRIDE = 16  # _top_m's sampling of wide rows
 
 # pynndescent.NNDescent settings (see _nndescent_indices): a fixed seed, and a working graph of
 # at least 30 neighbours (pynndescent's default n_neighbors).  Recall of the 10-NN of a 64-d
@@ -321,15 +332,199 @@ def _exact_indices(X, queries, n_query: int, return_distance: bool = False):
     """Exact ``n_query`` nearest rows of ``X`` for every row of ``queries`` (self included),
     nearest first; with ``return_distance``, ``(indices, distances)``.
 
-    From ``PARALLEL_MIN_QUERIES`` queries on, tree searches run on all cores (joblib threads,
-    ``n_jobs=-1``; the brute-force search is OpenMP-threaded either way).
+    Dense data with at least ``GEMM_MIN_FEATURES`` features and ``GEMM_MIN_PAIRS`` query-point
+    pairs: :func:`_gemm_indices` (float32 ranking, certified, float64 where it is not).
+    Otherwise scikit-learn's ``NearestNeighbors``; from ``PARALLEL_MIN_QUERIES`` queries on,
+    its tree searches run on all cores (joblib threads, ``n_jobs=-1``; its brute-force search
+    is OpenMP-threaded either way).
     """
+    if _gemm_applies(X, queries):
+        return _gemm_indices(X, queries, n_query, return_distance=return_distance)
+    return _sklearn_indices(X, queries, n_query, return_distance)
+
+
+def _sklearn_indices(X, queries, n_query: int, return_distance: bool = False):
+    """:func:`_exact_indices` by scikit-learn's ``NearestNeighbors``."""
     n_jobs = -1 if queries.shape[0] >= PARALLEL_MIN_QUERIES else None
     nn = NearestNeighbors(n_neighbors=n_query, n_jobs=n_jobs).fit(X)
     if not return_distance:
         return nn.kneighbors(queries, return_distance=False)
     dist, ind = nn.kneighbors(queries)
     return ind, dist
+
+
+def _gemm_applies(X, queries) -> bool:
+    """Whether :func:`_exact_indices` ranks by float32 GEMMs (:func:`_gemm_indices`)."""
+    return (
+        not sp.issparse(X)
+        and not sp.issparse(queries)
+        and X.shape[1] >= GEMM_MIN_FEATURES
+        and X.shape[0] * queries.shape[0] >= GEMM_MIN_PAIRS
+    )
+
+
+def _search_threads() -> int:
+    """Worker threads of :func:`_gemm_indices`: the CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _gemm_indices(X, queries, n_query: int, return_distance: bool = False):
+    """Exact ``n_query`` nearest rows of dense ``X`` for every row of ``queries``, nearest
+    first (ties by index), ranked by float32 matrix products and certified.
+
+    Both sides are centred on the mean of ``X`` (distances do not change; the rounding, which
+    scales with the norms, shrinks) and rounded to float32.  One float32 GEMM per tile of
+    (queries x points) gives ``v_ij = q_i . x_j - |x_j|^2 / 2``, which ranks the points as
+    ``||q_i - x_j||^2 = |q_i|^2 - 2 v_ij`` does, and each query keeps the ``m = n_query +
+    GEMM_EXTRA`` largest.  The computed ``v_ij`` is within
+
+        e_i = 1.01 c (|q_i| R + R^2 / 2),   c = gamma_{d+1} + 2.01 u,   gamma_p = p u / (1 - p u),
+
+    of its exact value (u = 2^-24 the float32 unit roundoff, R the largest centred norm of a
+    point; the standard bound of a (d+1)-term float32 dot product, plus the rounding of the
+    inputs to float32), whatever order the BLAS sums in.  A query is done when its kept values
+    are at least ``2 e_i`` apart up to and including the first one it drops: then the
+    ``n_query`` nearest points and their order are those of exact arithmetic.  Otherwise its
+    ``m`` candidates get exact float64 distances (``sum (q - x)^2``), and they stand when the
+    ``n_query``-th is below the lower bound ``|q_i|^2 - 2 (v_m + e_i)`` of every point not
+    kept; the few queries left over (exact ties at the cut, duplicates) are searched by
+    scikit-learn.  Returned distances are exact float64 ``||q - x||``.
+
+    Work: ``2 n_queries n_points (d + 1)`` float32 flops in BLAS-3 tiles of
+    ``_chunks.BLOCK_BYTES / 8`` elements per worker thread (one per available CPU, BLAS held
+    to one thread each), and a selection that touches each product a few times.
+    """
+    n, d = X.shape
+    m = min(n, n_query + GEMM_EXTRA)
+    mean = X.mean(axis=0)
+    # points as rows [x - mean, -|x - mean|^2 / 2]; a query block as [q - mean, 1]
+    Z = np.empty((n, d + 1), dtype=np.float32)
+    sq = np.empty(n)
+    for rows in _chunks.row_blocks(n, d):
+        centred = X[rows] - mean
+        sq[rows] = np.einsum("ij,ij->i", centred, centred)
+        Z[rows, :d] = centred
+        Z[rows, d] = -0.5 * sq[rows]
+    radius = float(np.sqrt(sq.max()))
+    u = float(np.finfo(np.float32).eps) / 2
+    c = (d + 1) * u / (1 - (d + 1) * u) + 2.01 * u
+    threads = _search_threads()
+    elements = max(1, _chunks.BLOCK_BYTES // (8 * threads))
+    tile = min(n, max(GEMM_TILE_COLUMNS, 1))
+    step = max(1, elements // tile)
+
+    def search(start: int):
+        Q = queries[start : start + step] - mean
+        q_sq = np.einsum("ij,ij->i", Q, Q)
+        Qa = np.empty((Q.shape[0], d + 1), dtype=np.float32)
+        Qa[:, :d] = Q
+        Qa[:, d] = 1.0
+        idx, val = _top_columns(Qa, Z, m, tile)
+        error = 1.01 * c * (np.sqrt(q_sq) * radius + radius**2 / 2)
+        last = min(n_query + 1, m)  # the values that decide the set and the order
+        gaps = val[:, : last - 1] - val[:, 1:last]
+        done = np.all(gaps > 2 * error[:, None], axis=1)
+        ok = done.copy()
+        unsure = np.flatnonzero(~done)
+        if unsure.size:
+            cand = np.sort(idx[unsure], axis=1)  # ties by index after the stable sort below
+            diff = X[cand] - queries[start + unsure][:, None, :]
+            d2 = np.einsum("ijk,ijk->ij", diff, diff)
+            order = np.argsort(d2, axis=1, kind="stable")
+            cand = np.take_along_axis(cand, order, axis=1)
+            d2 = np.take_along_axis(d2, order, axis=1)
+            idx[unsure] = cand
+            if m == n:
+                ok[unsure] = True
+            else:
+                eps = np.finfo(float).eps
+                floor = q_sq[unsure] - 2 * (val[unsure, -1] + error[unsure])
+                floor -= 4 * (d + 2) * eps * (q_sq[unsure] + 2 * np.abs(val[unsure, -1]))
+                ok[unsure] = d2[:, n_query - 1] * (1 + 4 * (d + 2) * eps) < floor
+        return idx[:, :n_query], ok
+
+    starts = range(0, queries.shape[0], step)
+    if threads > 1 and len(starts) > 1:
+        with _blas_single_thread(), ThreadPoolExecutor(threads) as pool:
+            parts = list(pool.map(search, starts))
+    else:
+        parts = [search(start) for start in starts]
+    ind = np.vstack([p[0] for p in parts]).astype(np.intp, copy=False)
+    left = np.flatnonzero(~np.concatenate([p[1] for p in parts]))
+    if left.size:
+        ind[left] = _sklearn_indices(X, queries[left], n_query)
+    if not return_distance:
+        return ind
+    dist = np.empty(ind.shape)
+    for rows in _chunks.row_blocks(ind.shape[0], n_query * d):
+        diff = X[ind[rows]] - queries[rows][:, None, :]
+        dist[rows] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+    return ind, dist
+
+
+def _top_columns(Qa: np.ndarray, Z: np.ndarray, m: int, tile: int):
+    """Indices and values of the ``m`` largest entries of each row of ``Qa @ Z.T`` (float32),
+    sorted by decreasing value, formed ``tile`` columns at a time."""
+    idx, val = [], []
+    for start in range(0, Z.shape[0], tile):
+        V = Qa @ Z[start : start + tile].T
+        i, v = _top_m(V, m)
+        idx.append(i + start)
+        val.append(v)
+    idx, val = np.hstack(idx), np.hstack(val)
+    if idx.shape[1] > m:
+        i, val = _top_m(val, m)
+        idx = np.take_along_axis(idx, i, axis=1)
+    order = np.argsort(-val, axis=1, kind="stable")
+    return np.take_along_axis(idx, order, axis=1), np.take_along_axis(val, order, axis=1).astype(
+        float
+    )
+
+
+def _top_m(V: np.ndarray, m: int):
+    """Column indices and values of the ``m`` largest entries of each row of ``V`` (any order).
+
+    Wide rows: a row's ``m``-th largest over every ``GEMM_SAMPLE_STRIDE``-th column is at most
+    its ``m``-th largest overall, so the entries at or above it hold the ``m`` largest; only
+    those (about ``m`` times the stride per row) are partitioned.
+    """
+    b, w = V.shape
+    if w <= m:
+        return np.broadcast_to(np.arange(w), (b, w)).copy(), V.copy()
+    if w < 4 * m * GEMM_SAMPLE_STRIDE:
+        i = np.argpartition(V, w - m, axis=1)[:, w - m :]
+        return i, np.take_along_axis(V, i, axis=1)
+    sample = V[:, ::GEMM_SAMPLE_STRIDE]
+    s = sample.shape[1]
+    threshold = np.partition(sample, s - m, axis=1)[:, s - m]
+    flat = np.flatnonzero(V >= threshold[:, None])
+    row = flat // w
+    counts = np.bincount(row, minlength=b)
+    pos = np.arange(flat.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    width = int(counts.max())
+    P = np.full((b, width), -np.inf, dtype=V.dtype)
+    idx = np.zeros((b, width), dtype=np.intp)
+    P[row, pos] = V.ravel()[flat]
+    idx[row, pos] = flat - row * w
+    keep = np.argpartition(P, width - m, axis=1)[:, width - m :]
+    return np.take_along_axis(idx, keep, axis=1), np.take_along_axis(P, keep, axis=1)
+
+
+@contextmanager
+def _blas_single_thread():
+    """BLAS held to one thread (the search threads share the cores instead)."""
+    from threadpoolctl import ThreadpoolController
+
+    if not _BLAS_CONTROLLER:
+        _BLAS_CONTROLLER.append(ThreadpoolController())
+    with _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas"):
+        yield
+
+
+_BLAS_CONTROLLER: list = []
 
 
 def _drop_self(ind: np.ndarray, self_index: np.ndarray, k: int) -> np.ndarray:
@@ -454,6 +649,64 @@ def _edge_weights(X, rows, cols, dist, weights, t):
             t = float(np.mean(dist**2)) if dist.size else 1.0
         return np.exp(-(dist**2) / (t if t > 0 else 1.0))
     return _pair_dots(X, rows, cols)
+
+
+def self_tuning_graph(
+    X: np.ndarray, n_neighbors: int = 7, *, algorithm: Algorithm = "auto"
+) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Symmetric kNN graph with locally scaled ("self-tuning") heat weights.
+
+        w_ij = exp(-4 ||x_i - x_j||^2 / (sigma_i sigma_j)),   sigma_i = ||x_i - x_(k)(i)||,
+
+    ``x_(k)(i)`` the ``n_neighbors``-th nearest other point of ``x_i``: each edge is measured
+    against the local spacing of the data at both ends (Zelnik-Manor & Perona 2004, with the
+    factor 4 of graphlearning's kNN weights, ``exp(-4 d^2 / sigma_i^2)``, Calder et al.), so
+    dense and sparse regions get comparable weights where one global width ``t`` leaves the
+    sparse ones nearly disconnected.  The edge set is that of :func:`knn_graph` (``i ~ j``
+    when either is among the other's ``n_neighbors`` nearest), and the weights are exactly
+    symmetric.  A point with ``n_neighbors`` duplicates has ``sigma_i = 0``; it takes the
+    smallest positive ``sigma`` instead (1 when there is none).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    n_neighbors : int, default=7
+    algorithm : {"auto", "exact", "approximate"}, default="auto"
+        Neighbour search, as in :func:`knn_graph`.
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        Sorted indices, zero diagonal.
+    sigma : ndarray of shape (n_samples,)
+        The local scales ``sigma_i``.
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [3.0]])
+    >>> W, sigma = self_tuning_graph(X, 1)
+    >>> sigma  # distance to the nearest other point
+    array([1., 1., 2.])
+    >>> bool(np.isclose(W[1, 2], np.exp(-4 * 2.0**2 / (1.0 * 2.0))))  # sigma_1 sigma_2 = 2
+    True
+    """
+    X = _as_points(X)
+    _check_algorithm(algorithm)
+    n, k = X.shape[0], n_neighbors
+    ind = _knn_indices(X, k, algorithm, cut=False)  # nearest first
+    sigma = _pair_distances(X, np.arange(n), ind[:, -1])
+    positive = sigma[sigma > 0]
+    sigma = np.where(sigma > 0, sigma, positive.min() if positive.size else 1.0)
+    directed = sp.csr_matrix(
+        (np.ones(n * k, dtype=np.int8), ind.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n)
+    )
+    union = directed + directed.T.tocsr()
+    union.sort_indices()
+    cols = union.indices
+    rows = np.repeat(np.arange(n, dtype=cols.dtype), np.diff(union.indptr))
+    d2 = _pair_distances(X, rows, cols) ** 2
+    data = np.exp(-4.0 * d2 / (sigma[rows] * sigma[cols]))
+    return sp.csr_matrix((data, cols, union.indptr), shape=(n, n)), sigma
 
 
 def heat_reweight(W: sp.spmatrix, X, t: float | None = None) -> sp.csr_matrix:
