@@ -29,7 +29,12 @@ ones), on every data set of :data:`DATA`."""
 # the samples live in many more dimensions than a class spans (faces, digits); on 4-13
 # standardised features every class reconstructs every point.  GRBFN's 10 fuzzy c-means
 # units are too few for the 3-class, 8-feature problem (48 %; 79 % with 30 units).
-EXCLUDED = {"SRC", "GRBFN"}
+# PoissonLearning is built for a few labels per class (its sources are the labels minus their
+# mean): with every training point labeled, as here, its scores are a potential of all the
+# sources rather than a smoothed label, and it is 5-13 points below RLSC (GFHF, the method for
+# higher label rates, is within the margin); its defaults are checked at low label rates in
+# test_poisson.py.
+EXCLUDED = {"SRC", "GRBFN", "PoissonLearning"}
 NAMES = [
     "RLSC",
     "LSSVM",

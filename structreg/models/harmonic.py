@@ -44,14 +44,15 @@ directly (exact, and cheap at this size)."""
 
 HARMONIC_CG_PROBE = 100
 """``method="auto"`` beyond :data:`HARMONIC_DIRECT_MAX` unknowns: conjugate gradients run this
-many iterations; if they have not converged and their rate so far predicts more than as many
-again, the system is factorised instead.  Which method wins depends on the graph, not its size:
-kNN graphs of high-dimensional data are expander-like (CG converges in tens of iterations,
-while a sparse factorisation fills in), those of low-dimensional data are mesh-like (CG needs
-hundreds to thousands, the factorisation stays sparse).  Measured (k = 10, self-tuning weights,
-``tol=1e-6``, 2 loaded cores): USPS (11,000 points, 256-d) LU 3.5-6 s, CG 0.3-0.4 s (72
-iterations); a 10-d mixture of 1e4 points LU 0.5 s, CG 0.07 s (46); two moons, 1e4 points LU
-0.5 s, CG 2.6 s (605); 1e5 points LU 2.9 s, CG 12 s (677; 2580 with one global heat width)."""
+many iterations; if they have not converged and their rate so far predicts more than twice as
+many again, the system is factorised instead.  Which method wins depends on the graph, not its
+size: kNN graphs of high-dimensional data are expander-like (CG converges in a hundred or so
+iterations, while a sparse LU fills in: 106 times the nonzeros of the USPS system), those of
+low-dimensional data are mesh-like (CG needs many hundreds to thousands, the LU stays sparse:
+8-14 times).  Measured (self-tuning weights, ``tol=1e-6``, 2 loaded cores; predicted remaining
+iterations after 100 / iterations CG needs): USPS (11,000 points, 256-d, k = 7) at 1, 3 and
+10 labels per class 107 / 157, 59 / 138, 9 / 108 (1.2-1.9 s; the LU takes 3.5-8 s); two
+moons, 1e4 points 280 / 803 (LU 0.1-0.5 s), 1e5 points 246 / 2299 (28 s; LU 2.3-2.9 s)."""
 
 HARMONIC_TOL = 1e-6
 """Default relative residual of the conjugate-gradient solve (per class column): on USPS
@@ -115,7 +116,8 @@ def harmonic_function(
 
 
 def _harmonic(W, labeled, targets, method, tol, max_iter):
-    """:func:`harmonic_function`, and the number of CG iterations (0 for a direct solve)."""
+    """:func:`harmonic_function`, and ``info``: the method that gave the solution
+    (``"direct"`` or ``"cg"``) and the CG iterations run (``"method"``, ``"n_iter"``)."""
     if method not in ("auto", "direct", "cg"):
         raise ValueError(f"method must be 'auto', 'direct' or 'cg', got {method!r}")
     W = sp.csr_matrix(W, dtype=float)
@@ -131,29 +133,29 @@ def _harmonic(W, labeled, targets, method, tol, max_iter):
 
     F = np.full((n, targets.shape[1]), np.nan)
     F[labeled] = targets
-    n_iter = 0
+    info = {"method": "direct", "n_iter": 0}
     if solve.any():
         degree = np.asarray(W.sum(axis=1)).ravel()
         W_u = W[solve]
         A = (sp.diags(degree[solve]) - W_u[:, solve]).tocsr()
         B = W_u[:, labeled] @ targets
-        F[solve], n_iter = _solve_sdd(A, B, method, tol, max_iter)
-    return F, unreachable, n_iter
+        F[solve], info = _solve_sdd(A, B, method, tol, max_iter)
+    return F, unreachable, info
 
 
 def _solve_sdd(A: sp.csr_matrix, B: np.ndarray, method: str, tol: float, max_iter):
     """``A^{-1} B`` for a symmetric positive definite, diagonally dominant sparse ``A``, and
-    the CG iterations used (0 for a direct solve); ``method`` as in :func:`harmonic_function`."""
+    the solve's ``info`` (:func:`_harmonic`); ``method`` as in :func:`harmonic_function`."""
     n_u = A.shape[0]
     if method == "direct" or (method == "auto" and n_u <= HARMONIC_DIRECT_MAX):
-        return _factor_solve(A, B), 0
+        return _factor_solve(A, B), {"method": "direct", "n_iter": 0}
     s = 1.0 / np.sqrt(A.diagonal())
     N = sp.csr_matrix(A.multiply(s[:, None]).multiply(s[None, :]))
     C = s[:, None] * B
     X, n_iter = _cg_or_factor(N, C, method, tol, max_iter)
     if X is None:
-        return _factor_solve(A, B), n_iter
-    return s[:, None] * X, n_iter
+        return _factor_solve(A, B), {"method": "direct", "n_iter": n_iter}
+    return s[:, None] * X, {"method": "cg", "n_iter": n_iter}
 
 
 def _factor_solve(A: sp.spmatrix, B: np.ndarray) -> np.ndarray:
@@ -167,8 +169,8 @@ def _factor_solve(A: sp.spmatrix, B: np.ndarray) -> np.ndarray:
 def _cg_or_factor(N: sp.csr_matrix, C: np.ndarray, method: str, tol: float, max_iter):
     """CG on ``N X = C`` (symmetric positive (semi)definite, consistent), all columns in one
     block: ``(X, iterations)``.  With ``method="auto"``, ``(None, iterations)`` when the first
-    :data:`HARMONIC_CG_PROBE` iterations predict that CG would need more than as many again:
-    the caller factorises instead."""
+    :data:`HARMONIC_CG_PROBE` iterations predict that CG would need more than twice as many
+    again: the caller factorises instead."""
     cap = 10 * N.shape[0] if max_iter is None else int(max_iter)
 
     def apply(V, _):
@@ -185,7 +187,7 @@ def _cg_or_factor(N: sp.csr_matrix, C: np.ndarray, method: str, tol: float, max_
     norms = np.linalg.norm(C, axis=0)
     reached = np.max(np.linalg.norm(C - N @ probe.x, axis=0) / np.where(norms > 0, norms, 1.0))
     rate = reached ** (1.0 / probe.n_iter) if 0 < reached < 1 else 1.0
-    if rate >= 1.0 or np.log(tol / reached) / np.log(rate) > HARMONIC_CG_PROBE:
+    if rate >= 1.0 or np.log(tol / reached) / np.log(rate) > 2 * HARMONIC_CG_PROBE:
         return None, probe.n_iter
     result = conjugate_gradient(apply, C, x0=probe.x, tol=tol, max_iter=cap - probe.n_iter)
     return result.x, probe.n_iter + result.n_iter
@@ -359,8 +361,11 @@ class GFHF(_GraphInference, SemiSupervisedLabelsMixin, ClassifierMixin, BaseEsti
         ``weights="heat"``: the width of the out-of-sample rule (and of the kNN graph).
     local_scale_ : ndarray of shape (n_samples,)
         ``weights="self-tuning"``: the training points' ``sigma_i``.
+    solver_ : {"direct", "cg"}
+        How the harmonic system was solved (:func:`harmonic_function`, ``method="auto"``).
     n_iter_ : int
-        Conjugate-gradient iterations of the harmonic solve (0: solved directly).
+        Conjugate-gradient iterations run (including those before a switch to the direct
+        solve; 1 for a direct solve alone).
     label_distributions_ : ndarray of shape (n_samples, n_classes)
         Harmonic class scores of the training points, rows normalised to sum to 1; labeled
         rows are their one-of-c labels.
@@ -441,7 +446,7 @@ class GFHF(_GraphInference, SemiSupervisedLabelsMixin, ClassifierMixin, BaseEsti
         n_classes = len(self.classes_)
         self._fit_graph(X)
 
-        F, self.unreachable_, self.n_iter_ = _harmonic(
+        F, self.unreachable_, info = _harmonic(
             self.graph_,
             labeled,
             np.eye(n_classes)[y_codes[labeled]],
@@ -449,6 +454,7 @@ class GFHF(_GraphInference, SemiSupervisedLabelsMixin, ClassifierMixin, BaseEsti
             self.tol,
             self.max_iter,
         )
+        self.solver_, self.n_iter_ = info["method"], max(1, info["n_iter"])
         prior = np.bincount(y_codes[labeled], minlength=n_classes) / labeled.sum()
         self.__dict__.pop("class_prior_", None)  # a refit without CMN
         if self.class_mass_normalization:

@@ -137,7 +137,7 @@ PARALLEL_MIN_QUERIES = 20_000
 # the result (_gemm_indices); see the module docstring for the timings.
 GEMM_MIN_FEATURES = 64
 GEMM_MIN_PAIRS = 9_000_000
-GEMM_EXTRA = 4  # candidates kept per query beyond those asked for
+GEMM_EXTRA = 4  # candidates kept per query beyond those asked for (at least 1)
 GEMM_TILE_COLUMNS = 16_384  # points per GEMM tile
 GEMM_SAMPLE_STRIDE = 16  # _top_m's sampling of wide rows
 
@@ -398,7 +398,7 @@ def _gemm_indices(X, queries, n_query: int, return_distance: bool = False):
     to one thread each), and a selection that touches each product a few times.
     """
     n, d = X.shape
-    m = min(n, n_query + GEMM_EXTRA)
+    m = min(n, n_query + max(1, GEMM_EXTRA))  # one more than asked certifies the cut
     mean = X.mean(axis=0)
     # points as rows [x - mean, -|x - mean|^2 / 2]; a query block as [q - mean, 1]
     Z = np.empty((n, d + 1), dtype=np.float32)
