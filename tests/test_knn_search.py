@@ -62,7 +62,8 @@ def test_gemm_search_tiles_and_blocks(monkeypatch):
     monkeypatch.setattr(graphs, "GEMM_TILE_COLUMNS", 400)
     monkeypatch.setattr(graphs, "GEMM_SAMPLE_STRIDE", 4)
     monkeypatch.setattr(graphs._chunks, "BLOCK_BYTES", 8 * 400 * 64)  # 64 (or 32) query rows
-    np.testing.assert_array_equal(graphs._gemm_indices(X, X, 7), whole)
+    np.testing.assert_array_equal(graphs._gemm_indices(X, X, 7), whole)  # 65-point blocks
+    np.testing.assert_array_equal(graphs._gemm_indices(X, X.copy(), 7), whole)  # as queries
     expected = np.argsort(_brute(X, X), axis=1, kind="stable")[:, :7]
     np.testing.assert_array_equal(whole, expected)
 

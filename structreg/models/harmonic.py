@@ -16,7 +16,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import splu
+from scipy.sparse.linalg import cg, splu
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NearestNeighbors
@@ -24,9 +24,8 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .._params import constraints_for
-from ..solvers.cg import conjugate_gradient
 from ..structure.graphs import check_graph, knn_graph, self_tuning_graph
-from ._base import SemiSupervisedLabelsMixin, missing_as_unlabeled
+from ._base import SemiSupervisedLabelsMixin, _blas_controller, missing_as_unlabeled
 
 __all__ = ["GFHF", "DisconnectedGraphWarning", "class_mass_normalize", "harmonic_function"]
 
@@ -87,7 +86,7 @@ def harmonic_function(
     method : {"auto", "direct", "cg"}, default="auto"
         ``"direct"``: sparse LU (dense Cholesky for dense blocks).  ``"cg"``: conjugate
         gradients on the Jacobi-scaled system ``S A S (S^-1 F_u) = S B``, ``S = D_uu^{-1/2}``
-        (:func:`~structreg.solvers.cg.conjugate_gradient`, all outputs in one block).
+        (``scipy.sparse.linalg.cg``, one output column at a time).
         ``"auto"``: direct up to :data:`HARMONIC_DIRECT_MAX` unknowns, CG beyond.
     tol : float, default=1e-6
         CG: stop when every column's residual of the scaled system is at most ``tol`` times
@@ -167,30 +166,62 @@ def _factor_solve(A: sp.spmatrix, B: np.ndarray) -> np.ndarray:
 
 
 def _cg_or_factor(N: sp.csr_matrix, C: np.ndarray, method: str, tol: float, max_iter):
-    """CG on ``N X = C`` (symmetric positive (semi)definite, consistent), all columns in one
-    block: ``(X, iterations)``.  With ``method="auto"``, ``(None, iterations)`` when the first
-    :data:`HARMONIC_CG_PROBE` iterations predict that CG would need more than twice as many
-    again: the caller factorises instead."""
+    """CG on ``N X = C`` (symmetric positive (semi)definite, consistent): ``(X, iterations)``,
+    the iterations counted per column and summed.  With ``method="auto"``, ``(None,
+    iterations)`` when the first :data:`HARMONIC_CG_PROBE` iterations of some column predict
+    that it would need more than twice as many again: the caller factorises instead."""
     cap = 10 * N.shape[0] if max_iter is None else int(max_iter)
-
-    def apply(V, _):
-        return N @ V
-
     if method == "cg" or cap <= HARMONIC_CG_PROBE:
-        result = conjugate_gradient(apply, C, tol=tol, max_iter=cap)
-        return result.x, result.n_iter
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        probe = conjugate_gradient(apply, C, tol=tol, max_iter=HARMONIC_CG_PROBE)
-    if probe.converged:
-        return probe.x, probe.n_iter
+        X, used, converged = _cg_columns(N, C, tol, cap)
+        _warn_not_converged(converged, tol, cap)
+        return X, used
+    X, used, converged = _cg_columns(N, C, tol, HARMONIC_CG_PROBE)
+    if converged.all():
+        return X, used
     norms = np.linalg.norm(C, axis=0)
-    reached = np.max(np.linalg.norm(C - N @ probe.x, axis=0) / np.where(norms > 0, norms, 1.0))
-    rate = reached ** (1.0 / probe.n_iter) if 0 < reached < 1 else 1.0
+    reached = np.max(np.linalg.norm(C - N @ X, axis=0) / np.where(norms > 0, norms, 1.0))
+    rate = reached ** (1.0 / HARMONIC_CG_PROBE) if 0 < reached < 1 else 1.0
     if rate >= 1.0 or np.log(tol / reached) / np.log(rate) > 2 * HARMONIC_CG_PROBE:
-        return None, probe.n_iter
-    result = conjugate_gradient(apply, C, x0=probe.x, tol=tol, max_iter=cap - probe.n_iter)
-    return result.x, probe.n_iter + result.n_iter
+        return None, used
+    X, more, converged = _cg_columns(N, C, tol, cap - HARMONIC_CG_PROBE, x0=X)
+    _warn_not_converged(converged, tol, cap)
+    return X, used + more
+
+
+def _cg_columns(N: sp.csr_matrix, C: np.ndarray, tol: float, max_iter: int, x0=None):
+    """``scipy.sparse.linalg.cg`` on ``N x = c`` for every column ``c`` of ``C`` (stopping at
+    ``||c - N x|| <= tol ||c||``), with BLAS held to one thread: its dot products of a few
+    thousand entries gain nothing from threads, and threaded BLAS made the whole solve 10-100
+    times slower on the shared 2-core machine.  Returns ``(X, iterations summed over the
+    columns, converged per column)``."""
+    X = np.zeros(C.shape) if x0 is None else np.array(x0, dtype=float)
+    used = 0
+    converged = np.ones(C.shape[1], dtype=bool)
+
+    def count(_):
+        nonlocal used
+        used += 1
+
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        for j in range(C.shape[1]):
+            if not np.any(C[:, j]):
+                X[:, j] = 0.0
+                continue
+            X[:, j], info = cg(
+                N, C[:, j], x0=X[:, j], rtol=tol, atol=0.0, maxiter=max_iter, callback=count
+            )
+            converged[j] = info == 0
+    return X, used, converged
+
+
+def _warn_not_converged(converged: np.ndarray, tol: float, max_iter: int) -> None:
+    if not converged.all():
+        warnings.warn(
+            f"conjugate gradients did not reach tol={tol} in max_iter={max_iter} iterations "
+            f"for {int((~converged).sum())} of {converged.size} column(s)",
+            ConvergenceWarning,
+            stacklevel=4,
+        )
 
 
 def class_mass_normalize(F: np.ndarray, rows: np.ndarray, prior: np.ndarray) -> np.ndarray:
@@ -364,8 +395,8 @@ class GFHF(_GraphInference, SemiSupervisedLabelsMixin, ClassifierMixin, BaseEsti
     solver_ : {"direct", "cg"}
         How the harmonic system was solved (:func:`harmonic_function`, ``method="auto"``).
     n_iter_ : int
-        Conjugate-gradient iterations run (including those before a switch to the direct
-        solve; 1 for a direct solve alone).
+        Conjugate-gradient iterations run, summed over the class columns (including those
+        before a switch to the direct solve; 1 for a direct solve alone).
     label_distributions_ : ndarray of shape (n_samples, n_classes)
         Harmonic class scores of the training points, rows normalised to sum to 1; labeled
         rows are their one-of-c labels.

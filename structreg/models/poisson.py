@@ -215,7 +215,8 @@ class PoissonLearning(_GraphInference, SemiSupervisedLabelsMixin, ClassifierMixi
     solver_ : {"direct", "cg"}
         How the Poisson equation was solved (:func:`poisson_function`, ``method="auto"``).
     n_iter_ : int
-        Conjugate-gradient iterations run (1 for a direct solve alone).
+        Conjugate-gradient iterations run, summed over the class columns (1 for a direct
+        solve alone).
     neighbors_ : NearestNeighbors
         Index over ``X_`` for the out-of-sample rule.
 
