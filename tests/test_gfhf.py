@@ -289,3 +289,25 @@ def test_cg_reaches_the_harmonic_labels_on_a_large_graph(rng):
     F = _dense_harmonic(clf.graph_, labeled, np.eye(2)[y_semi[labeled]])
     np.testing.assert_allclose(clf.label_distributions_, F / F.sum(1)[:, None], atol=1e-4)
     np.testing.assert_array_equal(clf.transduction_, F.argmax(axis=1))
+
+
+def test_a_factorisation_that_would_not_fit_is_not_taken(rng, monkeypatch):
+    """The expander's LU fills in beyond HARMONIC_FILL_MAX: when the probe asks for a
+    factorisation (a 2-iteration probe), CG goes on instead, to the dense solution."""
+    import structreg.models.harmonic as harmonic
+
+    chain, blob = _chain_and_blob_graphs(rng)
+    A = (sp.diags(np.asarray(blob.sum(axis=1)).ravel() + 0.1) - blob).tocsr()
+    B = rng.normal(size=(300, 2))
+    assert harmonic._bounded_factor_solve(A, B, 1e-10) is None
+    A_chain = (sp.diags(np.asarray(chain.sum(axis=1)).ravel() + 0.1) - chain).tocsr()
+    F = harmonic._bounded_factor_solve(A_chain, B, 1e-10)
+    np.testing.assert_allclose(A_chain @ F, B, atol=1e-10)
+
+    monkeypatch.setattr(harmonic, "HARMONIC_DIRECT_MAX", 10)
+    monkeypatch.setattr(harmonic, "HARMONIC_CG_PROBE", 2)
+    labeled = np.zeros(300, dtype=bool)
+    labeled[[0, 299]] = True
+    F, _, info = harmonic._harmonic(blob, labeled, np.eye(2), "auto", 1e-10, None)
+    assert info["method"] == "cg" and info["n_iter"] > 2 * 2
+    np.testing.assert_allclose(F, _dense_harmonic(blob, labeled, np.eye(2)), atol=1e-7)

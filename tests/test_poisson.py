@@ -162,3 +162,22 @@ def test_keeps_its_contrast_at_one_label_per_class():
         harmonic.append(np.mean(GFHF().fit(X, y_semi).transduction_[unl] == y[unl]))
     assert np.mean(poisson) > 0.8
     assert np.mean(poisson) > np.mean(harmonic) + 0.2
+
+
+def test_slow_cg_switches_to_the_grounded_factorisation(monkeypatch):
+    """Points along a curve (a mesh-like graph: CG is slow, its LU sparse): past a short CG
+    probe the grounded system is factorised, with the same solution."""
+    import structreg.models.harmonic as harmonic
+    import structreg.models.poisson as poisson
+
+    monkeypatch.setattr(poisson, "HARMONIC_DIRECT_MAX", 100)
+    monkeypatch.setattr(harmonic, "HARMONIC_CG_PROBE", 10)
+    t = np.linspace(0, 6 * np.pi, 500)
+    X = np.c_[t * np.cos(t), t * np.sin(t)]
+    y = (t > 3 * np.pi).astype(int)
+    y_semi = _semi(y, 2)
+    clf = PoissonLearning(tol=1e-10).fit(X, y_semi)
+    assert clf.solver_ == "direct" and clf.n_iter_ >= 10
+    labeled = y_semi != -1
+    expected = _dense_poisson(clf.graph_, labeled, np.eye(2)[y_semi[labeled]])
+    np.testing.assert_allclose(clf.scores_, expected, atol=1e-8)

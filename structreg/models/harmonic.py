@@ -16,7 +16,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import cg, splu
+from scipy.sparse.linalg import cg, spilu, splu
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NearestNeighbors
@@ -44,14 +44,21 @@ directly (exact, and cheap at this size)."""
 HARMONIC_CG_PROBE = 100
 """``method="auto"`` beyond :data:`HARMONIC_DIRECT_MAX` unknowns: conjugate gradients run this
 many iterations; if they have not converged and their rate so far predicts more than twice as
-many again, the system is factorised instead.  Which method wins depends on the graph, not its
-size: kNN graphs of high-dimensional data are expander-like (CG converges in a hundred or so
-iterations, while a sparse LU fills in: 106 times the nonzeros of the USPS system), those of
-low-dimensional data are mesh-like (CG needs many hundreds to thousands, the LU stays sparse:
-8-14 times).  Measured (self-tuning weights, ``tol=1e-6``, 2 loaded cores; predicted remaining
-iterations after 100 / iterations CG needs): USPS (11,000 points, 256-d, k = 7) at 1, 3 and
-10 labels per class 107 / 157, 59 / 138, 9 / 108 (1.2-1.9 s; the LU takes 3.5-8 s); two
-moons, 1e4 points 280 / 803 (LU 0.1-0.5 s), 1e5 points 246 / 2299 (28 s; LU 2.3-2.9 s)."""
+many again, the system is factorised instead, if its LU fits in :data:`HARMONIC_FILL_MAX`.
+Which method wins depends on the graph, not its size: kNN graphs of high-dimensional data are
+expander-like (CG converges in a hundred or so iterations, while a sparse LU fills in: 106
+times the nonzeros of the USPS system), those of low-dimensional data are mesh-like (CG needs
+many hundreds to thousands, the LU stays sparse: 8-14 times). Measured (self-tuning weights,
+``tol=1e-6``, 2 loaded cores; predicted remaining iterations after 100 / iterations CG needs):
+USPS (11,000 points, 256-d, k = 7) at 1, 3 and 10 labels per class 107 / 157, 59 / 138, 9 / 108
+(1.2-1.9 s; the LU takes 3.5-8 s); two moons, 1e4 points 280 / 803 (LU 0.1-0.5 s), 1e5 points
+246 / 2299 (28 s; LU 2.3-2.9 s)."""
+
+HARMONIC_FILL_MAX = 20
+"""The factorisation that ``method="auto"`` tries instead of slow conjugate gradients may hold
+at most this many times the nonzeros of the system (an LU of a mesh-like kNN graph holds
+8-14 times, measured on two moons of 1e4 and 1e5 points; USPS's would hold 106 times): it is
+abandoned, and CG goes on, when it would not fit, so memory stays O(nnz) whatever the graph."""
 
 HARMONIC_TOL = 1e-6
 """Default relative residual of the conjugate-gradient solve (per class column): on USPS
@@ -150,11 +157,13 @@ def _solve_sdd(A: sp.csr_matrix, B: np.ndarray, method: str, tol: float, max_ite
         return _factor_solve(A, B), {"method": "direct", "n_iter": 0}
     s = 1.0 / np.sqrt(A.diagonal())
     N = sp.csr_matrix(A.multiply(s[:, None]).multiply(s[None, :]))
-    C = s[:, None] * B
-    X, n_iter = _cg_or_factor(N, C, method, tol, max_iter)
-    if X is None:
-        return _factor_solve(A, B), {"method": "direct", "n_iter": n_iter}
-    return s[:, None] * X, {"method": "cg", "n_iter": n_iter}
+
+    def factor():
+        F = _bounded_factor_solve(A, B, tol)
+        return None if F is None else F / s[:, None]
+
+    X, info = _cg_or_factor(N, s[:, None] * B, method, tol, max_iter, factor)
+    return s[:, None] * X, info
 
 
 def _factor_solve(A: sp.spmatrix, B: np.ndarray) -> np.ndarray:
@@ -165,27 +174,44 @@ def _factor_solve(A: sp.spmatrix, B: np.ndarray) -> np.ndarray:
     return splu(sp.csc_matrix(A)).solve(B)
 
 
-def _cg_or_factor(N: sp.csr_matrix, C: np.ndarray, method: str, tol: float, max_iter):
-    """CG on ``N X = C`` (symmetric positive (semi)definite, consistent): ``(X, iterations)``,
-    the iterations counted per column and summed.  With ``method="auto"``, ``(None,
-    iterations)`` when the first :data:`HARMONIC_CG_PROBE` iterations of some column predict
-    that it would need more than twice as many again: the caller factorises instead."""
+def _bounded_factor_solve(A: sp.spmatrix, B: np.ndarray, tol: float) -> np.ndarray | None:
+    """``A^{-1} B`` by a sparse LU allowed :data:`HARMONIC_FILL_MAX` times the nonzeros of
+    ``A`` (SuperLU's incomplete LU with no drop tolerance: the complete LU when it fits), or
+    None when it does not fit (the solution then misses ``tol``)."""
+    try:
+        lu = spilu(sp.csc_matrix(A), drop_tol=0.0, fill_factor=HARMONIC_FILL_MAX)
+    except (RuntimeError, MemoryError):  # SuperLU: singular or out of memory
+        return None
+    F = lu.solve(B)
+    norms = np.linalg.norm(B, axis=0)
+    residual = np.linalg.norm(B - A @ F, axis=0)
+    return F if np.all(residual <= tol * norms) else None
+
+
+def _cg_or_factor(N: sp.csr_matrix, C: np.ndarray, method: str, tol: float, max_iter, factor):
+    """CG on ``N X = C`` (symmetric positive (semi)definite, consistent): ``(X, info)``, the
+    iterations counted per column and summed.  With ``method="auto"``, when the first
+    :data:`HARMONIC_CG_PROBE` iterations of some column predict that it would need more than
+    twice as many again, ``factor()`` (a direct solution of bounded fill, or None) is tried
+    before CG goes on."""
     cap = 10 * N.shape[0] if max_iter is None else int(max_iter)
     if method == "cg" or cap <= HARMONIC_CG_PROBE:
         X, used, converged = _cg_columns(N, C, tol, cap)
         _warn_not_converged(converged, tol, cap)
-        return X, used
+        return X, {"method": "cg", "n_iter": used}
     X, used, converged = _cg_columns(N, C, tol, HARMONIC_CG_PROBE)
     if converged.all():
-        return X, used
+        return X, {"method": "cg", "n_iter": used}
     norms = np.linalg.norm(C, axis=0)
     reached = np.max(np.linalg.norm(C - N @ X, axis=0) / np.where(norms > 0, norms, 1.0))
     rate = reached ** (1.0 / HARMONIC_CG_PROBE) if 0 < reached < 1 else 1.0
     if rate >= 1.0 or np.log(tol / reached) / np.log(rate) > 2 * HARMONIC_CG_PROBE:
-        return None, used
+        direct = factor()
+        if direct is not None:
+            return direct, {"method": "direct", "n_iter": used}
     X, more, converged = _cg_columns(N, C, tol, cap - HARMONIC_CG_PROBE, x0=X)
     _warn_not_converged(converged, tol, cap)
-    return X, used + more
+    return X, {"method": "cg", "n_iter": used + more}
 
 
 def _cg_columns(N: sp.csr_matrix, C: np.ndarray, tol: float, max_iter: int, x0=None):

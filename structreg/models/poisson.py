@@ -27,6 +27,7 @@ from .harmonic import (
     HARMONIC_DIRECT_MAX,
     HARMONIC_TOL,
     WEIGHT_CHOICES,
+    _bounded_factor_solve,
     _cg_or_factor,
     _factor_solve,
     _GraphInference,
@@ -132,26 +133,36 @@ def _solve_laplacian(L, degree, comp, b, method, tol, max_iter):
     (``b`` sums to 0 on each), and the solve's ``info``."""
     n_comp = comp.max() + 1
     vol = np.bincount(comp, weights=degree, minlength=n_comp)
-    n_iter = 0
-    u = None
-    if method == "cg" or (method == "auto" and L.shape[0] > HARMONIC_DIRECT_MAX):
-        # isolated points (degree 0) are components of their own with a zero source
-        s = 1.0 / np.sqrt(np.where(degree > 0, degree, 1.0))
-        N = sp.csr_matrix(L.multiply(s[:, None]).multiply(s[None, :]))
-        v, n_iter = _cg_or_factor(N, s[:, None] * b, method, tol, max_iter)
-        u = None if v is None else s[:, None] * v
-    info = {"method": "cg" if u is not None else "direct", "n_iter": n_iter}
-    if u is None:  # ground one point of every component (its first), solve the rest
-        grounded = np.zeros(L.shape[0], dtype=bool)
-        grounded[np.unique(comp, return_index=True)[1]] = True
-        free = ~grounded
+    # ground one point of every component (its first): L u = b on the other points, u = 0 there
+    grounded = np.zeros(L.shape[0], dtype=bool)
+    grounded[np.unique(comp, return_index=True)[1]] = True
+    free = ~grounded
+
+    def centred(u):
+        shift = np.zeros((n_comp, b.shape[1]))
+        np.add.at(shift, comp, degree[:, None] * u)
+        return u - (shift / np.where(vol > 0, vol, 1.0)[:, None])[comp]
+
+    if method == "direct" or (method == "auto" and L.shape[0] <= HARMONIC_DIRECT_MAX):
         u = np.zeros(b.shape)
         if free.any():
             u[free] = _factor_solve(L[free][:, free], b[free])
-    shift = np.zeros((n_comp, b.shape[1]))
-    np.add.at(shift, comp, degree[:, None] * u)
-    shift /= np.where(vol > 0, vol, 1.0)[:, None]
-    return u - shift[comp], info
+        return centred(u), {"method": "direct", "n_iter": 0}
+    # isolated points (degree 0) are components of their own with a zero source
+    s = 1.0 / np.sqrt(np.where(degree > 0, degree, 1.0))
+    N = sp.csr_matrix(L.multiply(s[:, None]).multiply(s[None, :]))
+
+    def factor():
+        u = np.zeros(b.shape)
+        if free.any():
+            solved = _bounded_factor_solve(L[free][:, free], b[free], tol)
+            if solved is None:
+                return None
+            u[free] = solved
+        return centred(u) / s[:, None]
+
+    v, info = _cg_or_factor(N, s[:, None] * b, method, tol, max_iter, factor)
+    return centred(s[:, None] * v), info
 
 
 class PoissonLearning(_GraphInference, SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
