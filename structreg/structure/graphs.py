@@ -120,7 +120,7 @@ import os
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import Literal
 
@@ -435,13 +435,13 @@ def _gemm_indices(X, queries, n_query: int, return_distance: bool = False):
     threads = _search_threads()
     elements = max(1, _chunks.BLOCK_BYTES // (8 * threads))
 
-    with _blas_single_thread() if threads > 1 else _no_context():
+    with _blas_single_thread() if threads > 1 else nullcontext():
         idx, val, q_sq = _query_candidates(Z, half, queries, mean, m, elements, threads)
         order = np.argsort(-val, axis=1, kind="stable")
         idx = np.take_along_axis(idx, order, axis=1)
         val = np.take_along_axis(val, order, axis=1).astype(float)
         error = 1.01 * c * (np.sqrt(q_sq) * radius + radius**2 / 2)
-        step = max(1, elements // max(1, m * d))
+        step = max(1, elements // (2 * m * d))  # the float64 candidates and differences
         ok = np.empty(idx.shape[0], dtype=bool)
 
         def certify(start: int) -> None:
@@ -458,7 +458,7 @@ def _gemm_indices(X, queries, n_query: int, return_distance: bool = False):
     if not return_distance:
         return ind
     dist = np.empty(ind.shape)
-    for rows in _chunks.row_blocks(ind.shape[0], n_query * d):
+    for rows in _chunks.row_blocks(ind.shape[0], 2 * n_query * d):
         diff = X[ind[rows]] - queries[rows][:, None, :]
         dist[rows] = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
     return ind, dist
@@ -489,7 +489,7 @@ def _certify(X, Q, idx, val, q_sq, error, n_query: int, n: int) -> np.ndarray:
             floor = (
                 q_sq[unsure]
                 - 2 * low
-                - 4 * (d2.shape[1] + 2) * eps * (q_sq[unsure] + 2 * np.abs(low))
+                - 4 * (X.shape[1] + 2) * eps * (q_sq[unsure] + 2 * np.abs(low))
             )
             ok[unsure] = d2[:, n_query - 1] * (1 + 4 * (X.shape[1] + 2) * eps) < floor
     return ok
@@ -545,11 +545,6 @@ def _run(func, starts, threads: int) -> None:
     else:
         for start in starts:
             func(start)
-
-
-@contextmanager
-def _no_context():
-    yield
 
 
 def _top_m(V: np.ndarray, m: int):
