@@ -29,7 +29,12 @@ ones), on every data set of :data:`DATA`."""
 # the samples live in many more dimensions than a class spans (faces, digits); on 4-13
 # standardised features every class reconstructs every point (iris: 70 % against RLSC's 95 %).
 # It is held to the margin on such a problem instead (test_src_defaults_on_high_dimensional_data).
-EXCLUDED = {"SRC"}
+# PoissonLearning is built for a few labels per class (its sources are the labels minus their
+# mean): with every training point labeled, as here, its scores are a potential of all the
+# sources rather than a smoothed label, and it is 5-13 points below RLSC (GFHF, the method for
+# higher label rates, is within the margin); its defaults are checked at low label rates in
+# test_poisson.py.
+EXCLUDED = {"SRC", "PoissonLearning"}
 NAMES = [
     "RLSC",
     "LSSVM",

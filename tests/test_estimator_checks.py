@@ -18,6 +18,7 @@ from structreg import (
     LapRLSC,
     LapRLSRegressor,
     LapSVM,
+    PoissonLearning,
     SparseRLSC,
     SSDRWang,
     SSDRWu,
@@ -73,6 +74,7 @@ DEFAULTS = [
     SparseRLSC(),
     SRC(),
     GFHF(),
+    PoissonLearning(),
     SSDRWu(),
     SSDRWang(),
     StructuralClassifier(),
@@ -128,6 +130,10 @@ ESTIMATORS = DEFAULTS + [
     LapSVM(class_weight="balanced"),
     LSSVM(class_weight="balanced", multi_class="ovo"),
     GFHF(n_neighbors=3, class_mass_normalization=True),
+    # the other edge weights of the graph models
+    GFHF(n_neighbors=3, weights="heat"),
+    GFHF(n_neighbors=3, weights="connectivity"),
+    PoissonLearning(weights="heat"),
     # the cross-validated estimators (2 folds and small graphs: the checks' data sets are tiny)
     LapRLSCCV(LapRLSC(n_neighbors=2), {"gamma_A": [1e-3, 1e-1], "gamma_I": [0.0, 1.0]}, cv=2),
     DiscriminativeRLSCV(param_grid={"gamma_A": [1e-2, 1.0], "gamma_D": [0.0, 1e-3]}, cv=2),

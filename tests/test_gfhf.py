@@ -47,14 +47,14 @@ def test_unlabeled_values_are_harmonic_and_labeled_clamped(moons):
 
 def test_knn_graph_and_width(moons):
     X, _, y_semi = moons
-    clf = GFHF(n_neighbors=5).fit(X, y_semi)
+    clf = GFHF(n_neighbors=5, weights="heat").fit(X, y_semi)
     expected = knn_graph(X, 5, weights="heat")
     assert abs(clf.graph_ - expected).max() == 0
     W = clf.graph_.tocoo()
     d2 = np.sum((X[W.row] - X[W.col]) ** 2, axis=1)
     assert clf.t_ == pytest.approx(d2.mean())
     np.testing.assert_allclose(W.data, np.exp(-d2 / clf.t_))
-    assert GFHF(n_neighbors=5, t=0.3).fit(X, y_semi).t_ == 0.3
+    assert GFHF(n_neighbors=5, weights="heat", t=0.3).fit(X, y_semi).t_ == 0.3
 
 
 @pytest.mark.parametrize("diagonal", [0.0, 1.0])
@@ -79,7 +79,7 @@ def test_agrees_with_label_propagation_on_the_full_rbf_graph(diagonal):
 
 def test_out_of_sample_rule_is_the_knn_weighted_average(moons):
     X, _, y_semi = moons
-    clf = GFHF(n_neighbors=6).fit(X, y_semi)
+    clf = GFHF(n_neighbors=6, weights="heat").fit(X, y_semi)
     X_new = np.random.default_rng(3).uniform(-1.5, 2.5, size=(25, 2))
     X_new[0] = X[10]  # a training point: its own value enters with weight 1
     d2 = ((X_new[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
@@ -120,7 +120,7 @@ def test_isolated_vertex_of_a_precomputed_graph(moons):
     W[i, :] = 0
     W[:, i] = 0
     with pytest.warns(DisconnectedGraphWarning, match="1 unlabeled"):
-        clf = GFHF(graph=sp.csr_matrix(W)).fit(X, y_semi)
+        clf = GFHF(graph=sp.csr_matrix(W), weights="heat").fit(X, y_semi)
     assert clf.unreachable_.sum() == 1 and clf.unreachable_[i]
     # the width of the out-of-sample rule: mean squared distance to the 7 nearest points
     d2 = np.sort(((X[:, None] - X[None]) ** 2).sum(axis=2), axis=1)[:, 1:8]
@@ -178,3 +178,136 @@ def test_errors(moons):
         clf.predict(np.ones((2, 3)))
     with pytest.raises(ValueError, match="Input X contains NaN"):
         clf.predict_proba(bad)
+
+
+# -- issue 21: self-tuning weights, the CG solve and its switch to a factorisation ------------
+
+
+def _dense_harmonic(W, labeled, Y):
+    """F_u = (D_uu - W_uu)^{-1} W_ul Y_l by numpy's dense solve."""
+    W = np.asarray(W.toarray() if sp.issparse(W) else W, dtype=float).copy()
+    np.fill_diagonal(W, 0.0)
+    u = ~labeled
+    A = np.diag(W[u].sum(axis=1)) - W[np.ix_(u, u)]
+    F = np.zeros((len(labeled), Y.shape[1]))
+    F[labeled] = Y
+    F[u] = np.linalg.solve(A, W[np.ix_(u, labeled)] @ Y)
+    return F
+
+
+def test_default_graph_is_self_tuning(moons):
+    X, _, y_semi = moons
+    clf = GFHF().fit(X, y_semi)
+    D2 = ((X[:, None] - X[None]) ** 2).sum(axis=2)
+    np.fill_diagonal(D2, np.inf)
+    sigma = np.sqrt(np.sort(D2, axis=1)[:, 6])  # the 7th nearest other point
+    np.testing.assert_allclose(clf.local_scale_, sigma, rtol=1e-12)
+    W = clf.graph_.toarray()
+    edges = W != 0
+    np.testing.assert_allclose(W[edges], np.exp(-4 * D2 / np.outer(sigma, sigma))[edges])
+    assert not hasattr(clf, "t_")
+    labeled = y_semi != -1
+    F = _dense_harmonic(clf.graph_, labeled, np.eye(2)[y_semi[labeled]])
+    np.testing.assert_allclose(clf.label_distributions_, F / F.sum(axis=1, keepdims=True))
+
+
+def test_self_tuning_out_of_sample_rule(moons):
+    X, _, y_semi = moons
+    clf = GFHF(n_neighbors=6).fit(X, y_semi)
+    X_new = np.random.default_rng(4).uniform(-1.5, 2.5, size=(20, 2))
+    d2 = ((X_new[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    nearest = np.argsort(d2, axis=1)[:, :6]
+    d2k = np.take_along_axis(d2, nearest, axis=1)
+    sigma_new = np.sqrt(d2k[:, -1:])  # distance to the 6th nearest training point
+    w = np.exp(-4 * d2k / (sigma_new * clf.local_scale_[nearest]))
+    expected = np.einsum("ik,ikc->ic", w, clf.label_distributions_[nearest]) / w.sum(1)[:, None]
+    np.testing.assert_allclose(clf.predict_proba(X_new), expected, rtol=1e-10)
+
+
+def test_connectivity_weights(moons):
+    X, _, y_semi = moons
+    clf = GFHF(weights="connectivity").fit(X, y_semi)
+    assert np.all(clf.graph_.data == 1.0)
+    X_new = X[:5] + 0.01
+    _, ind = clf.neighbors_.kneighbors(X_new)
+    np.testing.assert_allclose(clf.predict_proba(X_new), clf.label_distributions_[ind].mean(1))
+
+
+def test_width_only_with_heat_weights(moons):
+    X, _, y_semi = moons
+    with pytest.raises(ValueError, match="t is the width of heat weights"):
+        GFHF(t=0.5).fit(X, y_semi)
+    with pytest.raises(ValueError, match="weights"):
+        GFHF(weights="dot").fit(X, y_semi)
+
+
+def _chain_and_blob_graphs(rng):
+    """A long chain (mesh-like: CG is slow, an LU stays sparse) and a random 8-regular-ish
+    graph (expander-like: CG is fast), 300 vertices each, positive random weights."""
+    n = 300
+    chain = sp.diags([rng.uniform(0.5, 1.5, n - 1)], [1], shape=(n, n))
+    rows = np.repeat(np.arange(n), 4)
+    cols = rng.integers(0, n, size=4 * n)
+    blob = sp.coo_matrix((rng.uniform(0.5, 1.5, 4 * n), (rows, cols)), shape=(n, n))
+    return [sp.csr_matrix(G + G.T) for G in (chain, blob)]
+
+
+@pytest.mark.parametrize("method", ["cg", "direct"])
+def test_harmonic_solvers_match_the_dense_solve(rng, method):
+    for W in _chain_and_blob_graphs(rng):
+        labeled = np.zeros(300, dtype=bool)
+        labeled[[0, 150, 299]] = True
+        Y = np.eye(3)
+        F, unreachable = harmonic_function(W, labeled, Y, method=method, tol=1e-12)
+        assert not unreachable.any()
+        np.testing.assert_allclose(F, _dense_harmonic(W, labeled, Y), atol=1e-9)
+
+
+def test_auto_switches_to_a_factorisation_when_cg_is_slow(rng, monkeypatch):
+    import structreg.models.harmonic as harmonic
+
+    monkeypatch.setattr(harmonic, "HARMONIC_DIRECT_MAX", 10)
+    monkeypatch.setattr(harmonic, "HARMONIC_CG_PROBE", 20)
+    chain, blob = _chain_and_blob_graphs(rng)
+    labeled = np.zeros(300, dtype=bool)
+    labeled[[0, 299]] = True
+    for W, expected in ((chain, "direct"), (blob, "cg")):
+        F, _, info = harmonic._harmonic(W, labeled, np.eye(2), "auto", 1e-10, None)
+        assert info["method"] == expected, info
+        np.testing.assert_allclose(F, _dense_harmonic(W, labeled, np.eye(2)), atol=1e-7)
+    assert info["n_iter"] <= 2 * 40  # 2 columns, converged within the probe and its sequel
+
+
+def test_cg_reaches_the_harmonic_labels_on_a_large_graph(rng):
+    """GFHF beyond the direct size: the CG solution's labels are the direct solve's."""
+    X = np.vstack([rng.normal(size=(1300, 20)), rng.normal(size=(1300, 20)) + 1.5])
+    y = np.repeat([0, 1], 1300)
+    y_semi = _semi(y, 5, seed=1)
+    clf = GFHF(n_neighbors=8).fit(X, y_semi)
+    assert clf.solver_ == "cg" and clf.n_iter_ > 1
+    labeled = y_semi != -1
+    F = _dense_harmonic(clf.graph_, labeled, np.eye(2)[y_semi[labeled]])
+    np.testing.assert_allclose(clf.label_distributions_, F / F.sum(1)[:, None], atol=1e-4)
+    np.testing.assert_array_equal(clf.transduction_, F.argmax(axis=1))
+
+
+def test_a_factorisation_that_would_not_fit_is_not_taken(rng, monkeypatch):
+    """The expander's LU fills in beyond HARMONIC_FILL_MAX: when the probe asks for a
+    factorisation (a 2-iteration probe), CG goes on instead, to the dense solution."""
+    import structreg.models.harmonic as harmonic
+
+    chain, blob = _chain_and_blob_graphs(rng)
+    A = (sp.diags(np.asarray(blob.sum(axis=1)).ravel() + 0.1) - blob).tocsr()
+    B = rng.normal(size=(300, 2))
+    assert harmonic._bounded_factor_solve(A, B, 1e-10) is None
+    A_chain = (sp.diags(np.asarray(chain.sum(axis=1)).ravel() + 0.1) - chain).tocsr()
+    F = harmonic._bounded_factor_solve(A_chain, B, 1e-10)
+    np.testing.assert_allclose(A_chain @ F, B, atol=1e-10)
+
+    monkeypatch.setattr(harmonic, "HARMONIC_DIRECT_MAX", 10)
+    monkeypatch.setattr(harmonic, "HARMONIC_CG_PROBE", 2)
+    labeled = np.zeros(300, dtype=bool)
+    labeled[[0, 299]] = True
+    F, _, info = harmonic._harmonic(blob, labeled, np.eye(2), "auto", 1e-10, None)
+    assert info["method"] == "cg" and info["n_iter"] > 2 * 2
+    np.testing.assert_allclose(F, _dense_harmonic(blob, labeled, np.eye(2)), atol=1e-7)

@@ -153,7 +153,7 @@ def _estimator(method: str, n_labeled: int, n_total: int, graph: sp.csr_matrix |
     if method == "LapRLSC":
         return LapRLSC(gamma=KERNEL_GAMMA, **penalties, n_neighbors=K_GRAPH, weights="heat")
     if method == "GFHF":
-        return GFHF(n_neighbors=K_GRAPH)
+        return GFHF(n_neighbors=K_GRAPH, weights="heat")
     if method == "SRC":
         return SRC(epsilon=SRC_EPSILON)
     if method == "1-NN":

@@ -11,6 +11,7 @@ from .lssvm import LSSVM
 from .manifold import LapRLSC, LapSVM
 from .minimax import MPM
 from .path import decision_path, decision_values, drop_label_work, fit_path
+from .poisson import PoissonLearning
 from .regression import LapRLSRegressor, StructuralRegressor
 from .rlsc import RLSC
 from .slmm import SLMM
@@ -32,6 +33,7 @@ __all__ = [
     "DiscriminativeRLS",
     "RLSC",
     "GFHF",
+    "PoissonLearning",
     "SLMM",
     "SRC",
     "SRSVM",

@@ -1,0 +1,225 @@
+"""Semi-supervised learning against the peers (issue 21): structreg's graph models with their
+default parameters against graphlearning's Laplace and Poisson learning and scikit-learn's
+LabelSpreading, side by side in one process.
+
+Cases (accuracy on the unlabeled points, mean +- sd over random draws of the labeled points;
+fit time: median over the draws, every method run once per draw, in an order that rotates
+from draw to draw):
+
+* ``usps10`` / ``usps40``: all 11,000 USPS digits (256 pixels as read), 10 / 40 labels per
+  class, 5 draws.
+* ``moons``: two moons, 1e5 points, noise 0.1, 5 labels per class, 3 draws.
+* ``mixture``: 12 unit Gaussian blobs in 10-d (centres N(0, 4^2 I)), 1e5 points, class =
+  blob mod 4, 3 labels in every blob, 3 draws.
+
+Methods: structreg ``GFHF()``, ``PoissonLearning()`` and ``LapRLSC()`` (defaults: their own
+kNN graphs, k = 7); graphlearning (k = 10, its defaults: ``weightmatrix.knn`` with annoy
+above 5 dimensions, ``ssl.laplace`` / ``ssl.poisson``), timed from the data to the labels;
+``LabelSpreading(kernel="knn", n_neighbors=10)``.  The time ratios divide a method's median
+fit time by that of graphlearning's Laplace and Poisson learning and of LabelSpreading.
+"Solve only" rows time the label solve on a graph built beforehand: structreg's harmonic
+solve and graphlearning's Laplace solve on the *same* graph (graphlearning's, then
+structreg's self-tuning graph); their ratio column is against the graphlearning solve on
+that graph.
+
+graphlearning is an optional benchmark dependency (``pip install "structreg[bench]"``, or
+into a separate environment: ``pip install graphlearning annoy``); without it its rows are
+skipped with a message.
+
+    python benchmarks/ssl_peers.py [--cases usps10,usps40,moons,mixture] [--draws N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+import warnings
+from importlib import metadata
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's structreg
+
+import numpy as np  # noqa: E402
+from _measure import semi_labels  # noqa: E402
+from sklearn.datasets import make_moons  # noqa: E402
+from sklearn.semi_supervised import LabelSpreading  # noqa: E402
+
+import structreg  # noqa: E402
+from structreg.datasets import load_dataset  # noqa: E402
+from structreg.models.harmonic import harmonic_function  # noqa: E402
+from structreg.structure.graphs import self_tuning_graph  # noqa: E402
+
+try:
+    import graphlearning as gl
+except ImportError:  # optional: pip install "structreg[bench]"
+    gl = None
+
+GL_K = 10
+
+
+def usps(per_class: int, draws: int):
+    X, y = load_dataset("usps", return_X_y=True)
+    X = np.asarray(X, dtype=float)
+    y = np.unique(np.asarray(y), return_inverse=True)[1]
+    return X, y, [semi_labels(y, per_class, seed) for seed in range(draws)]
+
+
+def moons(draws: int):
+    X, y = make_moons(100_000, noise=0.1, random_state=0)
+    return X, y, [semi_labels(y, 5, seed) for seed in range(draws)]
+
+
+def mixture(draws: int):
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(12, 10)) * 4
+    blob = rng.integers(0, 12, 100_000)
+    X = centres[blob] + rng.normal(size=(100_000, 10))
+    y = blob % 4
+    out = []
+    for seed in range(draws):  # 3 labels in every blob
+        semi = np.full_like(y, -1)
+        pick = semi_labels(blob, 3, seed) != -1
+        semi[pick] = y[pick]
+        out.append(semi)
+    return X, y, out
+
+
+CASES = {
+    "usps10": ("USPS, 10 labels/class", lambda d: usps(10, d), 5),
+    "usps40": ("USPS, 40 labels/class", lambda d: usps(40, d), 5),
+    "moons": ("two moons 1e5, 5 labels/class", moons, 3),
+    "mixture": ("10-d mixture 1e5, 12 blobs, 3 labels/blob", mixture, 3),
+}
+
+
+def _gl_labels(model_name: str, X, y_semi):
+    train = np.flatnonzero(y_semi != -1)
+    W = gl.weightmatrix.knn(X, GL_K)
+    model = gl.ssl.laplace(W) if model_name == "laplace" else gl.ssl.poisson(W)
+    return model.fit_predict(train, y_semi[train])
+
+
+def methods():
+    """``{name: fit(X, y_semi) -> labels of all points}``, timed end to end."""
+    out = {
+        "structreg GFHF()": lambda X, s: structreg.GFHF().fit(X, s).transduction_,
+        "structreg PoissonLearning()": lambda X, s: (
+            structreg.PoissonLearning().fit(X, s).transduction_
+        ),
+        "structreg LapRLSC()": lambda X, s: structreg.LapRLSC().fit(X, s).transduction_,
+        "sklearn LabelSpreading(knn, k=10)": lambda X, s: (
+            LabelSpreading(kernel="knn", n_neighbors=GL_K).fit(X, s).transduction_
+        ),
+    }
+    if gl is not None:
+        out["graphlearning Laplace (k=10)"] = lambda X, s: _gl_labels("laplace", X, s)
+        out["graphlearning Poisson (k=10)"] = lambda X, s: _gl_labels("poisson", X, s)
+    return out
+
+
+def _harmonic_labels(W, y_semi):
+    labeled = y_semi != -1
+    F, _ = harmonic_function(W, labeled, np.eye(y_semi.max() + 1)[y_semi[labeled]])
+    return F.argmax(axis=1)
+
+
+def _gl_laplace_labels(W, y_semi):
+    train = np.flatnonzero(y_semi != -1)
+    return gl.ssl.laplace(W).fit_predict(train, y_semi[train])
+
+
+def run_case(key: str, draws: int | None):
+    title, make, default_draws = CASES[key]
+    X, y, semis = make(draws or default_draws)
+    fits = methods()
+    names = list(fits)
+    acc = {m: [] for m in names}
+    secs = {m: [] for m in names}
+    solve = {}
+    graphs = {}
+    if gl is not None:
+        graphs["graphlearning's graph"] = gl.weightmatrix.knn(X, GL_K)
+        graphs["structreg's self-tuning graph"] = self_tuning_graph(X, 7)[0]
+        for g in graphs:
+            for who in ("structreg harmonic_function", "graphlearning laplace"):
+                solve[f"solve only, {g}: {who}"] = (g, who)
+    for m in solve:
+        acc[m], secs[m] = [], []
+    for draw, y_semi in enumerate(semis):
+        unl = y_semi == -1
+        order = names[draw % len(names) :] + names[: draw % len(names)]
+        for m in order:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t0 = time.perf_counter()
+                labels = fits[m](X, y_semi)
+                secs[m].append(time.perf_counter() - t0)
+            acc[m].append(100 * np.mean(labels[unl] == y[unl]))
+        for m, (g, who) in solve.items():
+            solver = _harmonic_labels if who.startswith("structreg") else _gl_laplace_labels
+            t0 = time.perf_counter()
+            labels = solver(graphs[g], y_semi)
+            secs[m].append(time.perf_counter() - t0)
+            acc[m].append(100 * np.mean(labels[unl] == y[unl]))
+        print(
+            f"  {key}: draw {draw + 1}/{len(semis)} done, load {os.getloadavg()[0]:.1f}", flush=True
+        )
+    return title, len(semis), acc, secs, solve
+
+
+def ratio(a: float, b: float | None) -> str:
+    return "-" if b is None else f"{a / b:.2f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default="usps10,usps40,moons,mixture")
+    parser.add_argument("--draws", type=int, default=None, help="override the draws per case")
+    args = parser.parse_args()
+    print(
+        f"# {platform.node()}: {os.cpu_count()} CPUs, python {platform.python_version()}, "
+        f"structreg {structreg.__version__}, "
+        f"graphlearning {'not installed' if gl is None else metadata.version('graphlearning')}"
+    )
+    if gl is None:
+        print(
+            "# graphlearning is not installed: its rows are skipped "
+            '(pip install "structreg[bench]", or graphlearning and annoy)'
+        )
+    print(f"# load average at start: {os.getloadavg()}")
+    rows = []
+    for key in args.cases.split(","):
+        rows.append(run_case(key, args.draws))
+    print(f"# load average at end: {os.getloadavg()}")
+    print()
+    print(
+        "| data | method | accuracy (%) | fit time (s) | / gl Laplace | / gl Poisson "
+        "| / LabelSpreading |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for title, n_draws, acc, secs, solve in rows:
+        med = {m: float(np.median(t)) for m, t in secs.items()}
+        lap = med.get("graphlearning Laplace (k=10)")
+        poi = med.get("graphlearning Poisson (k=10)")
+        ls = med["sklearn LabelSpreading(knn, k=10)"]
+        first = True
+        for m in acc:
+            if m in solve:
+                g, _ = solve[m]
+                ref = med[f"solve only, {g}: graphlearning laplace"]
+                cells = [ratio(med[m], ref), "-", "-"]
+            else:
+                cells = [ratio(med[m], lap), ratio(med[m], poi), ratio(med[m], ls)]
+            label = f"{title} ({n_draws} draws)" if first else ""
+            first = False
+            print(
+                f"| {label} | {m} | {np.mean(acc[m]):.1f} ± {np.std(acc[m]):.1f} "
+                f"| {med[m]:.2f} | " + " | ".join(cells) + " |"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""The exact kNN search by float32 GEMMs (certified, float64 where not) and the self-tuning
+graph, against brute-force float64 distances computed here with numpy."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from structreg.structure import graphs
+from structreg.structure.graphs import knn_graph, self_tuning_graph
+
+
+def _brute(X, Q):
+    """Squared float64 distances of every query to every point, by differences."""
+    return ((Q[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+
+
+def _clustered(n, d, seed=0, offset=0.0):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(8, d)) * 3
+    return centres[rng.integers(0, 8, n)] + rng.normal(size=(n, d)) + offset
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e4])  # far from the origin: the centring matters
+def test_gemm_search_is_the_exact_search(offset):
+    X = _clustered(600, 70, offset=offset)
+    Q = np.vstack([X[:50], _clustered(40, 70, seed=1, offset=offset)])  # own points and new
+    ind, dist = graphs._gemm_indices(X, Q, 9, return_distance=True)
+    D2 = _brute(X, Q)
+    expected = np.argsort(D2, axis=1, kind="stable")[:, :9]
+    np.testing.assert_array_equal(ind, expected)
+    np.testing.assert_allclose(dist, np.sqrt(np.take_along_axis(D2, expected, 1)), rtol=1e-12)
+
+
+def test_gemm_search_with_duplicates_and_ties(monkeypatch):
+    rng = np.random.default_rng(2)
+    base = rng.integers(0, 3, size=(150, 64)).astype(float)  # lattice points: many ties
+    X = np.vstack([base, base[:40]])  # and exact duplicates
+    fallback = []
+    original = graphs._sklearn_indices
+
+    def spy(X, Q, k, *args):
+        fallback.append(Q.shape[0])
+        return original(X, Q, k, *args)
+
+    monkeypatch.setattr(graphs, "_sklearn_indices", spy)
+    ind, dist = graphs._gemm_indices(X, X, 6, return_distance=True)
+    D2 = _brute(X, X)
+    # the kept distances are the 6 smallest of each row, nearest first (tied indices may be
+    # any of the tied points)
+    np.testing.assert_allclose(dist**2, np.sort(D2, axis=1)[:, :6], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.take_along_axis(D2, ind, 1), dist**2, rtol=1e-12)
+    assert all(len(set(row)) == 6 for row in ind)
+    assert fallback, "ties straddling the cut go to the reference search"
+
+
+def test_gemm_search_tiles_and_blocks(monkeypatch):
+    """Small tiles and blocks (several column tiles merged, the sampled threshold of wide rows)
+    give the same answer as one tile."""
+    X = _clustered(900, 64, seed=3)
+    whole = graphs._gemm_indices(X, X, 7)
+    monkeypatch.setattr(graphs, "GEMM_TILE_COLUMNS", 400)
+    monkeypatch.setattr(graphs, "GEMM_SAMPLE_STRIDE", 4)
+    monkeypatch.setattr(graphs._chunks, "BLOCK_BYTES", 8 * 400 * 64)  # 64 (or 32) query rows
+    np.testing.assert_array_equal(graphs._gemm_indices(X, X, 7), whole)  # 65-point blocks
+    np.testing.assert_array_equal(graphs._gemm_indices(X, X.copy(), 7), whole)  # as queries
+    expected = np.argsort(_brute(X, X), axis=1, kind="stable")[:, :7]
+    np.testing.assert_array_equal(whole, expected)
+
+
+def test_top_m_keeps_the_largest():
+    rng = np.random.default_rng(4)
+    V = rng.normal(size=(30, 5000)).astype(np.float32)
+    idx, val = graphs._top_m(V, 12)  # wide rows: the sampled threshold
+    np.testing.assert_array_equal(np.sort(idx, axis=1), np.sort(np.argsort(-V, 1)[:, :12], 1))
+    np.testing.assert_array_equal(val, np.take_along_axis(V, idx, 1))
+
+
+def test_knn_graph_takes_the_gemm_path_with_the_same_result(monkeypatch):
+    X = _clustered(700, 80, seed=5)
+    calls = []
+    original = graphs._gemm_indices
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(graphs, "_gemm_indices", spy)
+    monkeypatch.setattr(graphs, "GEMM_MIN_PAIRS", 0)
+    W = knn_graph(X, 8, weights="heat", algorithm="exact")
+    assert calls
+    monkeypatch.setattr(graphs, "GEMM_MIN_PAIRS", np.inf)
+    reference = knn_graph(X, 8, weights="heat", algorithm="exact")  # scikit-learn's search
+    assert len(calls) == 1
+    assert (W != reference).nnz == 0
+
+
+def test_gemm_search_has_no_n_by_n_array():
+    n = 12_000
+    X = _clustered(n, 64, seed=6)
+    assert graphs._gemm_applies(X, X)
+    tracemalloc.start()
+    try:
+        ind = graphs._gemm_indices(X, X, 11)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert ind.shape == (n, 11)
+    assert peak < 100e6 < n * n * 4, f"peak traced memory {peak / 1e6:.0f} MB"
+
+
+def test_self_tuning_graph_weights():
+    X = _clustered(200, 3, seed=7)
+    X[1] = X[0]  # a duplicate
+    W, sigma = self_tuning_graph(X, 5)
+    D2 = _brute(X, X)
+    np.fill_diagonal(D2, np.inf)
+    kth = np.sort(D2, axis=1)[:, 4]  # the 5th nearest other point
+    np.testing.assert_allclose(sigma, np.sqrt(kth), rtol=1e-12)
+    pattern = knn_graph(X, 5).toarray() != 0  # the union of both directions
+    np.testing.assert_array_equal(W.toarray() != 0, pattern)
+    expected = np.exp(-4 * D2 / np.outer(sigma, sigma))
+    np.testing.assert_allclose(W.toarray()[pattern], expected[pattern], rtol=1e-12)
+    assert abs(W - W.T).max() == 0 and W.diagonal().sum() == 0 and W.has_sorted_indices
+
+
+def test_self_tuning_scale_of_duplicated_points():
+    X = np.array([[0.0], [0.0], [0.0], [1.0], [3.0]])
+    W, sigma = self_tuning_graph(X, 2)
+    # points 0-2 have two duplicates (sigma 0): they take the smallest positive scale, 1
+    np.testing.assert_array_equal(sigma, [1.0, 1.0, 1.0, 1.0, 3.0])
+    assert W[0, 1] == 1.0 and np.all(np.isfinite(W.data))

@@ -1,0 +1,183 @@
+"""Poisson learning: the Poisson equation with centred label sources and the weighted-mean
+constraint, checked against a dense solve written out here; components; out-of-sample rule;
+low label rates."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_moons
+
+from structreg import GFHF, PoissonLearning
+from structreg.models.harmonic import DisconnectedGraphWarning
+from structreg.models.poisson import poisson_function
+
+
+def _semi(y, n_per_class, seed=0):
+    rng = np.random.default_rng(seed)
+    keep = np.concatenate(
+        [rng.choice(np.flatnonzero(y == c), n_per_class, replace=False) for c in np.unique(y)]
+    )
+    y_semi = np.full_like(y, -1)
+    y_semi[keep] = y[keep]
+    return y_semi
+
+
+def _dense_poisson(W, labeled, Y):
+    """``L u = b`` with ``sum_i d_i u_i = 0`` on a connected graph, by numpy's dense solve of
+    the bordered system ``[[L, d], [d^T, 0]] [u; lam] = [b; 0]`` (nonsingular: ``L``'s null
+    space is the constants, on which ``d^T`` is not zero; ``lam = 0`` as ``1^T b = 0``)."""
+    W = np.asarray(W.toarray() if sp.issparse(W) else W, dtype=float).copy()
+    np.fill_diagonal(W, 0.0)
+    d = W.sum(axis=1)
+    L = np.diag(d) - W
+    b = np.zeros((len(d), Y.shape[1]))
+    b[labeled] = Y - Y.mean(axis=0)
+    n = len(d)
+    K = np.zeros((n + 1, n + 1))
+    K[:n, :n], K[:n, n], K[n, :n] = L, d, d
+    solution = np.linalg.solve(K, np.vstack([b, np.zeros(Y.shape[1])]))
+    assert np.allclose(solution[n], 0.0)
+    return solution[:n]
+
+
+def _random_graph(rng, n=250):
+    rows = np.repeat(np.arange(n), 4)
+    G = sp.coo_matrix((rng.uniform(0.2, 2.0, 4 * n), (rows, rng.integers(0, n, 4 * n))), (n, n))
+    chain = sp.diags([np.ones(n - 1)], [1], shape=(n, n))  # keeps it connected
+    return sp.csr_matrix(G + G.T + chain + chain.T)
+
+
+@pytest.mark.parametrize("method", ["direct", "cg"])
+def test_poisson_function_solves_the_poisson_equation(rng, method):
+    W = _random_graph(rng)
+    labeled = np.zeros(250, dtype=bool)
+    labeled[rng.choice(250, 9, replace=False)] = True
+    Y = np.eye(3)[rng.integers(0, 3, 9)]
+    U, unreachable = poisson_function(W, labeled, Y, method=method, tol=1e-12)
+    assert not unreachable.any()
+    np.testing.assert_allclose(U, _dense_poisson(W, labeled, Y), atol=1e-8)
+
+
+def test_estimator_scores_satisfy_the_equations():
+    X, y = make_moons(300, noise=0.06, random_state=0)
+    y_semi = _semi(y, 2)
+    clf = PoissonLearning().fit(X, y_semi)
+    labeled = y_semi != -1
+    W = clf.graph_.toarray()
+    d = W.sum(axis=1)
+    b = np.zeros((300, 2))
+    Y = np.eye(2)[y_semi[labeled]]
+    b[labeled] = Y - Y.mean(axis=0)
+    np.testing.assert_allclose((np.diag(d) - W) @ clf.scores_, b, atol=1e-10)
+    scale = float(np.max(d @ np.abs(clf.scores_)))
+    np.testing.assert_allclose(d @ clf.scores_, 0.0, atol=1e-12 * scale)
+    np.testing.assert_array_equal(clf.transduction_[labeled], y_semi[labeled])
+    unl = ~labeled
+    np.testing.assert_array_equal(clf.transduction_[unl], clf.scores_[unl].argmax(axis=1))
+    assert (clf.transduction_ == y).mean() > 0.95
+
+
+def test_large_graph_cg_matches_the_dense_solve(rng, monkeypatch):
+    import structreg.models.poisson as poisson
+
+    monkeypatch.setattr(poisson, "HARMONIC_DIRECT_MAX", 300)  # CG beyond 300 points
+    X = np.vstack([rng.normal(size=(400, 20)), rng.normal(size=(400, 20)) + 1.5])
+    y = np.repeat([0, 1], 400)
+    y_semi = _semi(y, 3, seed=2)
+    clf = PoissonLearning(tol=1e-10).fit(X, y_semi)
+    assert clf.solver_ == "cg" and clf.n_iter_ > 1
+    labeled = y_semi != -1
+    expected = _dense_poisson(clf.graph_, labeled, np.eye(2)[y_semi[labeled]])
+    np.testing.assert_allclose(clf.scores_, expected, atol=1e-7)
+
+
+def test_components():
+    """Two labeled components, each solved with its own centred sources; a component whose
+    labels are of one class takes it; an unlabeled one gets the prior with a warning."""
+    rng = np.random.default_rng(5)
+    blocks = [_random_graph(rng, n) for n in (60, 50, 40)]
+    W = sp.block_diag(blocks, format="csr")
+    y = np.full(150, -1)
+    y[[0, 1, 2]] = [0, 1, 2]  # component A: three classes
+    y[[60, 61]] = [1, 1]  # component B: one class
+    X = rng.normal(size=(150, 2))
+    with pytest.warns(DisconnectedGraphWarning, match="40 unlabeled"):
+        clf = PoissonLearning(graph=W).fit(X, y)
+    A = slice(0, 60)
+    labeled = np.zeros(60, dtype=bool)
+    labeled[[0, 1, 2]] = True
+    np.testing.assert_allclose(
+        clf.scores_[A], _dense_poisson(blocks[0], labeled, np.eye(3)), atol=1e-10
+    )
+    assert np.all(clf.transduction_[60:110] == 1)
+    assert clf.unreachable_[110:].all() and not clf.unreachable_[:110].any()
+    np.testing.assert_allclose(clf.scores_[110:], 0.2 * np.array([[1, 3, 1]] * 40))
+
+
+def test_out_of_sample_rule_is_the_weighted_mean_of_the_scores():
+    X, y = make_moons(200, noise=0.05, random_state=1)
+    y_semi = _semi(y, 3)
+    clf = PoissonLearning(n_neighbors=6).fit(X, y_semi)
+    X_new = np.random.default_rng(3).uniform(-1.5, 2.5, size=(25, 2))
+    d2 = ((X_new[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    nearest = np.argsort(d2, axis=1)[:, :6]
+    d2k = np.take_along_axis(d2, nearest, axis=1)
+    w = np.exp(-4 * d2k / (np.sqrt(d2k[:, -1:]) * clf.local_scale_[nearest]))
+    scores = np.einsum("ik,ikc->ic", w, clf.scores_[nearest]) / w.sum(1)[:, None]
+    np.testing.assert_allclose(clf.decision_function(X_new), scores[:, 1] - scores[:, 0])
+    np.testing.assert_array_equal(clf.predict(X_new), scores.argmax(axis=1))
+
+
+def test_label_conventions_and_errors():
+    X, y = make_moons(120, noise=0.05, random_state=2)
+    y_semi = _semi(y, 2)
+    names = np.array(["a", "b"], dtype=object)[y]
+    names[y_semi == -1] = None
+    ref = PoissonLearning().fit(X, y_semi)
+    clf = PoissonLearning().fit(X, names)
+    np.testing.assert_array_equal(clf.transduction_, np.array(["a", "b"])[ref.transduction_])
+    pm = np.where(y == 0, -1, 1)
+    clf = PoissonLearning().fit(X, pm, unlabeled=y_semi == -1)
+    np.testing.assert_array_equal(clf.transduction_, np.where(ref.transduction_ == 0, -1, 1))
+    with pytest.raises(ValueError, match="t is the width of heat weights"):
+        PoissonLearning(t=1.0).fit(X, y_semi)
+    with pytest.raises(ValueError, match="method must be"):
+        poisson_function(np.eye(3), np.array([True, False, True]), np.eye(2), method="lu")
+
+
+def test_keeps_its_contrast_at_one_label_per_class():
+    """Three Gaussian clusters in 10-d, 1500 points, one label each: the harmonic solution
+    degenerates towards a constant away from the few labels and puts most points in one
+    class (33-61 %), the Poisson solution does not (84-91 %; Calder et al. 2020, Sec. 2)."""
+    rng = np.random.default_rng(7)
+    centres = rng.normal(size=(3, 10))
+    centres *= 3.0 / np.linalg.norm(centres[0] - centres[1])
+    X = np.vstack([c + rng.normal(size=(500, 10)) for c in centres])
+    y = np.repeat([0, 1, 2], 500)
+    poisson, harmonic = [], []
+    for seed in range(3):
+        y_semi = _semi(y, 1, seed)
+        unl = y_semi == -1
+        poisson.append(np.mean(PoissonLearning().fit(X, y_semi).transduction_[unl] == y[unl]))
+        harmonic.append(np.mean(GFHF().fit(X, y_semi).transduction_[unl] == y[unl]))
+    assert np.mean(poisson) > 0.8
+    assert np.mean(poisson) > np.mean(harmonic) + 0.2
+
+
+def test_slow_cg_switches_to_the_grounded_factorisation(monkeypatch):
+    """Points along a curve (a mesh-like graph: CG is slow, its LU sparse): past a short CG
+    probe the grounded system is factorised, with the same solution."""
+    import structreg.models.harmonic as harmonic
+    import structreg.models.poisson as poisson
+
+    monkeypatch.setattr(poisson, "HARMONIC_DIRECT_MAX", 100)
+    monkeypatch.setattr(harmonic, "HARMONIC_CG_PROBE", 10)
+    t = np.linspace(0, 6 * np.pi, 500)
+    X = np.c_[t * np.cos(t), t * np.sin(t)]
+    y = (t > 3 * np.pi).astype(int)
+    y_semi = _semi(y, 2)
+    clf = PoissonLearning(tol=1e-10).fit(X, y_semi)
+    assert clf.solver_ == "direct" and clf.n_iter_ >= 10
+    labeled = y_semi != -1
+    expected = _dense_poisson(clf.graph_, labeled, np.eye(2)[y_semi[labeled]])
+    np.testing.assert_allclose(clf.scores_, expected, atol=1e-8)
