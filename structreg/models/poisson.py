@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .._params import constraints_for
-from ._base import SemiSupervisedLabelsMixin, missing_as_unlabeled
+from ._base import SemiSupervisedLabelsMixin, check_training_X, missing_as_unlabeled
 from .harmonic import (
     _WEIGHTS_DOC,
     HARMONIC_DIRECT_MAX,
@@ -287,6 +287,7 @@ class PoissonLearning(_GraphInference, SemiSupervisedLabelsMixin, ClassifierMixi
         self._validate_params()
         y = missing_as_unlabeled(y, unlabeled)
         X, y = validate_data(self, X, y, dtype=float, y_numeric=False)
+        check_training_X(self, X)
         y = column_or_1d(y, warn=True)
         self.classes_, y_codes, labeled = self._encode_labels(y, unlabeled)
         n_classes = len(self.classes_)
