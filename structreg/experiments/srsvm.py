@@ -241,10 +241,9 @@ class _Folds:
 
 
 def _lapsvm(g: float, C: float, lam: float, y: np.ndarray, graph: Any = "class-wise") -> LapSVM:
-    """LapSVM of width ``g`` with libsvm's ``C`` and the graph weight ``lam`` relative to the
-    RKHS norm: ``gamma_A = 1 / (2 C l)`` and ``gamma_I = lam gamma_A l^2`` on the ``l = len(y)``
-    labeled points; class-wise kNN graphs of :data:`N_NEIGHBORS` neighbours (fewer when a class
-    of ``y`` has at most that many points), heat weights."""
+    """LapSVM of width ``g``, libsvm's ``C`` and graph weight ``lam`` relative to the RKHS norm:
+    ``gamma_A = 1 / (2 C l)``, ``gamma_I = lam gamma_A l^2`` (``l = len(y)``); class-wise heat
+    kNN graphs of :data:`N_NEIGHBORS` neighbours (fewer where a class of ``y`` is smaller)."""
     n = len(y)
     gamma_A = 1.0 / (2.0 * C * n)
     k = int(min(N_NEIGHBORS, np.bincount(y).min() - 1))
@@ -261,10 +260,8 @@ _AXES["LapSVM"] = _AXES["SRSVM"]
 def _select(
     method: str, folds: _Folds, spec: dict, fixed: dict[str, int] | None = None
 ) -> tuple[dict[str, int], float, int]:
-    """Cross-validated exponents of ``method`` (``fixed``: exponents taken as given).
-
-    The Gram matrices are computed once per value of the outer exponents (all but ``C``);
-    libsvm re-runs on them for every ``C``."""
+    """Cross-validated exponents of ``method`` (``fixed``: exponents taken as given); the Gram
+    matrices are computed once per value of the outer exponents, libsvm re-runs per ``C``."""
     fixed = dict(fixed or {})
     axes = [n for n in _AXES[method] if n not in fixed]
 
@@ -286,8 +283,7 @@ def _select(
 
 
 def _select_slmm(folds: _Folds, gamma_exp: int, c_exps: Sequence[int]) -> tuple[dict, float, int]:
-    """SLMM's ``C`` by CV at the given width (one cone program per fold and C; ties: the
-    smallest C)."""
+    """SLMM's ``C`` by CV at the given width (a cone program per fold and C; ties: smallest C)."""
 
     def accuracy(c: int) -> float:
         est, X, y = SLMM(kernel="rbf", gamma=2.0**gamma_exp, C=2.0**c), folds.X, folds.y

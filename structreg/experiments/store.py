@@ -11,7 +11,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, closing, contextmanager, suppress
+from contextlib import AbstractContextManager, closing, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -85,8 +85,12 @@ class ResultsStore(AbstractContextManager):
             raise StoreError(f"{self.path.parent} is not writable: cannot create {self.path}")
         ro = self.path.absolute().as_uri() + "?immutable=1"  # not writable: read the file as is
         self._con = sqlite3.connect(self.path if self.writable else ro, timeout, **_CONNECT)
-        try:
-            self._con.executescript(_SCHEMA if self.writable else "")
+        try:  # switching to WAL skips the busy timeout: wait (~9 s) while another run creates it
+            for wait in [*(0.01 * 1.5**i for i in range(15)), None]:
+                with suppress(sqlite3.OperationalError) if wait else nullcontext():
+                    self._con.executescript(_SCHEMA if self.writable else "")
+                    break
+                time.sleep(wait)
             if (check := self._con.execute("PRAGMA quick_check").fetchall()) != [("ok",)]:
                 raise sqlite3.DatabaseError("; ".join(row[0] for row in check[:3]))
         except sqlite3.DatabaseError as exc:  # OperationalError: locked, no access, ...
