@@ -11,6 +11,8 @@ from draw to draw):
 * ``moons``: two moons, 1e5 points, noise 0.1, 5 labels per class, 3 draws.
 * ``mixture``: 12 unit Gaussian blobs in 10-d (centres N(0, 4^2 I)), 1e5 points, class =
   blob mod 4, 3 labels in every blob, 3 draws.
+* ``moons1e6``: two moons, 1e6 points, noise 0.1, 5 labels per class, 1 draw (not in the
+  default ``--cases``: several minutes).
 
 Methods: structreg ``GFHF()``, ``PoissonLearning()`` and ``LapRLSC()`` (defaults: their own
 kNN graphs, k = 7); graphlearning (k = 10, its defaults: ``weightmatrix.knn`` with annoy
@@ -67,8 +69,8 @@ def usps(per_class: int, draws: int):
     return X, y, [semi_labels(y, per_class, seed) for seed in range(draws)]
 
 
-def moons(draws: int):
-    X, y = make_moons(100_000, noise=0.1, random_state=0)
+def moons(draws: int, n: int = 100_000):
+    X, y = make_moons(n, noise=0.1, random_state=0)
     return X, y, [semi_labels(y, 5, seed) for seed in range(draws)]
 
 
@@ -92,6 +94,7 @@ CASES = {
     "usps40": ("USPS, 40 labels/class", lambda d: usps(40, d), 5),
     "moons": ("two moons 1e5, 5 labels/class", moons, 3),
     "mixture": ("10-d mixture 1e5, 12 blobs, 3 labels/blob", mixture, 3),
+    "moons1e6": ("two moons 1e6, 5 labels/class", lambda d: moons(d, 1_000_000), 1),
 }
 
 

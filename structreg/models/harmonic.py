@@ -16,7 +16,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import cg, spilu, splu
+from scipy.sparse.linalg import spilu, splu
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NearestNeighbors
@@ -220,28 +220,46 @@ def _cg_or_factor(N: sp.csr_matrix, C: np.ndarray, method: str, tol: float, max_
 
 
 def _cg_columns(N: sp.csr_matrix, C: np.ndarray, tol: float, max_iter: int, x0=None):
-    """``scipy.sparse.linalg.cg`` on ``N x = c`` for every column ``c`` of ``C`` (stopping at
-    ``||c - N x|| <= tol ||c||``), with BLAS held to one thread: its dot products of a few
-    thousand entries gain nothing from threads, and threaded BLAS made the whole solve 10-100
-    times slower on the shared 2-core machine.  Returns ``(X, iterations summed over the
-    columns, converged per column)``."""
+    """Conjugate gradients on ``N x = c`` for every column ``c`` of ``C`` at once, stopping a
+    column at ``||c - N x|| <= tol ||c||`` (the recursively updated residual, as
+    ``scipy.sparse.linalg.cg`` does).  The columns run independent recurrences (their own
+    step lengths), but share one sparse product ``N P`` per iteration, which reads ``N`` once
+    for all of them: on the USPS system (10 classes) about 3x faster than ten calls of
+    ``scipy.sparse.linalg.cg``, and on graphlearning's graph no slower than its Laplace solve
+    (``benchmarks/ssl_peers.py``).  BLAS is held to one thread (threaded BLAS made small
+    solves 10-100 times slower on the shared 2-core machine).  Returns ``(X, iterations
+    summed over the columns, converged per column)``."""
+    k = C.shape[1]
     X = np.zeros(C.shape) if x0 is None else np.array(x0, dtype=float)
+    zero = ~np.any(C, axis=0)
+    X[:, zero] = 0.0
+    target = tol * np.linalg.norm(C, axis=0)
+    converged = np.ones(k, dtype=bool)
     used = 0
-    converged = np.ones(C.shape[1], dtype=bool)
-
-    def count(_):
-        nonlocal used
-        used += 1
-
     with _blas_controller().limit(limits=1, user_api="blas"):
-        for j in range(C.shape[1]):
-            if not np.any(C[:, j]):
-                X[:, j] = 0.0
-                continue
-            X[:, j], info = cg(
-                N, C[:, j], x0=X[:, j], rtol=tol, atol=0.0, maxiter=max_iter, callback=count
-            )
-            converged[j] = info == 0
+        cols = np.flatnonzero(~zero)
+        R = C[:, cols] - N @ X[:, cols]
+        rr = np.einsum("ij,ij->j", R, R)
+        P, Xa = R.copy(), X[:, cols]
+        for _ in range(max_iter):
+            done = np.sqrt(rr) <= target[cols]
+            if done.any():  # write finished columns back, go on with the others
+                X[:, cols[done]] = Xa[:, done]
+                keep = ~done
+                cols, R, P, Xa, rr = cols[keep], R[:, keep], P[:, keep], Xa[:, keep], rr[keep]
+            if not cols.size:
+                break
+            Q = N @ P
+            alpha = rr / np.einsum("ij,ij->j", P, Q)
+            Xa += alpha * P
+            R -= alpha * Q
+            rr_new = np.einsum("ij,ij->j", R, R)
+            P *= rr_new / rr
+            P += R
+            rr = rr_new
+            used += cols.size
+        X[:, cols] = Xa
+        converged[cols[np.sqrt(rr) > target[cols]]] = False
     return X, used, converged
 
 
