@@ -478,17 +478,20 @@ class StructuralEstimator(BaseEstimator):
         solver = getattr(self, "solver_", "dense")
         if self.kernel == "linear" and (X.shape[1] < X.shape[0] or solver == "cg"):
             return LinearFeatures()
-        gamma = self._kernel_gamma(X, memo)
-        params = dict(kernel=self.kernel, gamma=gamma, degree=self.degree, coef0=self.coef0)
+        idx = None
         if solver == "nystroem":
             idx = select_centers(X, self.n_components, self.centers, self.random_state)
+        gamma = self._kernel_gamma(X, memo, centres=idx)
+        params = dict(kernel=self.kernel, gamma=gamma, degree=self.degree, coef0=self.coef0)
+        if solver == "nystroem":
             return LandmarkFeatureMap(landmarks=X[idx], **params)
         if solver == "cg" and self._exact_kernel_cg:
             return KernelExpansion(**params)
         return KernelFeatureMap(**params)
 
-    def _kernel_gamma(self, X, memo: dict | None = None):
-        """The ``gamma`` the kernel map gets (a hook for data-dependent widths)."""
+    def _kernel_gamma(self, X, memo: dict | None = None, centres: np.ndarray | None = None):
+        """The ``gamma`` the kernel map gets (a hook for data-dependent widths); ``centres``:
+        the rows of X that span the Nystroem features, if any."""
         return self.gamma
 
     def _prepare(self, X: np.ndarray, Z: np.ndarray, y_codes: np.ndarray, labeled: np.ndarray):

@@ -29,23 +29,24 @@ class _GraphKernelMixin:
         "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale", "graph"}), None]
     }
 
-    def _kernel_gamma(self, X, memo=None):
+    def _kernel_gamma(self, X, memo=None, centres=None):
         """``gamma="graph"``: ``1 / (GRAPH_KERNEL_WIDTH t)`` for the RBF kernel, ``t`` the mean
         squared distance to the ``n_neighbors`` nearest points, or the mean squared edge
         length of a graph given as a matrix (kept in ``memo`` for one X); ``"scale"`` for the
-        other kernels."""
+        other kernels.  With Nystroem ``centres`` (row indices of X, fewer than its rows),
+        ``t`` is at least the centres' own neighbour scale: a function spanned by kernels at
+        m centres needs kernels as wide as the centres are apart (two moons, 1e5 points, 1000
+        centres: the points' scale gives 57 % accuracy, the centres' 98 %)."""
         if self.gamma != "graph":
             return self.gamma
         if self.kernel != "rbf":
             return "scale"
         graph = getattr(self, "graph", None)
         given = sp.issparse(graph) or isinstance(graph, np.ndarray)  # the graph's own edges
-        key = ("neighbor_scale", id(graph) if given else self.n_neighbors)
-        t = None if memo is None else memo.get(key)
-        if t is None:
-            t = neighbor_scale(X, graph if given else self.n_neighbors)
-            if memo is not None:
-                memo[key] = t
+        t = self._neighbor_scale(X, graph if given else self.n_neighbors, memo, given)
+        if centres is not None and self.n_neighbors < len(centres) < X.shape[0]:
+            key = ("centres", self.n_neighbors, len(centres), hash(np.asarray(centres).tobytes()))
+            t = max(t, self._neighbor_scale(X[centres], self.n_neighbors, memo, key=key))
         if not t > 0:
             raise ValueError(
                 f"{type(self).__name__}: gamma='graph' reads the kernel width from the mean "
@@ -53,6 +54,18 @@ class _GraphKernelMixin:
                 "here (duplicated points); give gamma a number or 'scale'"
             )
         return 1.0 / (GRAPH_KERNEL_WIDTH * t)
+
+    @staticmethod
+    def _neighbor_scale(X, neighbours, memo, given: bool = False, key=None) -> float:
+        """:func:`neighbor_scale`, kept in ``memo`` (one X) under ``key``."""
+        if key is None:
+            key = ("neighbor_scale", id(neighbours) if given else neighbours)
+        t = None if memo is None else memo.get(key)
+        if t is None:
+            t = neighbor_scale(X, neighbours)
+            if memo is not None:
+                memo[key] = t
+        return t
 
 
 def auto_weight(weight, n_samples: int) -> tuple[float, str | None]:
