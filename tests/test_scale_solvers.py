@@ -217,3 +217,30 @@ def test_lapsvm_primal_solvers():
         Xb, yb = make_moons(90, random_state=0)
         y3 = np.where(Xb[:, 0] > 1.0, 2, yb)
         LapSVM(solver="primal", multi_class="ovo").fit(Xb, y3)
+
+
+def test_graph_width_with_few_centres_is_the_centres_scale():
+    """gamma='graph' with Nystroem: the width is at least the centres' own neighbour scale
+    (many points, few centres: the points' scale would leave the centres' kernels apart)."""
+    from structreg.models.manifold import GRAPH_KERNEL_WIDTH
+    from structreg.structure.graphs import neighbor_scale
+
+    X, y = make_moons(6000, noise=0.1, random_state=0)
+    y_semi = np.full_like(y, -1)
+    y_semi[np.r_[np.flatnonzero(y == 0)[:5], np.flatnonzero(y == 1)[:5]]] = [0] * 5 + [1] * 5
+    few = LapRLSC(solver="nystroem", n_components=100, random_state=0).fit(X, y_semi)
+    centres = few.feature_map_.landmarks
+    assert len(centres) == 100
+    t_points, t_centres = neighbor_scale(X, 6), neighbor_scale(centres, 6)  # n_neighbors=6
+    assert t_centres > 10 * t_points
+    np.testing.assert_allclose(few.feature_map_.gamma, 1 / (GRAPH_KERNEL_WIDTH * t_centres))
+    # the points' own scale is kept by the dense solver, and wins when it is the larger
+    dense = LapRLSC(solver="dense").fit(X[:1500], y_semi[:1500])
+    np.testing.assert_allclose(
+        dense.feature_map_.gamma, 1 / (GRAPH_KERNEL_WIDTH * neighbor_scale(X[:1500], 6))
+    )
+    assert few.score(X, y) > 0.95
+    narrow = LapRLSC(
+        solver="nystroem", n_components=100, random_state=0, gamma=1 / (4 * t_points)
+    ).fit(X, y_semi)
+    assert narrow.score(X, y) < few.score(X, y) - 0.1
