@@ -297,8 +297,8 @@ def minimum_volume_ellipsoid(
         Relative optimality tolerance ``eps`` of the stopping rule.
     max_iter : int, default=10000
         Maximum number of iterations (coordinate-ascent plus Newton steps); a
-        :class:`ConvergenceWarning` is issued when reached (the result still encloses every
-        point).
+        :class:`~sklearn.exceptions.ConvergenceWarning` is issued when reached (the result
+        still encloses every point).
     rank_tol : float, optional
         Relative singular-value threshold for the affine hull (default ``max(n, d) * eps``).
     return_info : bool, default=False
