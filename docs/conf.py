@@ -9,6 +9,7 @@ inventories are fetched, so references to third-party objects (numpy, scipy, sci
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -117,10 +118,59 @@ sphinx_gallery_conf = {
     "image_scrapers": ("matplotlib",),
 }
 
+# -- math ------------------------------------------------------------------------------------
+# MathJax from Debian's libjs-mathjax when it is installed (CI installs it with Chromium): the
+# site then renders its formulas without the network; the part MathJax 2 needs for TeX input and
+# CommonHTML output (about 1.5 MB) is copied into _static/mathjax.  Otherwise Sphinx's default,
+# MathJax from its CDN.
+DEBIAN_MATHJAX = Path("/usr/share/javascript/mathjax")
+MATHJAX_PARTS = (
+    "MathJax.js",
+    "config/TeX-AMS_CHTML.js",
+    "jax/element",
+    "jax/input/TeX",
+    "jax/output/CommonHTML",
+    "extensions",
+    "fonts/HTML-CSS/TeX/woff",
+)
+LOCAL_MATHJAX = (DEBIAN_MATHJAX / "MathJax.js").is_file()
+if LOCAL_MATHJAX:
+    mathjax_path = "mathjax/MathJax.js?config=TeX-AMS_CHTML"
+    # MathJax 2's names for what MyST sets up for MathJax 3: typeset only the math elements
+    mathjax2_config = {
+        "tex2jax": {
+            "processClass": "tex2jax_process|mathjax_process|math|output_area",
+            "ignoreClass": "tex2jax_ignore|mathjax_ignore|document",
+            "processEscapes": True,
+        },
+        "showMathMenu": False,
+        "messageStyle": "none",
+    }
+
+
+def _copy_mathjax(app, exception) -> None:
+    if exception is not None or not LOCAL_MATHJAX or app.builder.format != "html":
+        return
+    target = Path(app.outdir) / "_static" / "mathjax"
+    for part in MATHJAX_PARTS:
+        source, dest = DEBIAN_MATHJAX / part, target / part
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, dest, dirs_exist_ok=True)  # follows Debian's font links
+        else:
+            shutil.copy2(source, dest)
+
+
+def setup(app):
+    app.connect("build-finished", _copy_mathjax)
+
+
 # -- HTML ------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"structreg {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_favicon = "_static/favicon.svg"
+html_css_files = ["structreg.css"]
 html_show_sourcelink = False
 html_theme_options = {
     "navigation_with_keys": False,
