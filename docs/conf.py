@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import warnings
 from pathlib import Path
 
 import matplotlib
@@ -74,6 +75,8 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 numpydoc_validation_checks: set[str] = set()
+# numpydoc drops a section it does not know, with only a Python warning: make that an error
+warnings.filterwarnings("error", category=UserWarning, module=r"numpydoc(\..*)?$")
 
 # -- references ------------------------------------------------------------------------------
 nitpicky = True

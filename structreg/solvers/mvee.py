@@ -273,8 +273,8 @@ def minimum_volume_ellipsoid(
     Solves eq. (8) of Xue et al. (2011), ``min -log det A`` s.t. ``(x_i - c)^T A (x_i - c) <= 1``,
     by Khachiyan's algorithm with Todd & Yildirim's drop steps (see the module docstring).
 
-    Guarantees
-    ----------
+    Guarantees:
+
     * Enclosure: the returned A is rescaled so that ``max_i (x_i - c)^T A (x_i - c) = 1``, i.e.
       every point is inside up to floating-point rounding (about ``1e-12``), whether or not the
       iteration converged.
