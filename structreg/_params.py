@@ -1,8 +1,8 @@
 """The parameter glossary in code: one validation rule per parameter name, library-wide.
 
 Every estimator validates its ``__init__`` parameters against this table (see
-:func:`constraints_for`), so a name means the same thing wherever it appears.  The README's
-glossary documents the same names.
+:func:`constraints_for`), so a name means the same thing wherever it appears.  The user
+guide's glossary (``docs/user_guide/glossary.md``) documents the same names.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Williamson (1999), bound the expected risk of a hypothesis ``h(x) = <w, phi(x)> 
 
 with probability at least ``1 - theta``, simultaneously for every margin ``gamma`` in
 ``(8 Upsilon(m), 1]``, where ``R_s^gamma`` is the fraction of training points with
-``y_i h(x_i) < gamma`` and
+``y_i h(x_i) < gamma`` and::
 
     Upsilon(m) = min_{j = 1..m-1} 6 * 2^{-(j-1)/k_j} * (lambda_1 ... lambda_{k_j})^{1/(2 k_j)}
                  * min(1, 1.86 sqrt(log2(n / (m - j) + 1) / (m - j))),

@@ -115,7 +115,7 @@ def resolve_gamma(X: np.ndarray, kernel: str | Callable, gamma: float | str | No
     (1.0 for data of zero variance); ``None`` means ``1 / n_features``.  The linear kernel,
     callables and precomputed kernels ignore gamma.  For data far from unit scale the variance
     is computed on X divided by a power of two near its largest value
-    (:func:`~structreg._numerics.unit_scaled`): exactly the same number where ``X.var()`` is
+    (``unit_scaled``): exactly the same number where ``X.var()`` is
     representable, and no overflow in its sums where it is not; a width float64 cannot hold
     is a ValueError.
     """
@@ -153,7 +153,7 @@ def kernel_matrix(
     ``rbf``: ``exp(-gamma ||x-z||^2)``; ``poly``: ``(gamma <x,z> + coef0)^degree``;
     a callable gets ``(X, Y)`` and must return the ``(len(X), len(Y))`` matrix.
     ``gamma`` must already be numeric (see :func:`resolve_gamma`).  A matrix with NaN or
-    infinite values is a :class:`~structreg._numerics.NonFiniteError` naming the kernel and
+    infinite values is a ``NonFiniteError`` naming the kernel and
     its parameters (e.g. a polynomial kernel whose ``gamma <x, z>`` is far above 1).
     """
     if callable(kernel):
@@ -239,7 +239,7 @@ def _named_kernel(X, Y, kernel: str, gamma, degree: int, coef0: float) -> np.nda
 
 class NystroemApproximationWarning(UserWarning):
     """The Nystroem centres leave a large share of the kernel unexplained (see
-    :attr:`LandmarkFeatureMap.unexplained_trace_`): the fit may differ markedly from the
+    ``LandmarkFeatureMap.unexplained_trace_``): the fit may differ markedly from the
     exact-kernel solution.  Use more centres or an exact solver."""
 
 
@@ -329,7 +329,7 @@ class KernelOperator(LinearOperator):
 
     If the whole matrix takes at most ``max_bytes`` it is computed once and stored (products
     are then one BLAS call); otherwise every product ``K @ V`` / ``K^T @ U`` recomputes row
-    blocks through :func:`kernel_product`, each block holding at most ``min(BLOCK_BYTES,
+    blocks through ``kernel_product``, each block holding at most ``min(BLOCK_BYTES,
     max_bytes)`` (at least one row), so no ``len(A) x len(B)`` array is ever allocated.  The
     symmetric operator (B None) is its own transpose: ``K^T U`` is ``K U``.
 
@@ -484,15 +484,15 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     ----------
     gamma_ : float or None
         Numeric kernel width used.
-    basis_ : ndarray of shape (n_basis, n_features_in_)
+    basis_ : ndarray of shape ``(n_basis, n_features_in_)``
         Training samples needed to map new points (all of them for ``"eigh"``);
         ``kernel="precomputed"``: their indices, shape (n_basis,) (the columns of the kernel
         matrices given to ``transform`` that are read).
     basis_indices_ : ndarray of shape (n_basis,)
         Their row indices in the training set.
-    cholesky_factor_ : ndarray of shape (n_components_, n_components_) or None
+    cholesky_factor_ : ndarray of shape ``(n_components_, n_components_)`` or None
         ``"cholesky"``: upper-triangular ``R_11``, ``transform(X) = k(X, basis_) R_11^{-1}``.
-    projection_ : ndarray of shape (n_basis, n_components_) or None
+    projection_ : ndarray of shape ``(n_basis, n_components_)`` or None
         ``"eigh"``: ``U_r Lambda_r^{-1/2}`` with ``transform(X) = k(X, basis_) @ projection_``.
     n_components_ : int
         Numerical rank r of the training Gram matrix.
@@ -500,7 +500,7 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     Notes
     -----
     The output columns are named ``kernelfeaturemap0``, ``kernelfeaturemap1``, ... (the class
-    name, lower case, and the column number; :meth:`get_feature_names_out`), as for
+    name, lower case, and the column number; ``get_feature_names_out``), as for
     scikit-learn's :class:`~sklearn.kernel_approximation.Nystroem`, so
     ``set_output(transform="pandas")`` returns DataFrames.
 
@@ -626,7 +626,7 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     @property
     def _n_features_out(self) -> int:
-        """Number of output columns (:meth:`get_feature_names_out`)."""
+        """Number of output columns (``get_feature_names_out``)."""
         return self.n_components_
 
     def transform(self, X):
@@ -641,7 +641,7 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         return out
 
     def decision(self, X: np.ndarray, dual_coef: np.ndarray) -> np.ndarray:
-        """``k(X, basis_) @ dual_coef``, formed in row blocks (:func:`kernel_product`)."""
+        """``k(X, basis_) @ dual_coef``, formed in row blocks (``kernel_product``)."""
         return kernel_product(self.kernel_, X, self.basis_, dual_coef)
 
     def dual_coef(self, coef: np.ndarray) -> np.ndarray:
@@ -688,7 +688,7 @@ class LandmarkFeatureMap(KernelFeatureMap):
 
     Attributes
     ----------
-    basis_ : ndarray of shape (n_basis, n_features_in_)
+    basis_ : ndarray of shape ``(n_basis, n_features_in_)``
         Landmarks kept (a numerically independent subset).
     basis_indices_ : ndarray of shape (n_basis,)
         Their rows in ``landmarks``.

@@ -255,13 +255,13 @@ default="k-means++"
         Hard labels, ``argmax_j memberships_[i, j]`` (the nearest centre).
     objective_ : float
         Final value of ``J_m``.
-    objective_history_ : ndarray of shape (n_iter_ + 1,)
+    objective_history_ : ndarray of shape ``(n_iter_ + 1,)``
         ``J_m`` at the initialisation and after each iteration (non-increasing).
     n_iter_ : int
         Number of iterations run.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape ``(n_features_in_,)``
         Names of features seen during fit, when ``X`` has string column names.
 
     Examples

@@ -264,7 +264,7 @@ def _l_method_sorted(
 
 # -- Ward clustering at the knee -----------------------------------------------------------------
 TWO_CLUSTER_TOLERANCE = 5.0
-"""Tolerance of the 2-or-3-clusters test of :func:`ward_knee` (see :func:`_two_or_three`)."""
+"""Tolerance of the 2-or-3-clusters test of :func:`ward_knee` (see ``_two_or_three``)."""
 
 
 def _log_curve(distances: np.ndarray) -> np.ndarray:
@@ -354,7 +354,7 @@ def ward_knee(X, *, max_clusters: int | None = None, log_scale: bool = True) -> 
       of.
     * Identical points (all merge distances 0) give a single cluster.
     * The L-method needs two points left of the knee, so on a curve starting at 2 clusters
-      it never returns 2; when it returns 3, :func:`_two_or_three` decides between 2 and 3.
+      it never returns 2; when it returns 3, ``_two_or_three`` decides between 2 and 3.
     * The L-method never answers "1 cluster" on a long curve: a class without cluster
       structure is still split at its most knee-like merge.
 

@@ -1,7 +1,7 @@
 """Benchmark data sets and toy problems.
 
 Real data sets are gzip-compressed CSV files that ship with the package, described by the
-packaged manifest (see :mod:`structreg.datasets._home` for a user's data home, own manifest
+packaged manifest (see ``structreg.datasets._home`` for a user's data home, own manifest
 entries, checksums and downloads):
 
 - :func:`load_dataset` loads one data set as a :class:`~sklearn.utils.Bunch` or ``(X, y)``;

@@ -67,7 +67,7 @@ def make_drlsc_moons(
     best test accuracies the paper reports (its Table 5: 100, 100 and 98 %).
 
     ===== ====== ====== =========================================================
-    level offset noise classes
+    level offset noise  classes
     ===== ====== ====== =========================================================
     1 (A) 0.0    0.05   well apart: the lower moon is pulled down, no overlap
     2 (B) 0.6    0.10   interlocked (slightly closer than ``make_moons``), touching

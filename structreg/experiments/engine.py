@@ -33,7 +33,7 @@ CellFn = Callable[..., dict[str, Any]]
 
 @dataclass(frozen=True)
 class Cell:
-    """One unit of work: ``func(dataset=..., method=..., split=..., **params)``, ``func`` a
+    """One unit of work: ``func(dataset=d, method=m, split=s, **params)``, ``func`` a
     module-level function (pickled to the workers) returning a JSON-able dict; the key holds the
     same arguments, so a stored result is found again exactly when it would be recomputed."""
 
@@ -61,7 +61,7 @@ def cell_grid(
     methods: Iterable[str],
     **params: Any,
 ) -> list[Cell]:
-    """One :class:`Cell` per (data set, split ``0 .. draws - 1``, method), nested in that order."""
+    """One :class:`Cell` per (data set, split ``range(draws)``, method), nested in that order."""
     return [
         Cell.make(func, paper=paper, table=table, dataset=d, method=m, split=s, **params)
         for d, s, m in itertools.product(datasets, range(draws), methods)

@@ -4,7 +4,7 @@ Every named model in structreg is a preset of :class:`StructuralClassifier` (the
 of :mod:`structreg.models.regression`: of :class:`StructuralEstimator`, the machinery both
 share up to the targets); a preset only says which penalties to build (``_penalty_terms``),
 which loss to use (``_loss``: the base composes the loss object of
-:mod:`structreg.models._losses`) and its feature map / structure hooks.
+``structreg.models._losses``) and its feature map / structure hooks.
 The objective is
 
     (1/l) sum_{i labeled} loss(y_i, f(x_i)) + gamma_A ||f||_K^2 + sum_k w_k f^T M_k f,
@@ -112,7 +112,7 @@ UNLABELED = -1
 
 For string / object labels the marker is ``None``.  Missing values -- NaN, ``None`` and
 pandas' ``pd.NA``, which is how a pandas label Series holds the samples it has no label for
--- mark unlabeled samples of every dtype too (see :func:`missing_labels`).  When -1 is a real
+-- mark unlabeled samples of every dtype too (see ``missing_labels``).  When -1 is a real
 class, pass the ``unlabeled`` boolean mask to ``fit`` instead."""
 
 
@@ -157,7 +157,7 @@ def missing_labels(y: ArrayLike) -> np.ndarray:
 
 def is_unlabeled(y: ArrayLike) -> np.ndarray:
     """Boolean mask of the entries of ``y`` that mark unlabeled samples: -1, or a missing
-    value (NaN, None, ``pd.NA``; see :func:`missing_labels`)."""
+    value (NaN, None, ``pd.NA``; see ``missing_labels``)."""
     y = np.asarray(y)
     if y.dtype.kind in "iuf":
         return (y == UNLABELED) | missing_labels(y)
@@ -168,7 +168,7 @@ def is_unlabeled(y: ArrayLike) -> np.ndarray:
 
 
 def missing_as_unlabeled(y: ArrayLike, unlabeled: ArrayLike | None = None) -> ArrayLike:
-    """``y`` with its missing entries (:func:`missing_labels`) replaced by the unlabeled
+    """``y`` with its missing entries (``missing_labels``) replaced by the unlabeled
     markers: ``None`` in object arrays, -1 in numeric ones.
 
     What a semi-supervised ``fit`` does first, so a pandas label Series with missing values
@@ -720,7 +720,7 @@ class StructuralEstimator(BaseEstimator):
 
     def _resolve_solver(self, X) -> str:
         """The solver ``fit`` uses: ``solver``, or what ``"auto"`` picks for this X (see
-        :data:`AUTO_DENSE_MAX`)."""
+        ``AUTO_DENSE_MAX``)."""
         solver = getattr(self, "solver", "dense")
         loss_for(self, solver)  # refuses a solver the loss does not accept
         if self.kernel == "precomputed":
@@ -836,7 +836,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         indefinite penalties allowed).  ``"hinge"``: SVM on the deformed kernel
         (:mod:`structreg.solvers.hinge`; penalties must be PSD), with libsvm's
         ``C = 1 / (2 gamma_A l)``.  ``fit`` composes the matching loss object
-        (:mod:`structreg.models._losses`, attribute ``loss_``), which declares the solvers
+        (``structreg.models._losses``, attribute ``loss_``), which declares the solvers
         and penalties it accepts.
     penalties : list of (float, Penalty), default=None
         Weighted structure penalties (e.g. ``[(1e-3, LaplacianPenalty())]``); weights are used
@@ -867,12 +867,12 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         ``n_components`` centres (O(n m^2 + nnz(M) m) time, O(n m) memory); ``"cg"`` is exact
         and iterative (K-preconditioned CG on the kernel expansion, one product with K per
         iteration; CG on the features for the linear kernel); ``"auto"``: dense up to
-        :data:`AUTO_DENSE_MAX` samples, Nystroem beyond, CG for sparse X.  Hinge loss:
+        ``AUTO_DENSE_MAX`` samples, Nystroem beyond, CG for sparse X.  Hinge loss:
         ``"dense"`` is libsvm on the exact deformed kernel; ``"primal"`` (exact kernel map) and
         ``"nystroem"`` (``n_components`` centres) minimise the *squared* hinge
         ``(1/l) sum max(0, 1 - y_i f_i)^2`` in the primal by Newton's method
         (:mod:`structreg.solvers.primal_hinge`, one-vs-rest); ``"auto"``: dense up to
-        :data:`AUTO_DENSE_MAX` samples, Nystroem beyond.
+        ``AUTO_DENSE_MAX`` samples, Nystroem beyond.
     n_components : int, default=1000
         Number of Nystroem centres m.
     centers : {"uniform", "k-means++"}, default="uniform"
@@ -918,7 +918,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         The solver used (``solver``, or what ``"auto"`` picked).
     loss_ : Loss
         The loss object that fitted the model and computes its outputs
-        (:class:`~structreg.models._losses.SquareLoss`, ``HingeLoss``, ``SquaredHingeLoss``
+        (``SquareLoss``, ``HingeLoss``, ``SquaredHingeLoss``
         for the hinge's primal solvers, ...).
     solver_info_ : dict
         How the problem was solved (solver, factorisation, convexity, iterations, ...).
@@ -931,7 +931,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         What :meth:`predict_proba` applies to the decision values: ``softmax(a F)`` with
         ``a = calibrator_.scale_ > 0`` minimising the log loss of the labeled samples'
         out-of-fold outputs (``calibrator_.decision_values_``; see
-        :mod:`structreg.models._proba`).  Not set where there are none (``solver="cg"``, a
+        ``structreg.models._proba``).  Not set where there are none (``solver="cg"``, a
         singular system, ``multi_class="ovo"`` of the bordered loss, the hinge loss without
         ``probability=True``): ``predict_proba`` then raises an AttributeError saying why.
 
@@ -1041,7 +1041,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         ``F`` is :meth:`decision_function`; the one scale ``a > 0`` (``calibrator_.scale_``)
         minimises the log loss of the labeled training samples' out-of-fold outputs: exact
         leave-one-out outputs for the square losses, internal 5-fold cross-validation for
-        the hinge loss with ``probability=True`` (see :mod:`structreg.models._proba`).  Rows
+        the hinge loss with ``probability=True`` (see ``structreg.models._proba``).  Rows
         sum to 1, columns follow ``classes_``, and the argmax is :meth:`predict`.
 
         Parameters

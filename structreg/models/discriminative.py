@@ -163,7 +163,7 @@ class DRLSC(_DRLSCBase):
         + _DRLSC_DOC
         + """    n_neighbors : int or "auto", default="auto"
         k of the kNN graph; must be smaller than the smallest class.  ``"auto"``:
-        :data:`AUTO_DRLSC_NEIGHBORS` (5), reduced with a warning to one less than the
+        ``AUTO_DRLSC_NEIGHBORS`` (5), reduced with a warning to one less than the
         smallest class when that class is smaller (``n_neighbors_`` holds the k used).
 
     Examples

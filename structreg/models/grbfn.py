@@ -36,8 +36,8 @@ class GRBFN(StructuralClassifier):
     ----------
     n_centers : int or "auto", default="auto"
         Number of hidden units (fuzzy c-means clusters); at most the number of samples.
-        ``"auto"``: one unit per :data:`SAMPLES_PER_CENTER` training samples, at least
-        ``min(10, n)`` and at most :data:`MAX_AUTO_CENTERS` (``n_centers_`` says how many).
+        ``"auto"``: one unit per ``SAMPLES_PER_CENTER`` training samples, at least
+        ``min(10, n)`` and at most ``MAX_AUTO_CENTERS`` (``n_centers_`` says how many).
     kernel : {"rbf", "linear", "poly"} or callable, default="rbf"
         The Green's function of the units.
     gamma : float, "scale" or None, default="scale"
@@ -57,7 +57,7 @@ class GRBFN(StructuralClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    centers_ : ndarray of shape (n_centers_, n_features)
+    centers_ : ndarray of shape ``(n_centers_, n_features)``
         Fuzzy c-means centres.
     n_centers_ : int
         The number of units used.

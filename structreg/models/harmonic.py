@@ -47,7 +47,7 @@ HARMONIC_DIRECT_MAX = 2000
 directly (exact, and cheap at this size)."""
 
 HARMONIC_CG_PROBE = 100
-"""``method="auto"`` beyond :data:`HARMONIC_DIRECT_MAX` unknowns: conjugate gradients run this
+"""``method="auto"`` beyond ``HARMONIC_DIRECT_MAX`` unknowns: conjugate gradients run this
 many iterations; if they have not converged and their rate so far predicts more than twice as
 many again, the system is factorised instead, if its LU fits in :data:`HARMONIC_FILL_MAX`.
 Which method wins depends on the graph, not its size: kNN graphs of high-dimensional data are
@@ -99,7 +99,7 @@ def harmonic_function(
         ``"direct"``: sparse LU (dense Cholesky for dense blocks).  ``"cg"``: conjugate
         gradients on the Jacobi-scaled system ``S A S (S^-1 F_u) = S B``, ``S = D_uu^{-1/2}``
         (``scipy.sparse.linalg.cg``, one output column at a time).
-        ``"auto"``: direct up to :data:`HARMONIC_DIRECT_MAX` unknowns, CG beyond.
+        ``"auto"``: direct up to ``HARMONIC_DIRECT_MAX`` unknowns, CG beyond.
     tol : float, default=1e-6
         CG: stop when every column's residual of the scaled system is at most ``tol`` times
         its right-hand side.

@@ -19,7 +19,7 @@ class LSSVM(StructuralClassifier):
 
     solved with :func:`structreg.solvers.solve_bordered` (Cholesky of ``K + diag(1/(C v))`` and the
     Schur complement of the border).  A preset of :class:`StructuralClassifier`: the bordered
-    square loss (:class:`~structreg.models._losses.BorderedSquareLoss`) on the exact kernel
+    square loss (``BorderedSquareLoss``) on the exact kernel
     with no structure penalty.  This is the regression form of LS-SVM classification;
     for two classes it gives the same classifier as the ``y_i y_j K_ij`` form of the 1999 paper
     (the targets are +-1, so ``y_i^2 = 1``).  It equals :class:`RLSC` with

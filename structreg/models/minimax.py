@@ -195,7 +195,7 @@ class MPM(ClassifierMixin, BaseEstimator):
     For two classes with means ``mu_+, mu_-`` and covariances ``Sigma_+, Sigma_-`` (eq. (9) of
     Xue et al. 2011, normalised by ``1/n_i``), MPM finds the hyperplane ``a^T x = b`` that
     maximises ``alpha`` such that every distribution with these moments is classified correctly
-    with probability at least ``alpha`` (Lanckriet et al. 2002):
+    with probability at least ``alpha`` (Lanckriet et al. 2002)::
 
         min_a ||Sigma_+^{1/2} a|| + ||Sigma_-^{1/2} a||   s.t.   a^T (mu_+ - mu_-) = 1,
 

@@ -75,7 +75,7 @@ _ATTRIBUTES_DOC = """
     solver_ : str
         The solver used (what ``solver="auto"`` picked).
     loss_ : SquareLoss
-        The loss object that fitted the model (:mod:`structreg.models._losses`).
+        The loss object that fitted the model (``structreg.models._losses``).
     solver_info_ : dict
         How the problem was solved (factorisation, convexity, iterations, ...).
     n_iter_ : int

@@ -336,7 +336,7 @@ class SLMM(ClassifierMixin, BaseEstimator):
     ``max rho - C sum xi`` subject to ``y_l (w^T phi(x_l) + b) >= kappa_l rho
     sqrt(w^T Sigma_{C(l)} w) - xi_l``, ``w^T r = 1``, ``xi >= 0``, with the clusters ``C`` of
     each class found by Ward's linkage at the knee of the merge curve, their covariances
-    ``Sigma_C`` (1/|C| normalisation, plus a small ridge), ``kappa_l = |C(l)| / Max`` the
+    ``Sigma_C`` (``1/|C|`` normalisation, plus a small ridge), ``kappa_l = |C(l)| / Max`` the
     cluster's size relative to the largest cluster of its class, and ``r`` the difference of
     the class means.  For fixed ``rho`` this is a second-order cone program (cvxpy, CLARABEL
     with SCS as fall-back); ``rho`` is maximised by a one-dimensional search (doubling grid

@@ -53,7 +53,7 @@ class SparseRLSC(StructuralClassifier):
         Sparse-reconstruction weight; the term is ``gamma_I / n^2`` times the summed squared
         reconstruction errors of the outputs (the paper's gamma_I; ``C_I = gamma_I l / n^2``).
         ``"auto"``: ``f^T M f / trace(M)``, the mean squared reconstruction error of the
-        outputs (:data:`AUTO_RECONSTRUCTION_WEIGHT`; LapRLSC's
+        outputs (``AUTO_RECONSTRUCTION_WEIGHT``; LapRLSC's
         ``gamma_I="auto"`` weighs its volume-normalised graph term the same way).
     kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
         ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the

@@ -14,7 +14,7 @@ class SRSVM(StructuralClassifier):
         """SVM whose margin is regularised by the compactness of the clusters inside each class.
 
     ``min 1/2 ||w||^2 + lam/2 w^T Sigma w + C sum_i xi_i`` subject to the soft-margin
-    constraints, with ``Sigma`` the sum of the covariance matrices (1/|C| normalisation) of all
+    constraints, with ``Sigma`` the sum of the covariance matrices (``1/|C|`` normalisation) of all
     clusters of all classes, found per class by Ward's linkage with the number of clusters at
     the knee of the merge-distance curve (L-method).  The dual is an SVM with the kernel
     ``phi(x)^T (I + lam Sigma)^{-1} phi(z)`` (the paper's eq. 14 / 22).
@@ -22,7 +22,7 @@ class SRSVM(StructuralClassifier):
     Implementation: a preset of :class:`StructuralClassifier`.  ``w^T Sigma w = f^T Psi f``
     on the training outputs with ``Psi = blockdiag_C(I/|C| - 1 1^T/|C|^2)``
     (:class:`~structreg.structure.ClusterScatterPenalty`), so SRSVM is the hinge loss
-    (:class:`~structreg.models._losses.HingeLoss`) with ``gamma_A = 1 / (2 C l)`` and that
+    (``HingeLoss``) with ``gamma_A = 1 / (2 C l)`` and that
     penalty weighted by ``lam / (2 C l)``, i.e. the deformed kernel of ``lam Psi``; the
     per-class Ward clustering is its structure step (``_prepare``).  Two exact paths, neither
     of which inverts the singular ``Psi`` as the paper's Woodbury formula (21) does:
@@ -31,7 +31,7 @@ class SRSVM(StructuralClassifier):
       ``x -> L^{-1} x`` with ``L L^T = I + lam X^T Psi X`` (a d x d Cholesky factor);
       clusters are found on the inputs;
     * otherwise the feature map is the unfactored kernel
-      (:class:`~structreg.models._losses.TrainingGram`), whose Gram matrix ``K`` is computed
+      (``TrainingGram``), whose Gram matrix ``K`` is computed
       once and shared: kernel Ward's linkage per class on its feature-space distances, and the
       deformed Gram matrix ``K - lam K S (I + lam S K S)^{-1} S K`` with ``S`` the symmetric
       square root of ``Psi`` (``_penalty_root``; :class:`~structreg.solvers.DeformedKernel`,

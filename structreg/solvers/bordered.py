@@ -61,7 +61,7 @@ def solve_bordered(
     matrix, i in the Gamma block).  The outputs at the samples are ``f = Omega Gamma + b = Y -
     diag(r) Gamma``, and deleting sample i's row and column (dropping its error term) leaves
     the output ``y_i - Gamma_i / [C^{-1}]_ii`` there (Cawley & Talbot 2004): this is
-    :func:`~structreg.solvers.square.leave_one_out_outputs` with these ``h_i``.  From the
+    ``leave_one_out_outputs`` with these ``h_i``.  From the
     Cholesky factor ``A = Omega + diag(r) = R^T R``: ``[C^{-1}]_ii = ||R^{-T} e_i||^2 -
     (A^{-1} 1)_i^2 / 1^T A^{-1} 1``; None for a singular system.
     """

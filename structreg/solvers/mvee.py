@@ -273,8 +273,8 @@ def minimum_volume_ellipsoid(
     Solves eq. (8) of Xue et al. (2011), ``min -log det A`` s.t. ``(x_i - c)^T A (x_i - c) <= 1``,
     by Khachiyan's algorithm with Todd & Yildirim's drop steps (see the module docstring).
 
-    Guarantees
-    ----------
+    Guarantees:
+
     * Enclosure: the returned A is rescaled so that ``max_i (x_i - c)^T A (x_i - c) = 1``, i.e.
       every point is inside up to floating-point rounding (about ``1e-12``), whether or not the
       iteration converged.
@@ -297,8 +297,8 @@ def minimum_volume_ellipsoid(
         Relative optimality tolerance ``eps`` of the stopping rule.
     max_iter : int, default=10000
         Maximum number of iterations (coordinate-ascent plus Newton steps); a
-        :class:`ConvergenceWarning` is issued when reached (the result still encloses every
-        point).
+        :class:`~sklearn.exceptions.ConvergenceWarning` is issued when reached (the result
+        still encloses every point).
     rank_tol : float, optional
         Relative singular-value threshold for the affine hull (default ``max(n, d) * eps``).
     return_info : bool, default=False

@@ -80,7 +80,7 @@ class LeastSquaresSolution:
     leverages : ndarray of shape (n_rows,) or None
         ``h_i = c_i a_i^T H^{-1} a_i`` of the rows asked for (``leverage_rows``) when H was
         factored (not for the iterative method or a singular H): the exact leave-one-out
-        outputs follow (:func:`leave_one_out_outputs`).
+        outputs follow (``leave_one_out_outputs``).
     """
 
     coef: np.ndarray
@@ -481,7 +481,7 @@ def solve_penalized_least_squares(
         ``"direct"`` only: also return the leverages ``h_i = c_i a_i^T H^{-1} a_i`` of these
         samples, from the factorisation of the solve (see
         :meth:`~structreg.solvers.SquareLossPath.solve`), from which
-        :func:`leave_one_out_outputs` gives their exact leave-one-out outputs.
+        ``leave_one_out_outputs`` gives their exact leave-one-out outputs.
     """
     Y = np.asarray(Y, dtype=float)
     c = np.asarray(loss_weights, dtype=float)

@@ -78,7 +78,7 @@ class LaplacianPenalty(Penalty):
         Use ``I - D^{-1/2} W D^{-1/2}`` instead of ``D - W``.
     scale : {None, "volume"}, default=None
         ``"volume"``: divide the Laplacian by its trace, the graph's volume
-        ``vol(W) = sum_ij W_ij`` (:func:`scaled_laplacian`).
+        ``vol(W) = sum_ij W_ij`` (``scaled_laplacian``).
     algorithm : {"auto", "exact", "approximate"}, default="auto"
         Neighbour search of the kNN graphs (``"knn"``, ``"class-wise"``, ``"within-class"``,
         ``"between-class"``), see :func:`~structreg.structure.graphs.knn_graph`:
@@ -274,7 +274,7 @@ def smallest_eigenvalue(M, n: int) -> float:
     """The smallest eigenvalue of a symmetric penalty ``M`` of size ``n`` (sparse, dense or a
     :class:`~scipy.sparse.linalg.LinearOperator`; None is the zero matrix).
 
-    Dense ``eigvalsh`` up to :data:`DENSE_SPECTRUM_MAX`, else Lanczos (``eigsh``, which="SA",
+    Dense ``eigvalsh`` up to ``DENSE_SPECTRUM_MAX``, else Lanczos (``eigsh``, which="SA",
     relative tolerance 1e-6): its Ritz value can only lie above the true eigenvalue, by far
     less than the margin the callers keep (e.g. half of a convexity bound).
     """

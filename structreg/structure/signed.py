@@ -141,7 +141,7 @@ class SignedLaplacianPenalty(Penalty):
         Weight of the pairs eq. (10) demotes to smoothness pairs: ``W0`` or ``T W0``.
     scale : {None, "volume"}, default=None
         ``"volume"``: divide ``L_D`` by its trace, the signed graph's volume
-        (:func:`~structreg.structure.penalties.scaled_laplacian`).
+        (``scaled_laplacian``).
 
     Examples
     --------
