@@ -100,8 +100,8 @@ fig.tight_layout()
 # --------------
 # The gain depends on the draw and is a couple of points on average here: DALapRLSC was
 # ahead on 9 of the 10 draws when this example was written. Where clusters do not follow the
-# classes (two moons, for instance) the clustering can mislead it instead; see the README's
-# table of defaults.
+# classes (two moons, for instance) the clustering can mislead it instead; see the user
+# guide's page on defaults.
 
 scores = []
 for seed in range(10):
