@@ -62,7 +62,7 @@ USPS (11,000 points, 256-d, k = 7) at 1, 3 and 10 labels per class 107 / 157, 59
 HARMONIC_FILL_MAX = 20
 """The factorisation that ``method="auto"`` tries instead of slow conjugate gradients may hold
 at most this many times the nonzeros of the system (an LU of a mesh-like kNN graph holds
-8-14 times with SuperLU's default ordering, 4.6 times with :data:`_SDD_LU`'s on two moons of
+8-14 times with SuperLU's default ordering, 4.6 times with ``_SDD_LU``'s on two moons of
 1e5 points; USPS's would hold about 100 times): it is
 abandoned, and CG goes on, when it would not fit, so memory stays O(nnz) whatever the graph."""
 
