@@ -453,3 +453,18 @@ def test_paths_with_equal_loss_weights_and_targets_share_the_loss_parts(rng):
         np.testing.assert_allclose(
             x, np.linalg.pinv(H, rcond=1e-10) @ (A.T @ (weights[:, None] * Y)), atol=1e-8
         )
+
+
+@pytest.mark.parametrize("exponent", [-300, -560])  # 1e-90; 1e-169, whose square underflows
+def test_design_far_below_unit_scale_with_a_ridge(rng, exponent):
+    """A design whose entries are all tiny (GRBFN units of a narrow kernel): the ridge
+    dominates, and the fit is the intercept alone (the weighted mean of the targets) with
+    coefficients of the order |Z| / ridge -- not an error (the scale squared underflowed to
+    0), and not a lost intercept (the rescaled system's ridge, 1 / s^2 times the intercept's
+    block, made the relative pivot tests drop it)."""
+    Z, Y, c, Ms = _problem(rng)
+    Z = Z * 2.0**exponent
+    sol = SquareLossPath(Z, Y, c, Ms, fit_intercept=True).solve_grid([(0.1, [0.0, 0.0])])[0]
+    assert np.all(np.isfinite(sol.coef)) and np.all(np.isfinite(sol.intercept))
+    np.testing.assert_allclose(sol.intercept, c @ Y / c.sum(), rtol=1e-12)
+    assert np.max(np.abs(sol.coef)) < 2.0 ** (exponent + 10)

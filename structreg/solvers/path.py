@@ -58,6 +58,12 @@ from .square import (
 
 __all__ = ["EIGH_PER_CHOLESKY", "RIDGE_PATH_MIN_RIDGES", "SquareLossPath"]
 
+RIDGE_MAX = 1e250
+"""Largest ridge of the solved (unit-scale) system: squares of it stay finite."""
+RIDGE_DOMINANT = 2.0**60
+"""A ridge of the rescaled system above this is solved in the original coordinates
+(:meth:`SquareLossPath._solve_unscaled`)."""
+
 EIGH_PER_CHOLESKY = 24
 """Settings from which :meth:`SquareLossPath.solve_grid` tries its one-eigendecomposition
 grid: LAPACK's symmetric eigensolver took 14-49 times a Cholesky factorisation of the same
@@ -247,8 +253,13 @@ class SquareLossPath:
         return A
 
     def _ridge(self, ridge: float) -> float:
-        """The ridge of the solved system: ``ridge / s^2``."""
-        return ridge / (self._scale * self._scale)
+        """The ridge of the solved system: ``ridge / s^2``, at most ``RIDGE_MAX``.  A design
+        far below unit scale (GRBFN's units of a narrow kernel, all below 1e-160) can make it
+        overflow (``s^2`` underflowed to 0 before); then the features' share of the fit is
+        below the rounding of the intercept either way, and the capped ridge gives that fit
+        (theta ~ 0, the intercept alone)."""
+        scaled = ridge / self._scale / self._scale
+        return min(scaled, RIDGE_MAX) if ridge > 0 else scaled
 
     @property
     def gram_(self) -> np.ndarray:
@@ -378,6 +389,8 @@ class SquareLossPath:
             return (V * root) @ z, "eigh", psd, True, not_pd
         H = self._system(ridge, weights)
         H = 0.5 * (H + H.T)
+        if kept is None and self._scale != 1.0 and ridge > RIDGE_DOMINANT:
+            return self._solve_unscaled(H, cholesky)
         x, factored = cholesky_attempt(H, self._rhs, keep=kept) if cholesky else (None, False)
         if x is not None:
             return x, "cholesky", True, False, False
@@ -387,6 +400,19 @@ class SquareLossPath:
             return ldl[0], "ldl", ldl[1] == 0, False, not_pd
         x, psd, singular = eigh_solve(H, self._rhs)
         return x, "eigh", psd, singular, not_pd
+
+    def _solve_unscaled(self, H: np.ndarray, cholesky: bool) -> tuple:
+        """:meth:`_solve_system` of a ridge that dominates the rescaled system (a design far
+        below unit scale): solved in the original coordinates, where that ridge is of the
+        order of the intercept's block instead of ``1 / s^2`` times it, so that the tests for
+        a safe pivot or a zero eigenvalue (relative to the largest entry) keep the intercept;
+        the solution is returned in the rescaled coordinates."""
+        p, s = self.n_features_, self._scale
+        H, rhs = self._original(H), self._original(self._rhs)
+        x, how, convex, singular = solve_symmetric(H, rhs)
+        x = x.copy()
+        x[:p] *= s  # [theta; b] -> [s theta; b]
+        return x, how, convex, singular, cholesky and how != "cholesky"
 
     def _design_complement(self) -> tuple | None:
         """``(V, (AV)^T C (AV), [(AV)^T M_k (AV)], (AV)^T C Y, Lambda_+^(1/2))`` for the scaled
