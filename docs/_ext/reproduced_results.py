@@ -4,7 +4,8 @@
 (``PAPER_T.md``), CSV files and PNG figures.  When Sphinx reads ``reproducing/PAPER.md`` this
 extension appends a section "Results of the full protocol" with every ``*.md`` table of that
 folder (headings demoted under the section) and every ``*.png`` figure, found at build time:
-nothing is copied into the page's source.  A missing or empty folder gives a note that the
+nothing is copied into the page's source; a ``MISSING.txt`` there (the tables whose full run
+has not finished) is shown as a warning.  A missing or empty folder gives a note that the
 protocol has not yet been run in full, and a table written by a reduced run (``--quick``, or
 one that says it is partial) carries a warning.  The pages are re-read on every build, so new
 results show up without a clean build.
@@ -17,6 +18,7 @@ from pathlib import Path
 
 PAPERS = ("damr", "dr", "drlsc", "srlsc", "srsvm")
 RESULTS = "results"  # relative to docs/reproducing/
+MISSING = "MISSING.txt"  # in a paper's folder: the tables not yet run in full, and why
 # a table from a reduced or unfinished run says so in its text
 PARTIAL = re.compile(r"--quick|\bquick\b|\bpartial\b|\bnot finished\b", re.IGNORECASE)
 
@@ -52,6 +54,10 @@ def results_markdown(paper: str, reproducing_dir: Path) -> str:
         "are included as the command wrote them.",
         "",
     ]
+    missing = folder / MISSING
+    if missing.is_file():  # tables whose full run has not finished: listed, with why
+        parts += ["```{warning}", "**Partial:** " + missing.read_text(encoding="utf-8").strip()]
+        parts += ["```", ""]
     for table in tables:
         text = table.read_text(encoding="utf-8")
         if PARTIAL.search(text):
