@@ -40,13 +40,13 @@ def test_gemm_search_with_duplicates_and_ties(monkeypatch):
     base = rng.integers(0, 3, size=(150, 64)).astype(float)  # lattice points: many ties
     X = np.vstack([base, base[:40]])  # and exact duplicates
     fallback = []
-    original = graphs._sklearn_indices
+    original = graphs._library_indices
 
     def spy(X, Q, k, *args):
         fallback.append(Q.shape[0])
         return original(X, Q, k, *args)
 
-    monkeypatch.setattr(graphs, "_sklearn_indices", spy)
+    monkeypatch.setattr(graphs, "_library_indices", spy)
     ind, dist = graphs._gemm_indices(X, X, 6, return_distance=True)
     D2 = _brute(X, X)
     # the kept distances are the 6 smallest of each row, nearest first (tied indices may be
@@ -175,7 +175,7 @@ def test_cell_search_equals_brute_force(rng, small_cells, monkeypatch, spread):
     X[7] = X[3]  # duplicates: ties by index
     X[900] = X[3]
     assert graphs._cells_apply(X, X, 9)
-    tree = _spy(monkeypatch, "_sklearn_indices")
+    tree = _spy(monkeypatch, "_library_indices")
     ind, dist = graphs._exact_indices(X, X, 9, return_distance=True)
     ref_ind, ref_dist = _brute_k(X, X, 9)
     np.testing.assert_array_equal(ind, ref_ind)

@@ -439,10 +439,10 @@ def _exact_indices(X, queries, n_query: int, return_distance: bool = False):
         return _gemm_indices(X, queries, n_query, return_distance=return_distance)
     if _cells_apply(X, queries, n_query):
         return _cell_indices(X, queries, n_query, return_distance=return_distance)
-    return _sklearn_indices(X, queries, n_query, return_distance)
+    return _library_indices(X, queries, n_query, return_distance)
 
 
-def _sklearn_indices(X, queries, n_query: int, return_distance: bool = False):
+def _library_indices(X, queries, n_query: int, return_distance: bool = False):
     """:func:`_exact_indices` by a tree or brute force: dense data with fewer than
     ``TREE_MAX_FEATURES`` features by scipy's ``cKDTree`` (1.5-4x faster than scikit-learn's
     k-d tree on 5-10-d mixtures and uniform data of 2e4-1e5 points), the rest by scikit-learn's
@@ -561,7 +561,7 @@ def _gemm_indices(
     ind = idx[:, :n_query].astype(np.intp, copy=False)
     left = np.flatnonzero(~ok)
     if left.size:
-        ind[left] = _sklearn_indices(X, queries[left], n_query)
+        ind[left] = _library_indices(X, queries[left], n_query)
     if not return_distance:
         return ind
     dist = np.empty(ind.shape)
@@ -674,7 +674,7 @@ def _cell_indices(X, queries, n_query: int, return_distance: bool = False):
             _run(search, rest, threads)
     if share > CELL_GIVE_UP and rest:
         qs = np.concatenate([q_order[q_starts[c] : q_starts[c + 1]] for c in rest])
-        ind[qs], dist[qs] = _sklearn_indices(X, queries[qs], n_query, return_distance=True)
+        ind[qs], dist[qs] = _library_indices(X, queries[qs], n_query, return_distance=True)
     return (ind, dist) if return_distance else ind
 
 
