@@ -23,6 +23,7 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from .._locality import locality_order, unpermute
 from .._params import constraints_for
 from ..structure.graphs import check_graph, knn_graph, self_tuning_graph
 from ._base import (
@@ -151,7 +152,12 @@ def _harmonic(W, labeled, targets, method, tol, max_iter):
         W_u = W[solve]
         A = (sp.diags(degree[solve]) - W_u[:, solve]).tocsr()
         B = W_u[:, labeled] @ targets
-        F[solve], info = _solve_sdd(A, B, method, tol, max_iter)
+        order = locality_order(A)  # cache-friendly products and LU (structreg._locality)
+        if order is None:
+            F[solve], info = _solve_sdd(A, B, method, tol, max_iter)
+        else:
+            X, info = _solve_sdd(A[order][:, order], B[order], method, tol, max_iter)
+            F[solve] = unpermute(order, X)
     return F, unreachable, info
 
 

@@ -20,6 +20,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from .._locality import locality_order, unpermute
 from .._params import constraints_for
 from ._base import SemiSupervisedLabelsMixin, check_training_X, missing_as_unlabeled
 from .harmonic import (
@@ -124,7 +125,14 @@ def _poisson(W, labeled, targets, method, tol, max_iter):
         degree = np.asarray(W.sum(axis=1)).ravel()[solve]
         L = (sp.diags(degree) - W[solve][:, solve]).tocsr()
         comp = np.unique(component[solve], return_inverse=True)[1]
-        U[solve], info = _solve_laplacian(L, degree, comp, b[solve], method, tol, max_iter)
+        b = b[solve]
+        order = locality_order(L)  # cache-friendly products and LU (structreg._locality)
+        if order is None:
+            U[solve], info = _solve_laplacian(L, degree, comp, b, method, tol, max_iter)
+        else:
+            L, degree, comp, b = L[order][:, order], degree[order], comp[order], b[order]
+            u, info = _solve_laplacian(L, degree, comp, b, method, tol, max_iter)
+            U[solve] = unpermute(order, u)
     return U, unreachable, info
 
 

@@ -50,6 +50,7 @@ import scipy.sparse as sp
 from scipy.linalg import eigh, lapack
 
 from .. import _chunks
+from .._locality import locality_order
 from .cg import conjugate_gradient
 
 
@@ -111,22 +112,27 @@ def _row_sliceable(penalty) -> bool:
 
 def _penalty_blocks(Z, penalty, fit_intercept: bool, block_elements: int):
     """Yield ``(A_block, MA_block, axis, block)``: row blocks ``A[b]``, ``(M A)[b]`` (axis 0)
-    for a sparse / dense M, column blocks ``A[:, J]``, ``M A[:, J]`` (axis 1) for a
-    LinearOperator.  Memory O(block * q) besides Z and M; ``sum_b A_b^T (M A)_b = A^T M A``."""
+    for a sparse / dense M (a sparse M's rows in the order of
+    :func:`~structreg._locality.locality_order`, so that a block's rows are graph neighbours),
+    column blocks ``A[:, J]``, ``M A[:, J]`` (axis 1) for a LinearOperator.  Memory
+    O(block * q) besides Z and M; ``sum_b A_b^T (M A)_b = A^T M A``."""
     n, p = Z.shape
     q = p + int(fit_intercept)
     if _row_sliceable(penalty):
         M = penalty.tocsr() if sp.issparse(penalty) else np.asarray(penalty, dtype=float)
+        # a sparse M's rows in an order that keeps the rows of Z they read in cache
+        order = locality_order(M) if isinstance(Z, np.ndarray) else None
         for blk in _chunks.row_blocks(n, q, 8 * block_elements):
             s, e = blk.start, blk.stop
             whole = s == 0 and e == n  # one block: the rows themselves, not sliced copies
-            Mb = M if whole else M[s:e]
+            rows = blk if whole or order is None else order[s:e]
+            Mb = M if whole else M[rows]
             MZ = dense_array(Mb @ Z)
-            Ab = dense_array(Z if whole else Z[s:e])
+            Ab = dense_array(Z if whole else Z[rows])
             if fit_intercept:
                 MZ = np.hstack([MZ, dense_array(Mb.sum(axis=1)).reshape(-1, 1)])
                 Ab = np.hstack([Ab, np.ones((e - s, 1))])
-            yield Ab, MZ, 0, slice(s, e)
+            yield Ab, MZ, 0, rows
     else:  # LinearOperator: only products are available
         for blk in _chunks.row_blocks(q, n, 8 * block_elements):  # blocks of columns
             s, e = blk.start, blk.stop
