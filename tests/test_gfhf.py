@@ -208,7 +208,9 @@ def test_default_graph_is_self_tuning(moons):
     assert not hasattr(clf, "t_")
     labeled = y_semi != -1
     F = _dense_harmonic(clf.graph_, labeled, np.eye(2)[y_semi[labeled]])
-    np.testing.assert_allclose(clf.label_distributions_, F / F.sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(
+        clf.label_distributions_, F / F.sum(axis=1, keepdims=True), atol=1e-12
+    )
 
 
 def test_self_tuning_out_of_sample_rule(moons):
@@ -314,3 +316,30 @@ def test_a_factorisation_that_would_not_fit_is_not_taken(rng, monkeypatch):
     F, _, info = harmonic._harmonic(blob, labeled, np.eye(2), "auto", 1e-10, None)
     assert info["method"] == "cg" and info["n_iter"] > 2 * 2
     np.testing.assert_allclose(F, _dense_harmonic(blob, labeled, np.eye(2)), atol=1e-7)
+
+
+@pytest.mark.parametrize("method", ["direct", "cg"])
+@pytest.mark.parametrize("kind", ["one-hot", "row sums differ"])
+def test_solution_with_one_column_derived_from_the_row_sums(method, kind):
+    """One-of-c targets: the last column is the row sum minus the others (harmonic functions'
+    rows sum to the targets' common row sum); other targets: every column solved.  Both
+    against numpy's dense solve, on a graph with an unlabeled component of its own."""
+    rng = np.random.default_rng(3)
+    n = 120
+    G = sp.random(n, n, density=0.05, random_state=4, data_rvs=lambda k: rng.uniform(0.1, 2, k))
+    G = sp.lil_matrix(G + G.T + sp.diags([np.ones(n - 1)], [1], shape=(n, n)))
+    G = G + G.T
+    G[110:, :110] = 0  # points 110-119: a component without labels
+    G[:110, 110:] = 0
+    W = sp.csr_matrix(G)
+    labeled = np.zeros(n, dtype=bool)
+    labeled[[0, 10, 20, 30, 40, 50]] = True
+    Y = np.eye(3)[[0, 1, 2, 0, 1, 2]]
+    if kind == "row sums differ":
+        Y = Y * np.arange(1.0, 7.0)[:, None]
+    F, unreachable = harmonic_function(W, labeled, Y, method=method, tol=1e-12)
+    assert unreachable[110:].all() and not unreachable[:110].any()
+    reach = np.arange(110)
+    expected = _dense_harmonic(W[:110][:, :110], labeled[:110], Y)
+    np.testing.assert_allclose(F[reach], expected, atol=1e-9)
+    assert np.isnan(F[110:]).all()

@@ -151,14 +151,36 @@ def _harmonic(W, labeled, targets, method, tol, max_iter):
         degree = np.asarray(W.sum(axis=1)).ravel()
         W_u = W[solve]
         A = (sp.diags(degree[solve]) - W_u[:, solve]).tocsr()
-        B = W_u[:, labeled] @ targets
+        total = _common_row_sum(targets)
+        cols = slice(None) if total is None else slice(0, -1)
+        B = W_u[:, labeled] @ targets[:, cols]
         order = locality_order(A)  # cache-friendly products and LU (structreg._locality)
         if order is None:
-            F[solve], info = _solve_sdd(A, B, method, tol, max_iter)
+            X, info = _solve_sdd(A, B, method, tol, max_iter)
         else:
             X, info = _solve_sdd(A[order][:, order], B[order], method, tol, max_iter)
-            F[solve] = unpermute(order, X)
+            X = unpermute(order, X)
+        if total is not None:  # the last column; within its targets' range, as harmonic
+            # functions are (the maximum principle), which rounding alone would leave
+            last = np.clip(total - X.sum(axis=1), targets[:, -1].min(), targets[:, -1].max())
+            X = np.column_stack([X, last])
+        F[solve] = X
     return F, unreachable, info
+
+
+def _common_row_sum(targets: np.ndarray) -> float | None:
+    """``s`` when the rows of ``targets`` (two or more columns) all sum to the same ``s``
+    exactly (one-of-c labels: 1), else None.
+
+    Then one column fewer needs solving: the harmonic solution's rows sum to ``s`` too
+    (``A 1 = W_ul 1`` for ``A = D_uu - W_uu``, as the unlabeled points of a labeled component
+    have no edges elsewhere, so ``A (s 1) = W_ul targets 1``), and the Poisson solution's to
+    0 (its sources' rows sum to ``s - s``).  Binary problems solve one column instead of
+    two."""
+    if targets.ndim != 2 or targets.shape[1] < 2 or not len(targets):
+        return None
+    sums = targets.sum(axis=1)
+    return float(sums[0]) if np.all(sums == sums[0]) else None
 
 
 def _solve_sdd(A: sp.csr_matrix, B: np.ndarray, method: str, tol: float, max_iter):

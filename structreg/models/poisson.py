@@ -30,6 +30,7 @@ from .harmonic import (
     WEIGHT_CHOICES,
     _bounded_factor_solve,
     _cg_or_factor,
+    _common_row_sum,
     _factor_solve,
     _GraphInference,
     _warn_unreachable,
@@ -125,14 +126,17 @@ def _poisson(W, labeled, targets, method, tol, max_iter):
         degree = np.asarray(W.sum(axis=1)).ravel()[solve]
         L = (sp.diags(degree) - W[solve][:, solve]).tocsr()
         comp = np.unique(component[solve], return_inverse=True)[1]
-        b = b[solve]
+        # the solution's rows sum to 0 when the sources' rows do (_common_row_sum)
+        last = _common_row_sum(targets) is not None
+        b = b[solve][:, :-1] if last else b[solve]
         order = locality_order(L)  # cache-friendly products and LU (structreg._locality)
         if order is None:
-            U[solve], info = _solve_laplacian(L, degree, comp, b, method, tol, max_iter)
+            u, info = _solve_laplacian(L, degree, comp, b, method, tol, max_iter)
         else:
             L, degree, comp, b = L[order][:, order], degree[order], comp[order], b[order]
             u, info = _solve_laplacian(L, degree, comp, b, method, tol, max_iter)
-            U[solve] = unpermute(order, u)
+            u = unpermute(order, u)
+        U[solve] = np.column_stack([u, -u.sum(axis=1)]) if last else u
     return U, unreachable, info
 
 
