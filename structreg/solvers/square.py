@@ -120,8 +120,10 @@ def _penalty_blocks(Z, penalty, fit_intercept: bool, block_elements: int):
     q = p + int(fit_intercept)
     if _row_sliceable(penalty):
         M = penalty.tocsr() if sp.issparse(penalty) else np.asarray(penalty, dtype=float)
-        # a sparse M's rows in an order that keeps the rows of Z they read in cache
-        order = locality_order(M) if isinstance(Z, np.ndarray) else None
+        # a sparse M's rows in an order that keeps the rows of Z they read in cache (when
+        # there is more than one block: one block is the product M Z itself)
+        several = _chunks.rows_per_block(q, 8 * block_elements) < n
+        order = locality_order(M) if several and isinstance(Z, np.ndarray) else None
         for blk in _chunks.row_blocks(n, q, 8 * block_elements):
             s, e = blk.start, blk.stop
             whole = s == 0 and e == n  # one block: the rows themselves, not sliced copies
