@@ -15,6 +15,8 @@ Results do not depend on the order beyond rounding: callers permute, compute and
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
@@ -43,3 +45,14 @@ def unpermute(p: np.ndarray, X: np.ndarray) -> np.ndarray:
     out = np.empty_like(X)
     out[p] = X
     return out
+
+
+def solve_in_locality_order(solve: Callable, M: sp.spmatrix, *rows: np.ndarray):
+    """``solve(M, *rows)`` -- which returns ``(X, info)`` with one row of X per row of M --
+    run on ``M`` and the row-indexed arrays ``rows`` permuted to :func:`locality_order`, and
+    X's rows put back in the original order (unpermuted when no order applies)."""
+    p = locality_order(M)
+    if p is None:
+        return solve(M, *rows)
+    X, info = solve(M[p][:, p], *(a[p] for a in rows))
+    return unpermute(p, X), info

@@ -23,7 +23,7 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from .._locality import locality_order, unpermute
+from .._locality import solve_in_locality_order
 from .._params import constraints_for
 from ..structure.graphs import check_graph, knn_graph, self_tuning_graph
 from ._base import (
@@ -154,12 +154,9 @@ def _harmonic(W, labeled, targets, method, tol, max_iter):
         total = _common_row_sum(targets)
         cols = slice(None) if total is None else slice(0, -1)
         B = W_u[:, labeled] @ targets[:, cols]
-        order = locality_order(A)  # cache-friendly products and LU (structreg._locality)
-        if order is None:
-            X, info = _solve_sdd(A, B, method, tol, max_iter)
-        else:
-            X, info = _solve_sdd(A[order][:, order], B[order], method, tol, max_iter)
-            X = unpermute(order, X)
+        X, info = solve_in_locality_order(  # cache-friendly products and LU
+            lambda A, B: _solve_sdd(A, B, method, tol, max_iter), A, B
+        )
         if total is not None:  # the last column; within its targets' range, as harmonic
             # functions are (the maximum principle), which rounding alone would leave
             last = np.clip(total - X.sum(axis=1), targets[:, -1].min(), targets[:, -1].max())

@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from .._locality import locality_order, unpermute
+from .._locality import solve_in_locality_order
 from .._params import constraints_for
 from ._base import SemiSupervisedLabelsMixin, check_training_X, missing_as_unlabeled
 from .harmonic import (
@@ -129,13 +129,13 @@ def _poisson(W, labeled, targets, method, tol, max_iter):
         # the solution's rows sum to 0 when the sources' rows do (_common_row_sum)
         last = _common_row_sum(targets) is not None
         b = b[solve][:, :-1] if last else b[solve]
-        order = locality_order(L)  # cache-friendly products and LU (structreg._locality)
-        if order is None:
-            u, info = _solve_laplacian(L, degree, comp, b, method, tol, max_iter)
-        else:
-            L, degree, comp, b = L[order][:, order], degree[order], comp[order], b[order]
-            u, info = _solve_laplacian(L, degree, comp, b, method, tol, max_iter)
-            u = unpermute(order, u)
+        u, info = solve_in_locality_order(  # cache-friendly products and LU
+            lambda L, d, c, b: _solve_laplacian(L, d, c, b, method, tol, max_iter),
+            L,
+            degree,
+            comp,
+            b,
+        )
         U[solve] = np.column_stack([u, -u.sum(axis=1)]) if last else u
     return U, unreachable, info
 
