@@ -19,8 +19,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC, LinearSVC
 
 from ..datasets import load_dataset, make_drlsc_moons
+from ..exceptions import NonConvexObjectiveWarning
 from ..models import DiscriminativeRLS, LapRLSC, fit_path
-from ..solvers import NonConvexObjectiveWarning
 from . import reference
 from .engine import Cell, Options, Plan, Results, Table, cell_grid
 from .plots import boundary_figure

@@ -24,9 +24,10 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from ..datasets import list_datasets, load_dataset, make_drlsc_moons
+from ..exceptions import NonConvexObjectiveWarning
 from ..kernels import kernel_matrix
 from ..models import DRGV, DRLSC, GRBFN, LSSVM, RLSC, LapRLSC, decision_path, pm_one_targets
-from ..solvers import BorderedPath, NonConvexObjectiveWarning, PrecomputedSVM
+from ..solvers import BorderedPath, PrecomputedSVM
 from . import reference
 from .engine import Cell, Options, Plan, Table
 from .plots import boundary_figure

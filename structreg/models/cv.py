@@ -33,7 +33,7 @@ from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..solvers import NonConvexObjectiveWarning
+from ..exceptions import NonConvexObjectiveWarning
 from ._base import (
     StructuralClassifier,
     blas_threads_for,

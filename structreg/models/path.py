@@ -37,7 +37,8 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.validation import validate_data
 
-from ..solvers import NonConvexObjectiveWarning, SquareLossPath
+from ..exceptions import NonConvexObjectiveWarning
+from ..solvers import SquareLossPath
 from ..structure.graphs import reusing_knn_graphs
 from ._base import (
     LinearFeatures,

@@ -51,11 +51,8 @@ from scipy.linalg import eigh, lapack
 
 from .. import _chunks
 from .._locality import locality_order
+from ..exceptions import NonConvexObjectiveWarning
 from .cg import conjugate_gradient
-
-
-class NonConvexObjectiveWarning(UserWarning):
-    """The structure penalty makes the objective non-convex; a stationary point is returned."""
 
 
 @dataclass
