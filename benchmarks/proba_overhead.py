@@ -31,10 +31,11 @@ from sklearn.datasets import make_classification, make_moons
 
 from structreg import DRLSC, LSSVM, RLSC, LapRLSC
 from structreg.datasets import load_dataset
-from structreg.models import StructuralClassifier, _losses, _proba
+from structreg.models import StructuralClassifier, _proba
+from structreg.models.problem import Problem
 from structreg.solvers.path import SquareLossPath
 
-STEPS = [(SquareLossPath, "_leverages"), (_losses.FitData, "set_loo"), (_proba, "calibrate")]
+STEPS = [(SquareLossPath, "_leverages"), (Problem, "set_loo"), (_proba, "calibrate")]
 """The leave-one-out step of a square-loss fit (the leverages come from the solve's factor)."""
 
 

@@ -1,5 +1,6 @@
 """structreg: structure-aware regularized classifiers with a scikit-learn API."""
 
+from ._resources import config_context, get_config, set_config
 from .models import (
     DRGV,
     DRLSC,
@@ -60,5 +61,8 @@ __all__ = [
     "LapRLSCCV",
     "DiscriminativeRLSCV",
     "DRLSCCV",
+    "config_context",
+    "get_config",
+    "set_config",
     "__version__",
 ]

@@ -1,24 +1,24 @@
-"""The one memory budget of structreg.
+"""Row blocks under the one memory budget.
 
 Every n x p intermediate that structreg forms piecewise -- kernel sections ``k(A[rows], B)``,
 penalty products ``(M A)[rows]``, per-edge distances of a graph -- is formed a block at a time,
-each block holding at most :data:`BLOCK_BYTES` of float64.  The constant is read at call time,
-so setting ``structreg._chunks.BLOCK_BYTES`` (or passing ``block_bytes``) changes every blocked
-loop at once; results do not depend on it beyond rounding.
+each block holding at most :func:`structreg._resources.block_bytes` of float64 (the
+``working_memory`` option of :func:`structreg.set_config`, 64 MiB by default).  The budget is
+read at call time, so changing it (or passing ``block_bytes``) changes every blocked loop at
+once; results do not depend on it beyond rounding.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-BLOCK_BYTES = 64 * 2**20
-"""Largest float64 block formed at once (64 MiB)."""
+from ._resources import block_bytes as _budget_bytes
 
 
 def rows_per_block(n_cols: int, block_bytes: int | None = None) -> int:
-    """Rows of an ``n_cols``-wide float64 block within ``block_bytes`` (default
-    :data:`BLOCK_BYTES`): ``max(1, block_bytes // (8 n_cols))``."""
-    block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
+    """Rows of an ``n_cols``-wide float64 block within ``block_bytes`` (default the memory
+    budget, :func:`structreg._resources.block_bytes`): ``max(1, block_bytes // (8 n_cols))``."""
+    block_bytes = _budget_bytes() if block_bytes is None else block_bytes
     return max(1, int(block_bytes // (8 * max(n_cols, 1))))
 
 

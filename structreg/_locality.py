@@ -5,10 +5,8 @@ at.  When the graph's vertices are numbered in no particular order (shuffled sam
 reads go all over ``X`` and most miss the cache; numbered so that neighbours get nearby
 numbers, consecutive rows of ``M`` read mostly the same rows of ``X``.  The reverse
 Cuthill-McKee order (:func:`scipy.sparse.csgraph.reverse_cuthill_mckee`, O(nnz)) is such a
-numbering.  On the 1e6-point two-moons kNN graph (8 nonzeros a row) it costs 0.6 s and makes
-``M @ X`` 2.3x faster for one column, 6x for ten and 6x for 500 (SpMM on a row block), and a
-sparse LU of the harmonic system 1.3x faster (the LU's own fill-reducing order is applied
-after it; the fill is unchanged).
+numbering; a sparse LU applies its own fill-reducing order after it (the fill is unchanged).
+What it costs and gains on a large kNN graph is in the scale page of the user guide.
 
 Results do not depend on the order beyond rounding: callers permute, compute and permute back.
 """

@@ -33,8 +33,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _chunks
-from ._chunks import row_blocks
+from ._chunks import row_blocks, rows_per_block
 from ._numerics import (
     NonFiniteError,
     check_finite,
@@ -42,6 +41,8 @@ from ._numerics import (
     unit_scaled,
 )
 from ._params import constraints_for
+from ._resources import block_bytes as budget_bytes
+from ._resources import kernel_store_bytes
 
 KERNELS = ("linear", "rbf", "poly")
 
@@ -287,9 +288,9 @@ def kernel_blocks(
 ) -> Iterator[tuple[slice, np.ndarray]]:
     """Row-blocked kernel evaluation: ``(rows, k(A[rows], B))`` covering the rows of A.
 
-    Each block holds at most ``block_bytes`` (default the one budget,
-    :data:`structreg._chunks.BLOCK_BYTES`) of float64, i.e. ``block_bytes / (8 len(B))`` rows
-    (at least one), or exactly ``block_rows`` rows when given.
+    Each block holds at most ``block_bytes`` (default the memory budget, the
+    ``working_memory`` of :func:`structreg.set_config`) of float64, i.e. ``block_bytes /
+    (8 len(B))`` rows (at least one), or exactly ``block_rows`` rows when given.
     """
     for rows in row_blocks(A.shape[0], B.shape[0], block_bytes, rows=block_rows):
         yield rows, np.asarray(kernel_fn(A[rows], B), dtype=float)
@@ -329,9 +330,10 @@ class KernelOperator(LinearOperator):
 
     If the whole matrix takes at most ``max_bytes`` it is computed once and stored (products
     are then one BLAS call); otherwise every product ``K @ V`` / ``K^T @ U`` recomputes row
-    blocks through ``kernel_product``, each block holding at most ``min(BLOCK_BYTES,
-    max_bytes)`` (at least one row), so no ``len(A) x len(B)`` array is ever allocated.  The
-    symmetric operator (B None) is its own transpose: ``K^T U`` is ``K U``.
+    blocks through ``kernel_product``, each block holding at most the memory budget (the
+    ``working_memory`` of :func:`structreg.set_config`) and ``max_bytes`` (at least one
+    row), so no ``len(A) x len(B)`` array is ever allocated.  The symmetric operator (B None)
+    is its own transpose: ``K^T U`` is ``K U``.
 
     Parameters
     ----------
@@ -343,8 +345,8 @@ class KernelOperator(LinearOperator):
     B : ndarray of shape (m, d) or None
         Column points (None: A, the symmetric Gram matrix).
     max_bytes : int or None
-        Largest matrix (in bytes, float64) that is stored; default 16 blocks of the budget
-        (``16 * BLOCK_BYTES``, 1 GiB).
+        Largest matrix (in bytes, float64) that is stored; default 16 blocks of the memory
+        budget (:func:`structreg._resources.kernel_store_bytes`, 1 GiB by default).
     block_size : int or None
         Rows per recomputed block (default from the memory budget above).
 
@@ -375,13 +377,13 @@ class KernelOperator(LinearOperator):
         n, m = A.shape[0], B.shape[0]
         super().__init__(dtype=np.dtype(float), shape=(n, m))
         self.A, self.B, self.kernel_fn = A, B, kernel_fn
-        max_bytes = 16 * _chunks.BLOCK_BYTES if max_bytes is None else int(max_bytes)
+        max_bytes = kernel_store_bytes() if max_bytes is None else int(max_bytes)
         self.stored = n * m * 8 <= max_bytes
         self.matrix = np.asarray(kernel_fn(A, B), dtype=float) if self.stored else None
         if self.stored:
             self.block_size = None
         elif block_size is None:
-            rows = _chunks.rows_per_block(m, min(_chunks.BLOCK_BYTES, max_bytes))
+            rows = rows_per_block(m, min(budget_bytes(), max_bytes))
             self.block_size = int(min(rows, max(n, 1)))
         else:
             self.block_size = int(min(max(1, block_size), max(n, 1)))

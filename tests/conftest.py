@@ -12,6 +12,22 @@ def pytest_addoption(parser):
 
 
 @pytest.fixture
+def memory_budget():
+    """Sets the one memory budget (``structreg.set_config(working_memory=...)``) to a number
+    of bytes for the test (tiny budgets make the blocked loops run many blocks); the budget
+    is restored afterwards."""
+    import structreg
+
+    saved = structreg.get_config()
+
+    def set_bytes(n_bytes: int) -> None:
+        structreg.set_config(working_memory=n_bytes / 2**20)
+
+    yield set_bytes
+    structreg.set_config(**saved)
+
+
+@pytest.fixture
 def rng():
     return np.random.default_rng(0)
 

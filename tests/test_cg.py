@@ -1,16 +1,19 @@
 """The one CG routine (:mod:`structreg.solvers.cg`) and the one kernel operator
-(:mod:`structreg.kernels`: blocked ``k(A, B) @ V`` under :data:`structreg._chunks.BLOCK_BYTES`)."""
+(:mod:`structreg.kernels`: blocked ``k(A, B) @ V`` under the one memory budget,
+:func:`structreg._resources.block_bytes`)."""
 
 import functools
+import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import make_moons
 from sklearn.exceptions import ConvergenceWarning
 
-from structreg import LapRLSC, _chunks
+from structreg import LapRLSC
 from structreg.kernels import KernelOperator, kernel_blocks, kernel_matrix, kernel_product
-from structreg.solvers.cg import conjugate_gradient
+from structreg.solvers.cg import conjugate_gradient, warn_not_converged
 from structreg.solvers.square import solve_penalized_least_squares
 from structreg.structure import knn_graph, laplacian
 
@@ -93,6 +96,32 @@ def test_zero_right_hand_side_has_the_zero_solution():
     assert np.all(res.x[:, 1] == 0)
 
 
+def test_sparse_operator_and_a_run_in_stages():
+    """N given as a sparse matrix (the graph solves): the same solution as N given as a
+    function; a probe without the warning, a warm start from it, one warning at the end."""
+    n = 300
+    rng = np.random.default_rng(11)
+    G = sp.random(n, n, density=0.02, random_state=12, data_rvs=lambda k: rng.uniform(0.5, 1.5, k))
+    G = G + G.T
+    N = sp.csr_matrix(sp.diags(np.asarray(G.sum(axis=1)).ravel() + 0.05) - G)
+    C = rng.normal(size=(n, 3))
+    C[:, 2] = 0.0
+    matrix = conjugate_gradient(N, C, tol=1e-12)
+    function = conjugate_gradient(lambda V, _: N @ V, C, tol=1e-12)
+    assert matrix.converged and np.all(matrix.x[:, 2] == 0)
+    np.testing.assert_allclose(matrix.x, function.x, rtol=1e-9, atol=1e-11)
+    assert np.all(np.abs(matrix.column_iter - function.column_iter) <= 1)  # rounding only
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the probe does not converge, silently
+        probe = conjugate_gradient(N, C, tol=1e-12, max_iter=5, warn=False)
+    assert not probe.converged and probe.column_iter.tolist() == [5, 5, 0]
+    rest = conjugate_gradient(N, C, x0=probe.x, tol=1e-12, warn=False)
+    assert rest.converged
+    np.testing.assert_allclose(rest.x, matrix.x, rtol=1e-9, atol=1e-11)
+    with pytest.warns(ConvergenceWarning, match="max_iter=5 iterations for 2 of 3 column"):
+        warn_not_converged(probe.column_converged, 1e-12, 5)
+
+
 def test_indefinite_system_is_finished_by_minres():
     """Negative curvature ends CG for that column; MINRES returns the stationary point."""
     rng = np.random.default_rng(8)
@@ -173,7 +202,7 @@ def test_blocked_products_equal_the_unblocked_product(block_rows):
     np.testing.assert_allclose(np.vstack([Kb for _, Kb in rows]), K, rtol=1e-13, atol=1e-15)
 
 
-def test_tiny_budget_and_the_one_constant(monkeypatch):
+def test_tiny_budget_and_the_one_budget(memory_budget):
     rng = np.random.default_rng(10)
     A, B, V = rng.normal(size=(101, 2)), rng.normal(size=(9, 2)), rng.normal(size=(9, 2))
     K = kernel_matrix(A, B, kernel="rbf", gamma=0.7)
@@ -182,9 +211,9 @@ def test_tiny_budget_and_the_one_constant(monkeypatch):
     out = kernel_product(_kernel_fn(calls), A, B, V, block_bytes=1)
     np.testing.assert_allclose(out, K @ V, rtol=1e-13, atol=1e-13)
     assert calls == [1] * 101
-    # the module constant is read at call time: 5 rows of 9 float64 entries = 360 bytes
+    # the budget is read at call time: 5 rows of 9 float64 entries = 360 bytes
     calls.clear()
-    monkeypatch.setattr(_chunks, "BLOCK_BYTES", 5 * 9 * 8)
+    memory_budget(5 * 9 * 8)
     kernel_product(_kernel_fn(calls), A, B, V)
     assert calls == [5] * 20 + [1]
     # ... and so does the operator: 101 x 9 entries are more than it stores (16 blocks)
@@ -234,13 +263,13 @@ def test_laprlsc_cg_agrees_with_dense(fit_intercept):
     np.testing.assert_array_equal(cg.transduction_, dense.transduction_)
 
 
-def test_laprlsc_cg_with_a_tiny_budget_is_unchanged(monkeypatch):
+def test_laprlsc_cg_with_a_tiny_budget_is_unchanged(memory_budget):
     """A budget of a few rows forces every kernel product into blocks: same fit."""
     X, y = make_moons(80, noise=0.1, random_state=5)
     y_semi = np.where(np.arange(80) % 8 == 0, y, -1)
     params = dict(gamma=2.0, gamma_A=1e-3, gamma_I=1.0, solver="cg", tol=1e-10)
     ref = LapRLSC(**params).fit(X, y_semi)
-    monkeypatch.setattr(_chunks, "BLOCK_BYTES", 3 * 80 * 8)
+    memory_budget(3 * 80 * 8)
     small = LapRLSC(**params).fit(X, y_semi)
     Xt = X[:20] + 0.05
     np.testing.assert_allclose(

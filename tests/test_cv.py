@@ -324,13 +324,13 @@ def test_fit_path_cache_builds_each_structure_once(monkeypatch):
     import structreg.models.path as path_module
 
     built = []
-    original = path_module._SharedFit.__init__
+    original = path_module._Group.__init__
 
     def counting(self, *args, **kwargs):
         built.append(1)
         original(self, *args, **kwargs)
 
-    monkeypatch.setattr(path_module._SharedFit, "__init__", counting)
+    monkeypatch.setattr(path_module._Group, "__init__", counting)
     X, _, y = _semi()
     cache: dict = {}
     first = fit_path(LapRLSC(), X, y, {"gamma_A": [1e-3], "gamma_I": [1.0]}, cache=cache)

@@ -374,16 +374,17 @@ def test_non_finite_decision_values_are_refused():
 
 def test_non_finite_coefficients_are_refused(moons, monkeypatch):
     """A solver that returns NaN coefficients is caught where the solution is stored."""
-    import structreg.models._losses as losses
+    from structreg.models._losses import SquareLoss
 
-    original = losses.solve_penalized_least_squares
+    original = SquareLoss.solve_grid
 
     def nan_solver(*args, **kwargs):
-        sol = original(*args, **kwargs)
-        sol.coef[:] = np.nan
-        return sol
+        sols = original(*args, **kwargs)
+        for sol in sols:
+            sol.coef[:] = np.nan
+        return sols
 
-    monkeypatch.setattr(losses, "solve_penalized_least_squares", nan_solver)
+    monkeypatch.setattr(SquareLoss, "solve_grid", nan_solver)
     X, y = moons
     with pytest.raises(ValueError, match="RLSC's fitted coefficients are not finite"):
         RLSC().fit(X, y)

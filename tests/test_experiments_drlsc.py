@@ -6,9 +6,9 @@ import warnings
 import numpy as np
 import pytest
 
+from structreg.exceptions import NonConvexObjectiveWarning
 from structreg.experiments import Options, find_table, run_table
 from structreg.experiments import drlsc as D
-from structreg.solvers import NonConvexObjectiveWarning
 
 
 def test_tables_and_aliases():
@@ -38,17 +38,17 @@ CASES = {
 
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 @pytest.mark.parametrize("method", list(CASES))
-def test_fold_paths_reproduce_the_estimators(method, kernel):
+def test_fold_evaluators_reproduce_the_estimators(method, kernel):
     """The shared-work fold evaluators give the estimators' own decision values."""
     if kernel == "linear" and method not in D.LINEAR_METHODS:
         pytest.skip("RBF-only method")
     Xtr, ytr, _, _ = D.train_test("Wine", 0)
     (train, test), *_ = D.cv_folds(ytr, 3, seed=0)
-    path = D.FoldPath(method, kernel, Xtr, ytr, 3)
+    evaluator = D.FoldEvaluator(method, kernel, Xtr, ytr, 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
-        outs = [path.outputs([c], train, test)[0] for c in CASES[method]]
-        hits = path(CASES[method], train, test)
+        outs = [evaluator.decisions([c], train, test)[0] for c in CASES[method]]
+        hits = evaluator(CASES[method], train, test)
         for params, F, h in zip(CASES[method], outs, hits, strict=True):
             est = D.make_estimator(method, kernel, params, 3).fit(Xtr[train], ytr[train])
             np.testing.assert_allclose(F, est.decision_function(Xtr[test]), rtol=1e-6, atol=1e-6)

@@ -39,20 +39,26 @@ def test_tables_registered_with_aliases():
 
 
 def test_coarse_to_fine_search_finds_the_optimum():
-    target = (3, -5)
     calls = []
 
-    def evaluate(points):
-        calls.append(len(points))
-        return [-abs(p[0] - target[0]) - abs(p[1] - target[1]) for p in points]
+    def evaluate(candidates):
+        calls.append(len(candidates))
+        return [-abs(c["gamma"] - 3) - abs(c["C"] + 5) for c in candidates]
 
     best, score, n = _search(evaluate, ["gamma", "C"], {"lo": -10, "hi": 10, "steps": [4, 2, 1]})
     assert best == {"gamma": 3, "C": -5} and score == 0
     assert calls[0] == 36 and n == sum(calls) < 36 + 2 * 9  # no point is evaluated twice
     # ties go to the most regularised point: small gamma and C, large lam
     flat = {"exps": {"gamma": [-2, 0], "lam": [-3, 3], "C": [-2, 0, 3]}}
-    best, _, _ = _search(lambda pts: [1.0] * len(pts), ["gamma", "lam", "C"], flat)
+    best, _, _ = _search(lambda candidates: [1.0] * len(candidates), ["gamma", "lam", "C"], flat)
     assert best == {"gamma": -2, "lam": 3, "C": -2}
+    # scores equal to 12 decimals tie (a mean of fold accuracies may differ in its last bit)
+    best, _, _ = _search(
+        lambda candidates: [0.5 + 1e-15 * c["C"] for c in candidates],
+        ["C"],
+        {"exps": {"C": [0, 3]}},
+    )
+    assert best == {"C": 0}
 
 
 def test_splits_depend_on_data_set_and_split_only():

@@ -266,10 +266,11 @@ def test_harmonic_solvers_match_the_dense_solve(rng, method):
 
 
 def test_auto_switches_to_a_factorisation_when_cg_is_slow(rng, monkeypatch):
+    import structreg.models.graph_inference as base
     import structreg.models.harmonic as harmonic
 
-    monkeypatch.setattr(harmonic, "HARMONIC_DIRECT_MAX", 10)
-    monkeypatch.setattr(harmonic, "HARMONIC_CG_PROBE", 20)
+    monkeypatch.setattr(base, "HARMONIC_DIRECT_MAX", 10)
+    monkeypatch.setattr(base, "HARMONIC_CG_PROBE", 20)
     chain, blob = _chain_and_blob_graphs(rng)
     labeled = np.zeros(300, dtype=bool)
     labeled[[0, 299]] = True
@@ -296,6 +297,7 @@ def test_cg_reaches_the_harmonic_labels_on_a_large_graph(rng):
 def test_a_factorisation_that_would_not_fit_is_not_taken(rng, monkeypatch):
     """The expander's LU fills in beyond HARMONIC_FILL_MAX: when the probe asks for a
     factorisation (a 2-iteration probe), CG goes on instead, to the dense solution."""
+    import structreg.models.graph_inference as base
     import structreg.models.harmonic as harmonic
 
     chain, blob = _chain_and_blob_graphs(rng)
@@ -303,14 +305,14 @@ def test_a_factorisation_that_would_not_fit_is_not_taken(rng, monkeypatch):
     B = rng.normal(size=(300, 2))
     # at 300 points the blob's LU holds about 10x its nonzeros (a dense one 34x); the cap is
     # lowered to 3x so that it does not fit, while the chain's (about 1x) does
-    monkeypatch.setattr(harmonic, "HARMONIC_FILL_MAX", 3)
-    assert harmonic._bounded_factor_solve(A, B, 1e-10) is None
+    monkeypatch.setattr(base, "HARMONIC_FILL_MAX", 3)
+    assert base._bounded_factor_solve(A, B, 1e-10) is None
     A_chain = (sp.diags(np.asarray(chain.sum(axis=1)).ravel() + 0.1) - chain).tocsr()
-    F = harmonic._bounded_factor_solve(A_chain, B, 1e-10)
+    F = base._bounded_factor_solve(A_chain, B, 1e-10)
     np.testing.assert_allclose(A_chain @ F, B, atol=1e-10)
 
-    monkeypatch.setattr(harmonic, "HARMONIC_DIRECT_MAX", 10)
-    monkeypatch.setattr(harmonic, "HARMONIC_CG_PROBE", 2)
+    monkeypatch.setattr(base, "HARMONIC_DIRECT_MAX", 10)
+    monkeypatch.setattr(base, "HARMONIC_CG_PROBE", 2)
     labeled = np.zeros(300, dtype=bool)
     labeled[[0, 299]] = True
     F, _, info = harmonic._harmonic(blob, labeled, np.eye(2), "auto", 1e-10, None)

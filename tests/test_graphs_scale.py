@@ -12,7 +12,6 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
 
-from structreg import _chunks
 from structreg.structure import LaplacianPenalty, graphs, knn_graph
 
 
@@ -109,10 +108,10 @@ def test_symmetrised_pattern_is_the_union_of_both_directions(rng, weights):
     assert _pattern(Wd) == {(i, int(j)) for i in range(150) for j in ind[i]}
 
 
-def test_pair_values_do_not_depend_on_the_chunking(rng, monkeypatch):
+def test_pair_values_do_not_depend_on_the_chunking(rng, memory_budget):
     X = rng.normal(size=(400, 6))
     W = knn_graph(X, 5, weights="heat")
-    monkeypatch.setattr(_chunks, "BLOCK_BYTES", 7)  # the smallest chunks: 1024 pairs
+    memory_budget(7)  # the smallest chunks: 1024 pairs
     W2 = knn_graph(X, 5, weights="heat")
     np.testing.assert_array_equal(W.data, W2.data)
 

@@ -11,8 +11,8 @@ from sklearn.datasets import make_moons
 from sklearn.exceptions import ConvergenceWarning
 
 from structreg.kernels import KernelFeatureMap, kernel_matrix
+from structreg.solvers import NonConvexObjectiveWarning, solve_penalized_least_squares
 from structreg.solvers.kernel_cg import GramOperator, solve_kernel_least_squares
-from structreg.solvers.square import NonConvexObjectiveWarning, solve_penalized_least_squares
 from structreg.structure import knn_graph, laplacian
 
 

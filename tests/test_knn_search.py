@@ -9,6 +9,7 @@ import pytest
 from scipy.spatial.distance import cdist
 from sklearn.metrics import pairwise_distances
 
+from structreg import _resources
 from structreg.structure import graphs
 from structreg.structure.graphs import knn_graph, self_tuning_graph
 
@@ -57,14 +58,14 @@ def test_gemm_search_with_duplicates_and_ties(monkeypatch):
     assert fallback, "ties straddling the cut go to the reference search"
 
 
-def test_gemm_search_tiles_and_blocks(monkeypatch):
+def test_gemm_search_tiles_and_blocks(monkeypatch, memory_budget):
     """Small tiles and blocks (several column tiles merged, the sampled threshold of wide rows)
     give the same answer as one tile."""
     X = _clustered(900, 64, seed=3)
     whole = graphs._gemm_indices(X, X, 7)
-    monkeypatch.setattr(graphs, "GEMM_TILE_COLUMNS", 400)
     monkeypatch.setattr(graphs, "GEMM_SAMPLE_STRIDE", 4)
-    monkeypatch.setattr(graphs._chunks, "BLOCK_BYTES", 8 * 400 * 64)  # 64 (or 32) query rows
+    memory_budget(8 * 400 * 512)  # tiles of 400 points, blocks of 512 (or 256) query rows
+    assert _resources.gemm_tile_columns() == 400
     np.testing.assert_array_equal(graphs._gemm_indices(X, X, 7), whole)  # 65-point blocks
     np.testing.assert_array_equal(graphs._gemm_indices(X, X.copy(), 7), whole)  # as queries
     expected = np.argsort(_brute(X, X), axis=1, kind="stable")[:, :7]

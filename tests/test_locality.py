@@ -9,7 +9,7 @@ from structreg import _locality
 from structreg._locality import locality_order, unpermute
 from structreg.models.harmonic import harmonic_function
 from structreg.models.poisson import poisson_function
-from structreg.solvers.square import design_penalty_diagonal, design_penalty_gram
+from structreg.solvers.design import design_penalty_diagonal, design_penalty_gram
 from structreg.structure.graphs import knn_graph
 
 

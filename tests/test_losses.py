@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import make_blobs, make_moons
 from sklearn.multiclass import OneVsOneClassifier
 from sklearn.svm import SVC
@@ -106,11 +107,22 @@ def test_lssvm_is_rlsc_with_bias_and_its_ovo_is_pairwise():
     np.testing.assert_array_equal(ovo.decision_function(X), ref.decision_function(X))
 
 
-def test_fit_path_fits_lssvm_point_by_point():
+def test_fit_path_solves_lssvm_c_grid_from_one_factorisation():
+    """LS-SVM's C only scales the loss: the bordered loss solves the grid from one
+    eigendecomposition of K, equal to the point-by-point fits (Cholesky and the Schur
+    complement); with class weights (a reg per sample) it solves point by point."""
     X, y = make_moons(40, noise=0.1, random_state=0)
-    fits = fit_path(LSSVM(gamma=1.0), X, y, {"C": [0.1, 10.0]})
-    for f, C in zip(fits, (0.1, 10.0), strict=True):
+    grid = [0.1, 10.0, 1e4]
+    fits = fit_path(LSSVM(gamma=1.0), X, y, {"C": grid})
+    for f, C in zip(fits, grid, strict=True):
         ref = LSSVM(gamma=1.0, C=C).fit(X, y)
+        assert f.solver_info_["factorization"] == "eigh-path+schur"
+        np.testing.assert_allclose(f.decision_function(X), ref.decision_function(X), atol=1e-9)
+    weighted = LSSVM(gamma=1.0, class_weight={0: 2.0})
+    fits = fit_path(weighted, X, y, {"C": grid})
+    for f, C in zip(fits, grid, strict=True):
+        ref = clone(weighted).set_params(C=C).fit(X, y)
+        assert f.solver_info_["factorization"] == ref.solver_info_["factorization"]
         np.testing.assert_array_equal(f.decision_function(X), ref.decision_function(X))
 
 

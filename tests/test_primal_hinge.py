@@ -15,8 +15,8 @@ from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
 from structreg.kernels import KernelFeatureMap, LandmarkFeatureMap
+from structreg.solvers.design import design_penalty_diagonal, design_penalty_gram
 from structreg.solvers.primal_hinge import exact_line_search, solve_squared_hinge
-from structreg.solvers.square import design_penalty_diagonal, design_penalty_gram
 from structreg.structure import knn_graph, laplacian
 
 RIDGE = 1e-3

@@ -435,14 +435,18 @@ def test_fit_path_models_say_to_refit_unless_fitted_one_by_one():
         with pytest.raises(AttributeError) as info:
             fitted.predict_proba(X)
         assert "refit it with fit(X, y)" in str(info.value.__cause__)
-    # hinge points sharing a deformed kernel refit only libsvm: no calibration either; the
-    # point fitted by fit itself keeps its own
+    # hinge points sharing a deformed kernel refit only libsvm: no calibration either (no
+    # point of a grid runs calibration's five extra fits); fit gives it
     lapsvm = LapSVM(gamma=2.0, probability=True)
     points = [{"gamma_A": 1e-2, "gamma_I": 1.0}, {"gamma_A": 1e-1, "gamma_I": 10.0}]
     first, shared = fit_path(lapsvm, X, y_semi, points)
     refit = clone(lapsvm).set_params(**points[0]).fit(X, y_semi)
-    np.testing.assert_allclose(first.predict_proba(X), refit.predict_proba(X))
-    assert not hasattr(shared, "predict_proba")
+    np.testing.assert_allclose(first.decision_function(X), refit.decision_function(X))
+    assert refit.predict_proba(X).shape == (80, 2)
+    for fitted in (first, shared):
+        with pytest.raises(AttributeError) as info:
+            fitted.predict_proba(X)
+        assert "refit it with fit(X, y)" in str(info.value.__cause__)
 
 
 def test_search_estimators_delegate_to_the_refitted_model():

@@ -26,7 +26,7 @@ from structreg.kernels import (
 from structreg.models import _base
 from structreg.models.ssdr import SSDRWang, SSDRWu
 from structreg.solvers import SquareLossPath
-from structreg.solvers.square import design_penalty_gram
+from structreg.solvers.design import design_penalty_gram
 from structreg.structure import LaplacianPenalty, knn_graph, laplacian
 
 
@@ -171,9 +171,7 @@ def test_select_centers():
 
 @pytest.mark.parametrize("kind", ["sparse", "dense", "operator"])
 @pytest.mark.parametrize("fit_intercept", [False, True])
-def test_blockwise_normal_equations_equal_the_direct_products(kind, fit_intercept, monkeypatch):
-    import structreg._chunks as chunks
-
+def test_blockwise_normal_equations_equal_the_direct_products(kind, fit_intercept, memory_budget):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 2))
     L = laplacian(knn_graph(X, 5, weights="heat"))
@@ -181,7 +179,7 @@ def test_blockwise_normal_equations_equal_the_direct_products(kind, fit_intercep
     Z = kernel_matrix(X, X[:40], kernel="rbf", gamma=1.0)
     c = np.where(rng.random(300) < 0.1, 0.05, 0.0)
     # tiny blocks so that the row-block loop really runs many times
-    monkeypatch.setattr(chunks, "BLOCK_BYTES", 8 * 40 * 7)
+    memory_budget(8 * 40 * 7)
     A = np.hstack([Z, np.ones((300, 1))]) if fit_intercept else Z
     expected = A.T @ ((np.diag(c) + L.toarray()) @ A)
     expected[np.arange(40), np.arange(40)] += 0.3

@@ -10,6 +10,7 @@ from structreg.experiments.search import (
     coarse_to_fine,
     cv_evaluator,
     log2_axis,
+    n_correct,
     stratified_folds,
     trivial_gaussian_widths,
     value_axis,
@@ -66,6 +67,47 @@ def test_ties_keep_the_first_point_and_nan_never_wins():
     assert res.best_params == {"x": 2} and res.best_score == 1.0
     with pytest.raises(ValueError, match="no values"):
         Axis("x", ())
+
+
+def test_neighbourhood_refinement_at_given_strides():
+    evaluate, calls = _counting(lambda c: -abs(c["a"] - 13) - abs(c["b"] - 2))
+    axes = [value_axis("a", range(21), coarse_step=4), value_axis("b", range(21), coarse_step=4)]
+    res = coarse_to_fine(evaluate, axes, refine=[2, 1])
+    assert res.best_params == {"a": 13, "b": 2} and res.best_score == 0
+    # the coarse grid, then at most the 3 x 3 neighbourhood per stride, nothing twice
+    assert res.n_evaluated == len(calls) <= 36 + 2 * 9
+    assert len({(c["a"], c["b"]) for c in calls}) == len(calls)
+    refined = [(c["a"], c["b"]) for c in calls[36:]]
+    assert all(abs(a - 12) <= 2 and b <= 3 for a, b in refined)
+
+
+def test_preferred_point_wins_ties_to_twelve_decimals():
+    evaluate, _ = _counting(lambda c: 0.5 + 1e-15 * c["x"])
+    axes = [value_axis("x", (1, 2, 3))]
+    assert coarse_to_fine(evaluate, axes).best_params == {"x": 1}  # the first evaluated
+    res = coarse_to_fine(evaluate, axes, prefer=lambda c: -c["x"])
+    assert res.best_params == {"x": 3}
+    evaluate, _ = _counting(lambda c: float(c["x"] == 2))  # a real difference still wins
+    assert coarse_to_fine(evaluate, axes, prefer=lambda c: -c["x"]).best_params == {"x": 2}
+
+
+def test_cv_evaluator_pools_or_averages_the_folds():
+    folds = [(np.arange(2, 6), np.arange(2)), (np.arange(2), np.arange(2, 6))]
+    hits = {2: 2.0, 4: 1.0}  # all of the first fold's 2 points, 1 of the second's 4
+
+    def fold_eval(candidates, train, test):
+        return [hits[len(test)]] * len(candidates)
+
+    assert cv_evaluator(fold_eval, folds)([{}]) == [0.5]
+    assert cv_evaluator(fold_eval, folds, average="folds")([{}]) == [0.625]
+    with pytest.raises(ValueError, match="average"):
+        cv_evaluator(fold_eval, folds, average="median")
+
+
+def test_n_correct_reads_binary_and_multiclass_decisions():
+    assert n_correct(np.array([0.3, -0.2, 0.0]), np.array([1, 0, 1])) == 2
+    F = np.array([[0.1, 0.7, 0.2], [0.5, 0.1, 0.4]])
+    assert n_correct(F, np.array([1, 2])) == 1
 
 
 def test_descending_log2_axis():

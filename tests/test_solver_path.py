@@ -12,6 +12,7 @@ from structreg.solvers import (
     SquareLossPath,
     solve_penalized_least_squares,
 )
+from structreg.solvers.loewner import below
 
 
 def _problem(rng, n=30, p=4, k=2, labeled=18):
@@ -260,7 +261,7 @@ def test_paths_on_one_design_share_its_complement(rng):
     V, AV, _ = design["complement_basis"]
     assert V.shape == (5, 4)
     np.testing.assert_allclose(AV.T @ AV, np.eye(4), atol=1e-10)  # A V orthonormal
-    assert all(p._design_complement()[0] is V for p in paths)  # computed once
+    assert all(p._equations.complement().basis is V for p in paths)  # computed once
 
 
 def test_an_ill_conditioned_full_row_rank_design_gets_the_exact_restricted_solution(rng):
@@ -356,16 +357,16 @@ def _discriminative_line(rng, rank_deficient):
 
 
 def _counting_cholesky(monkeypatch):
-    import structreg.solvers.path as path_module
+    import structreg.solvers.direct as direct_module
 
     calls = []
-    original = path_module.cholesky_attempt
+    original = direct_module.cholesky_attempt
 
     def counting(*args, **kwargs):
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(path_module, "cholesky_attempt", counting)
+    monkeypatch.setattr(direct_module, "cholesky_attempt", counting)
     return calls
 
 
@@ -386,7 +387,7 @@ def test_a_monotone_line_skips_only_the_cholesky_attempts_that_must_fail(
     # with it: one per positive definite setting, and the first (largest) one that is not
     H = [path.system(0.0, w) for _, w in settings]
     if rank_deficient:  # the bias in the features' span: judged on the complement
-        V = path._design_complement()[0]
+        V = path._equations.complement().basis
         H = [V.T @ h @ V for h in H]
     lowest = [np.linalg.eigvalsh(h)[0] for h in H]
     positive = sum(m > 1e-8 * np.abs(h).max() for m, h in zip(lowest, H, strict=True))
@@ -418,9 +419,10 @@ def test_settings_off_the_loewner_order_attempt_cholesky_each(rng, monkeypatch):
     )
     assert len(calls) == len(settings)
     path = SquareLossPath(Z, Y, c, Ms, fit_intercept=True, psd=[True, True])
-    assert not path._below((0.0, [0.2, -0.8]), (1e-3, [0.9, -0.1]))  # another kind of system
-    assert path._below((0.0, [0.2, -0.8]), (0.0, [0.9, -0.1]))
-    assert not path._below((0.0, [0.9, -0.1]), (0.0, [0.2, -0.8]))
+    psd = [True, True]
+    assert not below((0.0, [0.2, -0.8]), (1e-3, [0.9, -0.1]), psd)  # another kind of system
+    assert below((0.0, [0.2, -0.8]), (0.0, [0.9, -0.1]), psd)
+    assert not below((0.0, [0.9, -0.1]), (0.0, [0.2, -0.8]), psd)
     for (ridge, w), s in zip(settings, sols, strict=True):
         x = np.vstack([s.coef, s.intercept[None]])
         np.testing.assert_allclose(path.system(ridge, w) @ x, path.rhs_, atol=1e-8)
@@ -436,7 +438,7 @@ def test_paths_with_equal_loss_weights_and_targets_share_the_loss_parts(rng):
     design: dict = {}
     a, b = (SquareLossPath(Zb, Y, c, [M], fit_intercept=True, design_cache=design) for M in graphs)
     assert a.gram_ is b.gram_ and a.rhs_ is b.rhs_
-    assert a._design_complement()[1] is b._design_complement()[1]  # (AV)^T C (AV)
+    assert a._equations.complement().gram is b._equations.complement().gram  # (AV)^T C (AV)
     c2 = c.copy()
     c2[:3] = 0.0  # other loss weights on the same design: their own parts
     d = SquareLossPath(Zb, Y, c2, [graphs[0]], fit_intercept=True, design_cache=design)

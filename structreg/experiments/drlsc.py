@@ -26,8 +26,7 @@ from sklearn.svm import SVC
 from ..datasets import list_datasets, load_dataset, make_drlsc_moons
 from ..exceptions import NonConvexObjectiveWarning
 from ..kernels import kernel_matrix
-from ..models import DRGV, DRLSC, GRBFN, LSSVM, RLSC, LapRLSC, decision_path, pm_one_targets
-from ..solvers import BorderedPath, PrecomputedSVM
+from ..models import DRGV, DRLSC, GRBFN, LSSVM, RLSC, LapRLSC, decision_path
 from . import reference
 from .engine import Cell, Options, Plan, Table
 from .plots import boundary_figure
@@ -39,6 +38,8 @@ from .protocol import (
     load_lenses,
     n_draws,
     per_class_split,
+    precomputed_svc,
+    precomputed_svc_params,
     runs_table,
     seed_from,
     uci_rows,
@@ -49,6 +50,7 @@ from .search import (
     coarse_to_fine,
     cv_evaluator,
     log2_axis,
+    n_correct,
     stratified_folds,
     trivial_gaussian_widths,
     value_axis,
@@ -211,7 +213,7 @@ def cv_folds(y: np.ndarray, n_folds: int, seed: int) -> list[tuple[np.ndarray, n
     return stratified_folds(y, n_folds, seed, min_train_per_class=2)
 
 
-# -- The estimators, and the fold evaluator that shares work across the candidates -------------
+# -- The estimators, and the fold evaluator that shares work across the candidates ------------
 _MODELS = {"RN": RLSC, "GRBFN": GRBFN, "LS-SVM": LSSVM, "MR": LapRLSC, "DRGV": DRGV, "DRLSC": DRLSC}
 
 
@@ -242,58 +244,80 @@ def make_estimator(method: str, kernel: str, params: dict[str, Any], n_classes: 
     return _MODELS[method](**model_params(method, kernel, params))
 
 
-class FoldPath:
+class FoldEvaluator:
     """Fold evaluator of one method (for :func:`~structreg.experiments.search.cv_evaluator`):
-    the number of correctly classified test points per candidate; the per-fold work is shared
-    across the candidates and cached for the later batches (docs/reproducing/drlsc.md)."""
+    the number of correctly classified test points per candidate, from the decision values of
+    :func:`~structreg.models.decision_path` on the fold, which shares the work of a batch of
+    candidates (docs/reproducing/drlsc.md).
 
-    def __init__(self, method: str, kernel: str, X: np.ndarray, y: np.ndarray, n_classes: int):
-        self.method, self.kernel, self.X, self.y, self.n_classes = method, kernel, X, y, n_classes
-        self._cache: dict[tuple, Any] = {}
+    The SVM runs as ``SVC(kernel="precomputed")`` on the Gram matrices of the fold and width,
+    computed once for all values of ``C`` and kept for the later batches; every other method
+    passes the fold's points to its model, with a :func:`~structreg.models.fit_path` cache per
+    fold kept for the later batches.
+    """
+
+    def __init__(
+        self, method: str, kernel: str, X: np.ndarray, y: np.ndarray, n_classes: int
+    ) -> None:
+        self.method = method
+        self.kernel = kernel
+        self.X = X
+        self.y = y
+        self.n_classes = n_classes
+        self._path_caches: dict[bytes, dict] = {}  # fold -> fit_path cache
+        self._grams: dict[tuple[bytes, float | None], tuple[np.ndarray, np.ndarray]] = {}
 
     def __call__(self, candidates: list[dict], train: np.ndarray, test: np.ndarray) -> np.ndarray:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonConvexObjectiveWarning)
-            outs = self.outputs(candidates, train, test)
-        decide = [(F > 0).astype(int) if F.ndim == 1 else np.argmax(F, axis=1) for F in outs]
-        return np.array([np.sum(d == self.y[test]) for d in decide], dtype=float)
+            decisions = self.decisions(candidates, train, test)
+        return np.array([n_correct(F, self.y[test]) for F in decisions], dtype=float)
 
-    def _cached(self, key: tuple, make: Any, *args: Any) -> Any:
-        if key not in self._cache:
-            self._cache[key] = make(*args)
-        return self._cache[key]
+    def decisions(
+        self, candidates: list[dict], train: np.ndarray, test: np.ndarray
+    ) -> list[np.ndarray]:
+        """The decision values on the test fold of every candidate fitted on the training
+        fold."""
+        if self.method == "SVM":
+            return self._svm_decisions(candidates, train, test)
+        points = [model_params(self.method, self.kernel, c) for c in candidates]
+        model = _MODELS[self.method](**points[0])
+        cache = self._path_caches.setdefault(train.tobytes(), {})
+        Xtr, ytr, Xte = self.X[train], self.y[train], self.X[test]
+        return list(decision_path(model, Xtr, ytr, points, Xte, cache=cache))
 
-    def _grams(self, train: np.ndarray, test: np.ndarray, sigma: float | None) -> tuple:
+    def _svm_decisions(
+        self, candidates: list[dict], train: np.ndarray, test: np.ndarray
+    ) -> list[np.ndarray]:
+        """libsvm along ``C``, one :func:`~structreg.models.decision_path` per width."""
+        by_width: dict[float | None, list[int]] = {}
+        for i, c in enumerate(candidates):
+            by_width.setdefault(c.get("sigma"), []).append(i)
+        svm = precomputed_svc(self.n_classes)
+        out: list[Any] = [None] * len(candidates)
+        for sigma, indices in by_width.items():
+            K, K_test = self._gram(train, test, sigma)
+            points = []
+            for i in indices:
+                libsvm = {"C": candidates[i]["C"], "max_iter": candidates[i].get("max_iter", -1)}
+                points.append(precomputed_svc_params(self.n_classes, **libsvm))
+            F = decision_path(svm, K, self.y[train], points, K_test)
+            for i, decision in zip(indices, F, strict=True):
+                out[i] = decision
+        return out
+
+    def _gram(
+        self, train: np.ndarray, test: np.ndarray, sigma: float | None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The training and test-vs-training Gram matrices of one fold and width."""
-        g = None if self.kernel == "linear" else sigma_to_gamma(sigma)
-        Xtr = self.X[train]
-        K = kernel_matrix(Xtr, kernel=self.kernel, gamma=g)
-        return K, kernel_matrix(self.X[test], Xtr, kernel=self.kernel, gamma=g)
-
-    def outputs(self, candidates: list[dict], train: np.ndarray, test: np.ndarray) -> list:
-        """Decision values on the test fold: SVM by libsvm on the Gram matrices of the fold and
-        width (one-vs-rest), LS-SVM from one eigendecomposition of the bordered system per
-        fold and width, the other methods from one :func:`~structreg.models.fit_path` batch."""
-        fold, ytr = train.tobytes(), self.y[train]
-        if self.method not in ("SVM", "LS-SVM"):
-            points = [model_params(self.method, self.kernel, c) for c in candidates]
-            model = _MODELS[self.method](**points[0])
-            cache = self._cached((fold, "fit_path"), dict)
-            return list(decision_path(model, self.X[train], ytr, points, self.X[test], cache=cache))
-        # LS-SVM: [0 1^T; 1 K + I/C] with the one-of-c +-1 targets, as the estimators code them
-        Y = pm_one_targets(ytr, np.ones(len(ytr), bool), self.n_classes)
-        outs = []
-        for c in candidates:
-            sigma = c.get("sigma")
-            K, Kte = self._cached((fold, "gram", sigma), self._grams, train, test, sigma)
-            if self.method == "SVM":
-                svm = PrecomputedSVM(C=c["C"], multi_class="ovr", max_iter=c.get("max_iter", -1))
-                outs.append(svm.fit(K, ytr, self.n_classes).decision_function(Kte))
-                continue
-            sol = self._cached((fold, "eig", sigma), BorderedPath, K, Y).solve(1.0 / c["C"])
-            F = Kte @ sol.dual_coef + sol.intercept
-            outs.append(F.ravel() if F.shape[1] == 1 else F)
-        return outs
+        key = (train.tobytes(), sigma)
+        if key not in self._grams:
+            gamma = None if self.kernel == "linear" else sigma_to_gamma(sigma)
+            Xtr = self.X[train]
+            K = kernel_matrix(Xtr, kernel=self.kernel, gamma=gamma)
+            K_test = kernel_matrix(self.X[test], Xtr, kernel=self.kernel, gamma=gamma)
+            self._grams[key] = (K, K_test)
+        return self._grams[key]
 
 
 # -- The cell: one (data set, run, method) -------------------------------------------------------
@@ -331,7 +355,7 @@ def fit_cell(
             fixed.update(n_centers=n_centers, random_state=_seed(dataset, split, "fcm"))
         axes = search_axes(method, kernel, Xtr, _k_max(ytr, folds), grid)
         axes = [a for a in axes if a.name not in fixed]
-        evaluate = cv_evaluator(FoldPath(method, kernel, Xtr, ytr, n_classes), folds)
+        evaluate = cv_evaluator(FoldEvaluator(method, kernel, Xtr, ytr, n_classes), folds)
         result = coarse_to_fine(evaluate, axes, fixed=fixed, refine=GRIDS[grid]["refine"])
         search_s = time.perf_counter() - start
         params = result.best_params

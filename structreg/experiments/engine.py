@@ -47,8 +47,10 @@ class Cell:
         return Cell(CellKey(paper, table, dataset, method, split, kw), func)
 
     def run(self) -> dict[str, Any]:
-        k = self.key
-        return self.func(dataset=k.dataset, method=k.method, split=k.split, **dict(k.params))
+        key = self.key
+        return self.func(
+            dataset=key.dataset, method=key.method, split=key.split, **dict(key.params)
+        )
 
 
 def cell_grid(
@@ -122,6 +124,23 @@ def _execute(cell: Cell, threads: int | None) -> tuple[CellKey, dict[str, Any], 
     return cell.key, result, time.perf_counter() - start
 
 
+def _threads_per_cell(n_jobs: int | None) -> int | None:
+    """The BLAS/OpenMP threads of each cell (docs/reproducing/engine.md): one in this process
+    (``n_jobs`` None or 1) and on dask, the cores shared out among ``n_jobs`` local workers,
+    and no limit (None) when ``OMP_NUM_THREADS`` says how many the libraries should use."""
+    if "OMP_NUM_THREADS" in os.environ:
+        return None
+    if n_jobs is None:
+        workers = 1
+    elif n_jobs < 0:
+        workers = cpu_count()
+    else:
+        workers = n_jobs
+    if workers > 1:
+        return max(1, cpu_count() // workers)
+    return 1
+
+
 def run_cells(
     cells: Iterable[Cell],
     store: ResultsStore,
@@ -136,23 +155,34 @@ def run_cells(
     workers (None or 1: this process); ``progress``: a bar on stderr (None: on a terminal)."""
     unique = list({cell.key: cell for cell in cells}.values())
     results = store.get_many(cell.key for cell in unique)
-    todo, n_computed = [cell for cell in unique if cell.key not in results], 0
+    todo = [cell for cell in unique if cell.key not in results]
     if todo and not store.writable:
         raise StoreError(f"{store.path.parent} is not writable; {len(todo)} cell(s) missing")
-    workers = 1 if n_jobs is None else cpu_count() if n_jobs < 0 else n_jobs
-    threads = max(1, cpu_count() // workers) if workers > 1 else 1  # 1 in this process, on dask
-    threads = None if "OMP_NUM_THREADS" in os.environ else threads  # unless the user says
-    look = dict(desc=desc, unit="cell", file=sys.stderr, total=len(unique), initial=len(results))
-    with tqdm(**look, disable=None if progress is None else not progress) as bar:  # None: a tty
-        while todo:  # each cell is claimed as a worker frees up; a live peer's claim is skipped
-            calls = (delayed(_execute)(c, threads) for c in todo if store.claim(c.key))
+    threads = _threads_per_cell(n_jobs)
+    n_computed = 0
+    bar = tqdm(
+        desc=desc,
+        unit="cell",
+        file=sys.stderr,
+        total=len(unique),
+        initial=len(results),
+        disable=None if progress is None else not progress,  # None: only on a terminal
+    )
+    with bar:
+        while todo:
+            # each cell is claimed as a worker frees up; a cell a live peer claimed is skipped
+            calls = (delayed(_execute)(cell, threads) for cell in todo if store.claim(cell.key))
             for key, value, seconds in Parallel(n_jobs, return_as="generator_unordered")(calls):
-                store.put(key, value, seconds)  # and below: exactly what a resumed run reads
-                results[key], n_computed = store.get(key), n_computed + 1
+                store.put(key, value, seconds)
+                results[key] = store.get(key)  # exactly what a resumed run reads
+                n_computed += 1
                 bar.update(1)
-            results.update(peers := store.get_many(c.key for c in todo if c.key not in results))
-            bar.update(len(peers))
-            if todo := [cell for cell in todo if cell.key not in results]:
+            left = [cell.key for cell in todo if cell.key not in results]
+            by_peers = store.get_many(left)
+            results.update(by_peers)
+            bar.update(len(by_peers))
+            todo = [cell for cell in todo if cell.key not in results]
+            if todo:
                 time.sleep(1.0)  # claimed by live peers: poll the store for their results
     return results, len(results) - n_computed
 
@@ -162,10 +192,18 @@ def run_table(
 ) -> TableRun:
     """Plan, run (resuming from ``out/results.sqlite``, sharing cells with concurrent runs) and
     report one table (into a new temporary folder when ``out`` is not writable)."""
-    start, plan, desc = time.perf_counter(), table.plan(options), f"{table.paper} {table.name}"
+    start = time.perf_counter()
+    plan = table.plan(options)
+    desc = f"{table.paper} {table.name}"
     with ResultsStore(Path(out) / STORE_NAME) as store:
-        how = dict(n_jobs=options.n_jobs, progress=progress, desc=desc)
-        results, n_cached = run_cells(plan.cells, store, **how)
-    out = Path(out) if store.writable else Path(tempfile.mkdtemp(prefix="structreg-report-"))
-    paths, seconds = table.report(plan, results, out, options), time.perf_counter() - start
-    return TableRun(table, paths, results, n_cached, len(results) - n_cached, seconds)
+        results, n_cached = run_cells(
+            plan.cells, store, n_jobs=options.n_jobs, progress=progress, desc=desc
+        )
+    if store.writable:
+        report_to = Path(out)
+    else:
+        report_to = Path(tempfile.mkdtemp(prefix="structreg-report-"))
+    paths = table.report(plan, results, report_to, options)
+    seconds = time.perf_counter() - start
+    n_computed = len(results) - n_cached
+    return TableRun(table, paths, results, n_cached, n_computed, seconds)

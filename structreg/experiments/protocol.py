@@ -25,6 +25,8 @@ __all__ = [
     "n_draws",
     "per_class_sample",
     "per_class_split",
+    "precomputed_svc",
+    "precomputed_svc_params",
     "runs_table",
     "seed_from",
     "standardised_halves",
@@ -117,6 +119,25 @@ def load_lenses() -> tuple[np.ndarray, np.ndarray]:
         for code, word in enumerate(words, start=1):
             X[:, j] += code * bunch.data[:, list(bunch.feature_names).index(f"{column}={word}")]
     return X, np.asarray(bunch.target).astype(str)
+
+
+def precomputed_svc(n_classes: int) -> Any:
+    """The papers' SVM baseline on a precomputed Gram matrix: scikit-learn's
+    ``SVC(kernel="precomputed")`` for two classes, one such machine per class (one-vs-rest)
+    for more.  Its parameters: :func:`precomputed_svc_params`."""
+    from sklearn.multiclass import OneVsRestClassifier
+    from sklearn.svm import SVC
+
+    svc = SVC(kernel="precomputed")
+    return svc if n_classes == 2 else OneVsRestClassifier(svc)
+
+
+def precomputed_svc_params(n_classes: int, **params: Any) -> dict[str, Any]:
+    """``params`` (e.g. ``C``) addressed to the SVC(s) of :func:`precomputed_svc` (a grid
+    point of :func:`~structreg.models.decision_path`)."""
+    if n_classes == 2:
+        return dict(params)
+    return {f"estimator__{name}": value for name, value in params.items()}
 
 
 def standardised_halves(

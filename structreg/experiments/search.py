@@ -2,8 +2,9 @@
 
 A search space is a list of :class:`Axis` objects (:func:`log2_axis`, :func:`value_axis`);
 :func:`coarse_to_fine` evaluates a coarse grid, then refines around the best point by a
-pattern search; :func:`cv_evaluator` scores candidates by pooled CV accuracy from a fold
-evaluator.  The strategy in full: ``docs/reproducing/search.md``.
+pattern search or by neighbourhoods at given strides; :func:`cv_evaluator` scores candidates
+by CV accuracy from a fold evaluator.  Every paper's search goes through these.  The strategy
+in full: ``docs/reproducing/search.md``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ __all__ = [
     "coarse_to_fine",
     "cv_evaluator",
     "log2_axis",
+    "n_correct",
     "stratified_folds",
     "trivial_gaussian_widths",
     "value_axis",
@@ -86,30 +88,65 @@ class SearchResult:
     n_evaluated: int
 
 
+SCORE_DECIMALS = 12
+"""Scores equal to this many decimals tie (a mean of fold accuracies may differ from an
+equal one in its last bit, depending on which folds the hits fall in)."""
+
+
 def coarse_to_fine(
     evaluate: Callable[[list[Candidate]], Sequence[float]],
     axes: Sequence[Axis],
     *,
     fixed: Mapping[str, Any] | None = None,
-    refine: bool = True,
+    refine: bool | Sequence[int] = True,
+    prefer: Callable[[Candidate], Any] | None = None,
 ) -> SearchResult:
-    """Coarse grid, then pattern-search refinement (docs/reproducing/search.md); the higher
-    score is better.
+    """Coarse grid, then refinement around the best point (docs/reproducing/search.md); the
+    higher score is better.
 
-    ``evaluate`` gets a list of candidate dicts (``fixed`` merged in) and returns one score
-    per candidate (NaN: the candidate failed; it never wins).
+    Parameters
+    ----------
+    evaluate : callable
+        Gets a list of candidate dicts (``fixed`` merged in) and returns one score per
+        candidate (NaN: the candidate failed; it never wins).
+    axes : sequence of Axis
+        The searched parameters; an ``exhaustive`` axis is tried in full with every point.
+    fixed : mapping, optional
+        Parameters every candidate has, not searched.
+    refine : bool or sequence of int, default=True
+        True: the pattern search (from the best point, its neighbours along one axis at a
+        time, moving while a neighbour is better, the step halved otherwise, down to 1).
+        A sequence of strides (index steps, e.g. ``(2, 1)``): at each stride in turn, every
+        point of the ``3^p`` neighbourhood of the best point so far.  False: the coarse grid
+        only.
+    prefer : callable, optional
+        Among points whose scores tie (to :data:`SCORE_DECIMALS` decimals), the one with the
+        smallest ``prefer(candidate)`` wins.  None: the point evaluated first (the coarse grid
+        in axis order, then the refinement; inside an exhaustive axis its first value).
+
+    Returns
+    -------
+    SearchResult
     """
     fixed = dict(fixed or {})
     searched = [a for a in axes if not a.exhaustive]
     inner = [a for a in axes if a.exhaustive]
+    inner_names = [a.name for a in inner]
     inner_grid = [
-        dict(zip([a.name for a in inner], vals, strict=True))
-        for vals in product(*(a.values for a in inner))
+        dict(zip(inner_names, values, strict=True))
+        for values in product(*(a.values for a in inner))
     ]
-    # searched point -> (its best score, candidate), in evaluation order
-    seen: dict[tuple[int, ...], tuple[float, Candidate]] = {}
+
+    def rank(score: float, candidate: Candidate, order: int) -> tuple:
+        """Smaller is better: the higher score, then the preferred candidate, then the earlier."""
+        preference = () if prefer is None else prefer(candidate)
+        return (-round(score, SCORE_DECIMALS), preference, order)
+
+    # searched point -> (its best score, that candidate, its rank), in evaluation order
+    seen: dict[tuple[int, ...], tuple[float, Candidate, tuple]] = {}
 
     def run(points: list[tuple[int, ...]]) -> None:
+        """Evaluate the points not seen yet (each with the whole inner grid) in one batch."""
         points = [p for p in dict.fromkeys(points) if p not in seen]
         if not points:
             return
@@ -120,33 +157,68 @@ def coarse_to_fine(
         scores = np.asarray(evaluate(batch), dtype=float)
         if scores.shape != (len(batch),):
             raise ValueError(f"evaluate returned {scores.shape} scores for {len(batch)} candidates")
-        per = len(inner_grid)
-        blocks = np.where(np.isnan(scores), -np.inf, scores).reshape(len(points), per)
-        for j, (p, block) in enumerate(zip(points, blocks, strict=True)):
-            b = int(np.argmax(block))  # first maximum: the axis order breaks ties; NaN never wins
-            seen[p] = (float(block[b]), batch[j * per + b])
+        scores = np.where(np.isnan(scores), -np.inf, scores)  # NaN never wins
+        per_point = len(inner_grid)
+        for j, p in enumerate(points):
+            block = range(j * per_point, (j + 1) * per_point)
+            top = min(block, key=lambda i: rank(float(scores[i]), batch[i], i))
+            score, candidate = float(scores[top]), batch[top]
+            seen[p] = (score, candidate, rank(score, candidate, len(seen)))
 
     def best() -> tuple[int, ...]:
-        top = max(score for score, _ in seen.values())
-        return next(p for p, (score, _) in seen.items() if score == top)
+        """The best point seen so far."""
+        return min(seen, key=lambda p: seen[p][2])
 
     run(list(product(*(a.coarse_indices() for a in searched))))
-    current = best()
-    if refine and searched:
-        step = max(a.coarse_step for a in searched)
-        while step >= 1:
-            moved = False
-            for d, axis in enumerate(searched):
-                s = min(step, axis.coarse_step)
-                near = [i for i in (current[d] - s, current[d] + s) if 0 <= i < len(axis.values)]
-                run([current[:d] + (i,) + current[d + 1 :] for i in near])
-                candidate = best()
-                if seen[candidate][0] > seen[current][0]:
-                    current, moved = candidate, True
-            if not moved:
-                step //= 2
-    score, params = seen[current]
+    if not searched:
+        pass  # the inner grid only: nothing to refine
+    elif isinstance(refine, (bool, np.bool_)):
+        if refine:
+            _pattern_search(run, best, searched)
+    else:
+        for stride in refine:
+            _neighbourhood(run, best(), searched, int(stride))
+    score, params, _ = seen[best()]
     return SearchResult(dict(params), score, len(seen) * len(inner_grid))
+
+
+def _pattern_search(
+    run: Callable[[list[tuple[int, ...]]], None],
+    best: Callable[[], tuple[int, ...]],
+    searched: Sequence[Axis],
+) -> None:
+    """From the best point: its neighbours at the current step along one axis at a time (an
+    axis's step at most its coarse step), moving to a better point while there is one, else
+    halving the step, down to 1."""
+    current = best()
+    step = max(a.coarse_step for a in searched)
+    while step >= 1:
+        moved = False
+        for d, axis in enumerate(searched):
+            s = min(step, axis.coarse_step)
+            near = [i for i in (current[d] - s, current[d] + s) if 0 <= i < len(axis.values)]
+            run([current[:d] + (i,) + current[d + 1 :] for i in near])
+            candidate = best()
+            if candidate != current:
+                current = candidate
+                moved = True
+        if not moved:
+            step //= 2
+
+
+def _neighbourhood(
+    run: Callable[[list[tuple[int, ...]]], None],
+    center: tuple[int, ...],
+    searched: Sequence[Axis],
+    stride: int,
+) -> None:
+    """Every point of the ``3^p`` neighbourhood of ``center`` at index distance ``stride``
+    along each axis (within the axes)."""
+    near = [
+        [i for i in (c - stride, c, c + stride) if 0 <= i < len(axis.values)]
+        for c, axis in zip(center, searched, strict=True)
+    ]
+    run(list(product(*near)))
 
 
 def stratified_folds(
@@ -184,17 +256,51 @@ def stratified_folds(
 def cv_evaluator(
     fold_eval: Callable[[list[Candidate], np.ndarray, np.ndarray], Sequence[float]],
     folds: Folds,
+    *,
+    average: str = "pooled",
 ) -> Callable[[list[Candidate]], list[float]]:
-    """``evaluate(candidates)``: pooled CV accuracy from per-fold hit counts."""
+    """``evaluate(candidates)``: the CV accuracy of every candidate from per-fold hit counts.
+
+    Parameters
+    ----------
+    fold_eval : callable
+        ``fold_eval(candidates, train, test)``: the number of correctly classified test
+        points of every candidate, fitted on ``train``.
+    folds : sequence of (train, test) index arrays
+    average : {"pooled", "folds"}, default="pooled"
+        ``"pooled"``: the hits of all folds over all their test points; ``"folds"``: the mean
+        of the folds' accuracies.
+    """
+    if average not in ("pooled", "folds"):
+        raise ValueError(f"average must be 'pooled' or 'folds', got {average!r}")
     total = sum(len(test) for _, test in folds)
 
-    def evaluate(candidates: list[Candidate]) -> list[float]:
+    def pooled(candidates: list[Candidate]) -> list[float]:
         hits = np.zeros(len(candidates))
         for train, test in folds:
             hits += np.asarray(fold_eval(candidates, train, test), dtype=float)
         return (hits / total).tolist()
 
-    return evaluate
+    def fold_mean(candidates: list[Candidate]) -> list[float]:
+        accuracies = []  # per fold, per candidate
+        for train, test in folds:
+            hits = np.asarray(fold_eval(candidates, train, test), dtype=float)
+            accuracies.append(hits / len(test))
+        return [float(np.mean([fold[i] for fold in accuracies])) for i in range(len(candidates))]
+
+    return pooled if average == "pooled" else fold_mean
+
+
+def n_correct(decision: np.ndarray, y: np.ndarray) -> int:
+    """How many of the class codes ``y`` (``0..c-1``) the decision values get right: the sign
+    of a binary decision of shape (n,) (positive: class 1), else the largest of the ``c``
+    columns."""
+    decision = np.asarray(decision)
+    if decision.ndim == 1:
+        predicted = (decision > 0).astype(int)
+    else:
+        predicted = np.argmax(decision, axis=1)
+    return int(np.sum(predicted == y))
 
 
 def trivial_gaussian_widths(

@@ -9,7 +9,6 @@ text is in ``reference/srsvm.json`` beside the paper's numbers.
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
 import warnings
@@ -28,13 +27,22 @@ from sklearn.svm import SVC
 
 from ..bounds import fitted_bound, plot_bounds
 from ..datasets import list_datasets, load_dataset, make_xor_gaussians
-from ..models import EKM, SLMM, SRSVM, LapSVM
-from ..solvers.hinge import PrecomputedSVM
+from ..models import EKM, SLMM, SRSVM, LapSVM, decision_path, fit_path
 from ..structure import LaplacianPenalty
 from . import reference
 from .engine import Cell, Options, Plan, Table
 from .plots import boundary_figure, decision_grid
-from .protocol import class_codes, grid_name, load_images, n_draws, runs_table, seed_from, uci_rows
+from .protocol import (
+    class_codes,
+    grid_name,
+    load_images,
+    n_draws,
+    precomputed_svc,
+    precomputed_svc_params,
+    runs_table,
+    seed_from,
+    uci_rows,
+)
 from .report import (
     comparison_table,
     markdown_table,
@@ -46,6 +54,7 @@ from .report import (
     write_csv,
     write_markdown,
 )
+from .search import Axis, coarse_to_fine, cv_evaluator, n_correct, value_axis
 
 __all__ = ["TABLE2", "TABLE5", "TABLE6", "TABLE7", "TABLES", "TWO_CLASS_SETS", "run_cell"]
 
@@ -151,93 +160,148 @@ def _task(kind: str, dataset: str, split: int) -> tuple[np.ndarray, ...]:
 
 
 # -- model selection --------------------------------------------------------------------------
-def _search(
-    evaluate: Callable[[list[tuple[int, ...]]], list[float]], names: Sequence[str], spec: dict
-) -> tuple[dict[str, int], float, int]:
-    """Best exponents by mean CV accuracy, their score and the number of points scored.
+def _search_space(names: Sequence[str], spec: dict) -> tuple[list[Axis], bool | list[int]]:
+    """The axes of the exponents ``names`` and the refinement of a :data:`GRIDS` ``spec`` for
+    :func:`~structreg.experiments.search.coarse_to_fine`.
 
-    ``spec``: every point of ``{"exps": {name: [exponents]}}``, or coarse to fine from
-    ``{"lo", "hi", "steps"}``: the axis ``lo, lo + step, ..., hi`` at the first step, then the
-    ``3^p`` neighbourhood of the best point at each further step.  Ties go to the most
-    regularised point: the smallest ``sum_k s_k e_k`` with ``s = +1`` for ``gamma`` and ``C``
-    (smoother kernel, softer margin) and ``-1`` for ``lam`` (more weight on the structure),
-    then the smallest ``gamma``, ``C`` and the largest ``lam`` in turn.
+    ``{"exps": {name: [exponents]}}``: every point of that grid, no refinement.
+    ``{"lo", "hi", "steps"}``: the exponents ``lo, lo + step, ..., hi`` at the first step,
+    then the ``3^p`` neighbourhood of the best point at each further step.
     """
-    scores: dict[tuple[int, ...], float] = {}
-    signs = [-1 if name == "lam" else 1 for name in names]
-
-    def rank(p: tuple[int, ...]) -> tuple:
-        signed = [s * e for s, e in zip(signs, p, strict=True)]
-        return (round(scores[p], 12), -sum(signed), [-v for v in signed])
-
-    lo, hi = spec.get("lo"), spec.get("hi")
-    for level, step in enumerate([None] if "exps" in spec else spec["steps"]):
-        if "exps" in spec:
-            points = list(itertools.product(*(spec["exps"][n] for n in names)))
-        elif level == 0:
-            axis = list(range(lo, hi + 1, step))
-            axis += [hi] if axis[-1] != hi else []
-            points = list(itertools.product(axis, repeat=len(names)))
-        else:
-            best = max(scores, key=rank)
-            near = [[b + d for d in (-step, 0, step) if lo <= b + d <= hi] for b in best]
-            points = list(itertools.product(*near))
-        new = [p for p in points if p not in scores]
-        scores.update(zip(new, evaluate(new), strict=True))
-    top = max(scores, key=rank)
-    return dict(zip(names, top, strict=True)), scores[top], len(scores)
+    if "exps" in spec:
+        return [value_axis(name, spec["exps"][name]) for name in names], False
+    exponents = range(spec["lo"], spec["hi"] + 1)
+    first, *further = spec["steps"]
+    axes = [value_axis(name, exponents, coarse_step=first) for name in names]
+    return axes, list(further)
 
 
-class _Folds:
-    """Stratified folds of one training set; scores libsvm on shared Gram matrices."""
+def _most_regularised(names: Sequence[str]) -> Callable[[dict], tuple]:
+    """The tie-break of the searches: the most regularised point first, i.e. the smallest
+    ``sum_k s_k e_k`` with ``s = +1`` for ``gamma`` and ``C`` (smoother kernel, softer margin)
+    and ``-1`` for ``lam`` (more weight on the structure), then the smallest signed exponents
+    in the order of ``names``."""
+    signs = {name: -1 if name == "lam" else 1 for name in names}
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, seed: int):
-        self.X, self.y, self.n_classes = X, y, int(y.max()) + 1
+    def preference(candidate: dict) -> tuple:
+        signed = tuple(signs[name] * candidate[name] for name in names)
+        return (sum(signed), signed)
+
+    return preference
+
+
+def _search(
+    evaluate: Callable[[list[dict]], Sequence[float]],
+    names: Sequence[str],
+    spec: dict,
+    fixed: dict[str, int] | None = None,
+) -> tuple[dict[str, int], float, int]:
+    """Best exponents by ``evaluate`` (a score per candidate dict of exponents), their score
+    and the number of points scored: the grid of ``spec`` (:func:`_search_space`) searched by
+    :func:`~structreg.experiments.search.coarse_to_fine`, ties to the most regularised point
+    (:func:`_most_regularised`); ``fixed``: exponents taken as given."""
+    axes, refine = _search_space(names, spec)
+    prefer = _most_regularised(names)
+    found = coarse_to_fine(evaluate, axes, fixed=fixed, refine=refine, prefer=prefer)
+    return found.best_params, found.best_score, found.n_evaluated
+
+
+class _CVData:
+    """One split's training part for model selection: its stratified folds, and LapSVM's
+    class-wise graphs on the folds' training parts (built once)."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, seed: int) -> None:
+        self.X = X
+        self.y = y
+        self.n_classes = int(y.max()) + 1
         cv = StratifiedKFold(N_FOLDS, shuffle=True, random_state=seed % 2**31)
         self.folds = list(cv.split(X, y))
 
-    def accuracy(self, grams: list[tuple[np.ndarray, ...]], c_exps: list[int]) -> list[float]:
-        """Mean validation accuracy of libsvm with ``C = 2^e`` on the folds' Gram matrices."""
-        out = []
-        for e in c_exps:
-            accs = []
-            for (tr, va), (G, Gv) in zip(self.folds, grams, strict=True):
-                svm = PrecomputedSVM(C=2.0**e, multi_class="ovr").fit(G, self.y[tr], self.n_classes)
-                F = svm.decision_function(Gv)
-                pred = (F > 0).astype(int) if F.ndim == 1 else np.argmax(F, axis=1)
-                accs.append(np.mean(pred == self.y[va]))
-            out.append(float(np.mean(accs)))
-        return out
-
-    def grams(self, method: str, g: float, lam: float | None) -> list[tuple[np.ndarray, ...]]:
-        """Every fold's (fit x fit, validation x fit) Gram matrices of ``method`` at width ``g``
-        and weight ``lam``: the SVM's kernel, EKM's remapped points or the deformed kernel."""
-        out = []
-        for i, (tr, va) in enumerate(self.folds):
-            Xf, yf, Xe = self.X[tr], self.y[tr], self.X[va]
-            if method == "SVM":
-                out.append((rbf_kernel(Xf, Xf, gamma=g), rbf_kernel(Xe, Xf, gamma=g)))
-            elif method == "EKM":
-                ekm = EKM(kernel="rbf", gamma=g, C=1.0).fit(Xf, yf)
-                Rf, Re = ekm.remap(Xf), ekm.remap(Xe)
-                out.append((Rf @ Rf.T, Re @ Rf.T))
-            else:
-                if method == "SRSVM":
-                    est = SRSVM(kernel="rbf", gamma=g, C=1.0, lam=lam).fit(Xf, yf)
-                else:
-                    est = _lapsvm(g, 1.0, lam, yf, graph=self.graphs[i]).fit(Xf, yf)
-                out.append((est.deformed_gram(), est.deformed_gram(Xe)))
-        return out
-
     @cached_property
-    def graphs(self) -> list[Any]:
-        """LapSVM's class-wise graphs on the folds' training parts (built once)."""
-        out = []
-        for tr, _ in self.folds:
-            k = _lapsvm(1.0, 1.0, 1.0, self.y[tr]).n_neighbors
+    def graphs(self) -> dict[bytes, Any]:
+        """LapSVM's class-wise graph of each fold's training part, by its indices' bytes."""
+        out = {}
+        for train, _ in self.folds:
+            k = _lapsvm(1.0, 1.0, 1.0, self.y[train]).n_neighbors
             penalty = LaplacianPenalty(graph="class-wise", n_neighbors=k)
-            out.append(penalty.adjacency(self.X[tr], self.y[tr], np.ones(len(tr), bool)))
+            graph = penalty.adjacency(self.X[train], self.y[train], np.ones(len(train), bool))
+            out[train.tobytes()] = graph
         return out
+
+    def accuracy(self, method: str) -> Callable[[list[dict]], list[float]]:
+        """``evaluate(candidates)`` of ``method``: the mean validation accuracy over the folds
+        of every candidate (a dict of exponents ``e``, the parameters being ``2^e``)."""
+
+        def fold_hits(candidates: list[dict], train: np.ndarray, test: np.ndarray) -> list[int]:
+            decisions = self.decisions(method, candidates, train, test)
+            return [n_correct(F, self.y[test]) for F in decisions]
+
+        return cv_evaluator(fold_hits, self.folds, average="folds")
+
+    def decisions(
+        self, method: str, candidates: list[dict], train: np.ndarray, test: np.ndarray
+    ) -> list[np.ndarray]:
+        """The decision values on the fold's validation points ``test`` of every candidate
+        fitted on ``train``, by :func:`~structreg.models.decision_path`: SRSVM and LapSVM
+        share their deformed kernel along ``C`` there; the SVM and EKM run
+        ``SVC(kernel="precomputed")`` along ``C`` on the fold's Gram matrices of each width
+        (the kernel's, or the linear kernel of EKM's remapped points: one ellipsoid)."""
+        X_fit, y_fit, X_val = self.X[train], self.y[train], self.X[test]
+        if method in ("SVM", "EKM"):
+            return self._svm_decisions(method, candidates, X_fit, y_fit, X_val)
+        if method == "SRSVM":
+            model = SRSVM(kernel="rbf")
+            points = [
+                {"gamma": 2.0 ** c["gamma"], "lam": 2.0 ** c["lam"], "C": 2.0 ** c["C"]}
+                for c in candidates
+            ]
+        else:
+            graph = self.graphs[train.tobytes()]
+            models = [
+                _lapsvm(2.0 ** c["gamma"], 2.0 ** c["C"], 2.0 ** c["lam"], y_fit, graph=graph)
+                for c in candidates
+            ]
+            model = models[0]
+            points = [m.get_params(deep=False) for m in models]
+        return list(decision_path(model, X_fit, y_fit, points, X_val))
+
+    def _svm_decisions(
+        self,
+        method: str,
+        candidates: list[dict],
+        X_fit: np.ndarray,
+        y_fit: np.ndarray,
+        X_val: np.ndarray,
+    ) -> list[np.ndarray]:
+        """libsvm along ``C`` on the Gram matrices of each width (one
+        :func:`~structreg.models.decision_path` per width)."""
+        by_width: dict[int, list[int]] = {}
+        for i, c in enumerate(candidates):
+            by_width.setdefault(c["gamma"], []).append(i)
+        svm = precomputed_svc(self.n_classes)
+        out: list[Any] = [None] * len(candidates)
+        for gamma_exp, indices in by_width.items():
+            G, G_val = _fold_grams(method, 2.0**gamma_exp, X_fit, y_fit, X_val)
+            points = [
+                precomputed_svc_params(self.n_classes, C=2.0 ** candidates[i]["C"]) for i in indices
+            ]
+            F = decision_path(svm, G, y_fit, points, G_val)
+            for i, decision in zip(indices, F, strict=True):
+                out[i] = decision
+        return out
+
+
+def _fold_grams(
+    method: str, gamma: float, X_fit: np.ndarray, y_fit: np.ndarray, X_val: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (fit x fit, validation x fit) Gram matrices of the SVM's RBF kernel of width
+    ``gamma``, or of the linear kernel on EKM's remapped points (EKM's ellipsoid does not
+    depend on ``C``)."""
+    if method == "SVM":
+        return rbf_kernel(X_fit, X_fit, gamma=gamma), rbf_kernel(X_val, X_fit, gamma=gamma)
+    ekm = EKM(kernel="rbf", gamma=gamma, C=1.0).fit(X_fit, y_fit)
+    R_fit, R_val = ekm.remap(X_fit), ekm.remap(X_val)
+    return R_fit @ R_fit.T, R_val @ R_fit.T
 
 
 def _lapsvm(g: float, C: float, lam: float, y: np.ndarray, graph: Any = "class-wise") -> LapSVM:
@@ -258,44 +322,32 @@ _AXES["LapSVM"] = _AXES["SRSVM"]
 
 
 def _select(
-    method: str, folds: _Folds, spec: dict, fixed: dict[str, int] | None = None
+    method: str, data: _CVData, spec: dict, fixed: dict[str, int] | None = None
 ) -> tuple[dict[str, int], float, int]:
-    """Cross-validated exponents of ``method`` (``fixed``: exponents taken as given); the Gram
-    matrices are computed once per value of the outer exponents, libsvm re-runs per ``C``."""
+    """Cross-validated exponents of ``method`` (``fixed``: exponents taken as given)."""
     fixed = dict(fixed or {})
-    axes = [n for n in _AXES[method] if n not in fixed]
-
-    def evaluate(points: list[tuple[int, ...]]) -> list[float]:
-        scores = [0.0] * len(points)
-        groups: dict[tuple, list[int]] = {}
-        for i, p in enumerate(points):
-            groups.setdefault(p[:-1], []).append(i)
-        for outer, idx in groups.items():
-            at = {**fixed, **dict(zip(axes[:-1], outer, strict=True))}
-            lam = 2.0 ** at["lam"] if "lam" in at else None
-            grams = folds.grams(method, 2.0 ** at.get("gamma", 0), lam)
-            for i, s in zip(idx, folds.accuracy(grams, [points[i][-1] for i in idx]), strict=True):
-                scores[i] = s
-        return scores
-
-    best, score, n_points = _search(evaluate, axes, spec)
-    return {**fixed, **best}, score, n_points
+    names = [name for name in _AXES[method] if name not in fixed]
+    return _search(data.accuracy(method), names, spec, fixed)
 
 
-def _select_slmm(folds: _Folds, gamma_exp: int, c_exps: Sequence[int]) -> tuple[dict, float, int]:
+def _select_slmm(
+    data: _CVData, gamma_exp: int, c_exps: Sequence[int]
+) -> tuple[dict[str, int], float, int]:
     """SLMM's ``C`` by CV at the given width (a cone program per fold and C; ties: smallest C)."""
 
-    def accuracy(c: int) -> float:
-        est, X, y = SLMM(kernel="rbf", gamma=2.0**gamma_exp, C=2.0**c), folds.X, folds.y
-        return float(np.mean([est.fit(X[tr], y[tr]).score(X[va], y[va]) for tr, va in folds.folds]))
+    def fold_hits(candidates: list[dict], train: np.ndarray, test: np.ndarray) -> list[int]:
+        model = SLMM(kernel="rbf", gamma=2.0**gamma_exp)
+        points = [{"C": 2.0 ** c["C"]} for c in candidates]
+        fits = fit_path(model, data.X[train], data.y[train], points)
+        return [int(np.sum(fit.predict(data.X[test]) == data.y[test])) for fit in fits]
 
+    evaluate = cv_evaluator(fold_hits, data.folds, average="folds")
     spec = {"exps": {"C": list(c_exps)}}
-    best, score, n_points = _search(lambda points: [accuracy(c) for (c,) in points], ["C"], spec)
-    return {"gamma": gamma_exp, **best}, score, n_points
+    return _search(evaluate, ["C"], spec, fixed={"gamma": gamma_exp})
 
 
 @lru_cache(maxsize=4)
-def _folds(kind: str, dataset: str, split: int) -> _Folds:
+def _cv_data(kind: str, dataset: str, split: int) -> _CVData:
     """The CV folds of one split's training part (images: of a stratified subsample of at most
     ``IMAGE_CV_MAX`` points)."""
     Xtr, ytr, _, _ = _task(kind, dataset, split)
@@ -305,13 +357,13 @@ def _folds(kind: str, dataset: str, split: int) -> _Folds:
             ytr, lambda n: max(N_FOLDS, round(n * IMAGE_CV_MAX / len(ytr))), seed
         )
         Xtr, ytr = Xtr[keep], ytr[keep]
-    return _Folds(Xtr, ytr, _seed(dataset, split, "cv"))
+    return _CVData(Xtr, ytr, _seed(dataset, split, "cv"))
 
 
 @lru_cache(maxsize=16)
 def _svm_selection(kind: str, dataset: str, split: int, spec_json: str):
     """The SVM's CV choice for one split (cached: EKM and SLMM take its width)."""
-    return _select("SVM", _folds(kind, dataset, split), json.loads(spec_json))
+    return _select("SVM", _cv_data(kind, dataset, split), json.loads(spec_json))
 
 
 # -- the cell ---------------------------------------------------------------------------------
@@ -360,11 +412,11 @@ def _choose(
         return svm_exps, svm_cv, n_points
     if method == "SLMM" and slmm_c is None:
         return svm_exps, None, 0
-    folds = _folds(kind, dataset, split)
+    data = _cv_data(kind, dataset, split)
     if method == "SLMM":
-        return _select_slmm(folds, svm_exps["gamma"], slmm_c)
+        return _select_slmm(data, svm_exps["gamma"], slmm_c)
     fixed = {"gamma": svm_exps["gamma"]} if method == "EKM" else None
-    return _select(method, folds, grid, fixed)
+    return _select(method, data, grid, fixed)
 
 
 def _timed(func: Callable, *args: Any) -> tuple[Any, float]:

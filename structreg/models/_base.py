@@ -15,7 +15,6 @@ all training points (labeled and unlabeled).
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import textwrap
 import warnings
@@ -30,7 +29,6 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
-from threadpoolctl import ThreadpoolController
 
 from .._numerics import (
     check_finite,
@@ -38,6 +36,7 @@ from .._numerics import (
     check_representable,
 )
 from .._params import check_finite_reals, constraints_for
+from .._resources import SMALL_PROBLEM, blas_threads_for  # noqa: F401 (SMALL_PROBLEM: re-export)
 from ..kernels import (
     EmpiricalKernelMap,
     KernelExpansion,
@@ -51,11 +50,11 @@ from ..kernels import (
     validated_samples,
 )
 from ..structure import build_penalties
+from ..structure.graphs import reusing_knn_graphs
+from ..structure.penalties import checked_terms
 from . import _proba
-from ._losses import FitData, loss_for
-
-SMALL_PROBLEM = 1000
-"""Training-set size below which fit uses a single BLAS thread (see ``fit``)."""
+from ._losses import loss_for
+from .problem import Problem, string_weights
 
 AUTO_DENSE_MAX = 5000
 """``solver="auto"`` factors the exact kernel up to this many training samples and uses the
@@ -87,25 +86,6 @@ _SOLUTION_ATTRIBUTES = (
     "_proba_missing",
 )
 """What one loss's fit sets and another's does not: removed before a refit."""
-
-_CONTROLLER: list = []
-
-
-def _blas_controller() -> ThreadpoolController:
-    """One ThreadpoolController per process (scanning the loaded libraries costs ~5 ms)."""
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0]
-
-
-def blas_threads_for(n_samples: int):
-    """Context for the BLAS threads of a fit on ``n_samples`` points: one thread below
-    :data:`SMALL_PROBLEM` (threaded BLAS made those small factorisations 2-3x slower on 2
-    cores), the library's default otherwise."""
-    if n_samples >= SMALL_PROBLEM:
-        return contextlib.nullcontext()
-    return _blas_controller().limit(limits=1, user_api="blas")
-
 
 UNLABELED = -1
 """Marker of an unlabeled sample in numeric label arrays (scikit-learn's convention).
@@ -516,13 +496,18 @@ class StructuralEstimator(BaseEstimator):
         classifiers' square losses calibrate their probabilities on them), or None."""
         return None
 
-    def _calibrate(self, X, y, unlabeled, data: FitData) -> None:
+    def _calibrate(self, X, y, unlabeled, data: Problem) -> None:
         """Hook run at the end of ``fit`` (the classifiers compose their probability
         calibration here)."""
 
     def _bordered_system(self, X, Z, weights, M):
         """The bordered dual system (:class:`~structreg.models._losses.BorderedDual`) of a
         model with ``_loss() == "bordered_square"``."""
+        raise NotImplementedError(f"{type(self).__name__} has no bordered formulation")
+
+    def _bordered_reg(self, weights: np.ndarray):
+        """The diagonal ``r`` of the bordered system for the loss weights ``c_i``: a number
+        or one per sample (what a grid over a loss scale such as LS-SVM's ``C`` changes)."""
         raise NotImplementedError(f"{type(self).__name__} has no bordered formulation")
 
     def _penalty_root(self, labeled: np.ndarray):
@@ -648,26 +633,101 @@ class StructuralEstimator(BaseEstimator):
         self._prepare(self._structure_points(X, Z), Z, y_codes, labeled)
         return y_codes, labeled, Z, unexplained
 
-    def _fit(self, X, y, unlabeled):
-        y_codes, labeled, Z, unexplained = self._fit_structure(X, y, unlabeled)
-        n, n_lab = X.shape[0], int(labeled.sum())
+    def _problem(
+        self,
+        X,
+        y,
+        unlabeled,
+        *,
+        grid: bool = False,
+        memo: dict | None = None,
+        encoded: tuple | None = None,
+        graphs: dict | None = None,
+        labels: str | None = None,
+    ) -> Problem:
+        """The fit problem of this model's structure on (X, y): fits the structure
+        (:meth:`_fit_structure`: labels, solver, feature map, ``_prepare``) and builds the
+        design, targets, loss weights and the **unweighted** penalty matrices.
+
+        ``fit`` builds it for its one setting (``grid=False``: only the penalties with a
+        nonzero weight are built, and the leave-one-out outputs the calibration reads are
+        requested); :func:`~structreg.models.fit_path` for a group of grid points
+        (``grid=True``: every penalty), with its ``memo`` (feature maps, penalty matrices and
+        design-only work kept for one X; ``labels`` fingerprints (y, unlabeled) for the
+        penalties that read the labels), the ``encoded`` labels of the call and the kNN
+        ``graphs`` its penalties share.
+        """
+        y_codes, labeled, Z, unexplained = self._fit_structure(X, y, unlabeled, memo, encoded)
+        n, n_labeled = X.shape[0], int(labeled.sum())
         points = self._structure_points(X, Z)
-        M, psd = build_penalties(self._penalty_terms(n, n_lab), points, y_codes, labeled)
-        self.loss_.check(self, M, psd)
-        Y = self._targets(y, y_codes, labeled)
-        weights = self._fit_weights(labeled, y_codes)
-        rows = self._loo_rows(y_codes, labeled)
-        data = FitData(X, Z, y_codes, labeled, weights, M, Y, loo_rows=rows)
-        fitted = self.loss_.fit(self, data)
-        if unexplained is not None:
-            self.solver_info_["unexplained_trace"] = unexplained
+        terms = checked_terms(self._penalty_terms(n, n_labeled))
+        built = [k for k, (w, _) in enumerate(terms) if grid or w != 0]
+        matrices = [
+            self._penalty_matrix(terms[k][1], points, y_codes, labeled, memo, graphs, labels)
+            for k in built
+        ]
+        # the losses with a bias of their own (hinge, bordered) have no fit_intercept
+        fit_intercept = self.loss_.bias == "always" or self._fit_intercept()
+        design_cache: dict = {}
+        if memo is not None:  # shared by the structures on one design (the entry holds Z)
+            design_cache = memo.setdefault(("design", id(Z), fit_intercept), {"Z": Z})
+        return Problem(
+            X=X,
+            Z=Z,
+            y_codes=y_codes,
+            labeled=labeled,
+            loss_weights=self._fit_weights(labeled, y_codes),
+            Y=self._targets(y, y_codes, labeled),
+            penalties=matrices,
+            psd=[bool(getattr(terms[k][1], "psd", False)) for k in built],
+            terms=[penalty for _, penalty in terms],
+            built=built,
+            fit_intercept=fit_intercept,
+            loo_rows=None if grid else self._loo_rows(y_codes, labeled),
+            design_cache=design_cache,
+            unexplained=unexplained,
+            strict_kinds=string_weights(self),
+        )
+
+    @staticmethod
+    def _penalty_matrix(penalty, points, y_codes, labeled, memo, graphs, labels):
+        """The penalty's matrix on the training points; with a grid's ``memo``, from it when
+        the same penalty was built on this X (e.g. the kNN graph of another kernel width) --
+        for the same labels if it reads them -- and the kNN graphs it searches are kept in
+        ``graphs`` (DRLSC's within- and between-class penalties split one graph)."""
+        if memo is None:
+            return penalty.build(points, y_codes, labeled)
+        key = memo_key(penalty)
+        entry = None
+        if key is not None:
+            reads = getattr(penalty, "reads_labels", lambda: True)()
+            entry = ("penalty", key, labels if reads else None)
+            if entry in memo:
+                return memo[entry]
+        with reusing_knn_graphs(graphs if graphs is not None else {}):
+            matrix = penalty.build(points, y_codes, labeled)
+        if entry is not None:
+            memo[entry] = matrix
+        return matrix
+
+    def _fit(self, X, y, unlabeled):
+        problem = self._problem(X, y, unlabeled)
+        fitted = self.loss_.fit_grid(problem, [self])[0]
+        self._finish_fit(problem, fitted, X)
+        self._calibrate(X, y, unlabeled, problem)
+        return self
+
+    def _finish_fit(self, problem: Problem, fitted: np.ndarray | None, X) -> None:
+        """What follows the solve in ``fit`` and :func:`~structreg.models.fit_path` alike:
+        ``n_iter_``, the Nystroem share in ``solver_info_``, ``transduction_`` (from the
+        outputs at the training points, computed here when the loss gave none)."""
+        if problem.unexplained is not None:
+            self.solver_info_["unexplained_trace"] = problem.unexplained
         self.n_iter_ = int(self.solver_info_.get("n_iter", 1))
         if self._semi_supervised:  # outputs at the training points, unlabeled ones included
             if fitted is None:
                 fitted = self.loss_.decision(self, X)
             self.transduction_ = self._transduction(fitted)
-        self._calibrate(X, y, unlabeled, data)
-        return self
 
     def penalty_matrix(self, X, y, unlabeled=None):
         """The combined structure penalty ``sum_k w_k M_k`` of this fitted model over its
@@ -747,19 +807,24 @@ class StructuralEstimator(BaseEstimator):
     def _square_tol(self) -> float:
         return self.tol
 
+    def _check_finite_solution(self, *arrays) -> None:
+        """Refuse fitted coefficients that are not finite, naming the parameters that set
+        the problem's scale (:func:`~structreg._numerics.check_finite`)."""
+        what = f"{type(self).__name__}'s fitted coefficients"
+        check_finite(list(arrays), what, self._scale_cause)
+
     def _set_solution(
         self, coef, intercept, loss: str, n_components: int, info: dict, dual_coef=None
     ) -> None:
         """Store a linear solution on the feature map (and its kernel expansion) and
         ``solver_info_``; used by ``fit`` and by :func:`~structreg.models.fit_path` (which
         passes the kernel expansion ``dual_coef``, computed for a whole grid at once)."""
-        what = f"{type(self).__name__}'s fitted coefficients"
-        check_finite([coef, intercept, dual_coef], what, self._scale_cause)
+        self._check_finite_solution(coef, intercept, dual_coef)
         self.coef_, self.intercept_ = coef, intercept
         if hasattr(self.feature_map_, "dual_coef"):
             if dual_coef is None:
                 dual_coef = self.feature_map_.dual_coef(coef)
-                check_finite(dual_coef, what, self._scale_cause)
+                self._check_finite_solution(dual_coef)
             self.dual_coef_ = dual_coef
         self.solver_info_ = {
             "loss": loss,
@@ -1031,7 +1096,7 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
     def _loo_rows(self, y_codes: np.ndarray, labeled: np.ndarray) -> np.ndarray | None:
         return None if self._loss() == "hinge" else _proba.calibration_rows(y_codes, labeled)
 
-    def _calibrate(self, X, y, unlabeled, data: FitData) -> None:
+    def _calibrate(self, X, y, unlabeled, data: Problem) -> None:
         _proba.calibrate(self, X, y, unlabeled, data)
 
     @available_if(_proba.check_available)

@@ -2,8 +2,10 @@
 
 Each loss declares what it accepts -- the ``solver`` values, indefinite penalties or PSD ones
 only, the ``multi_class`` decompositions, whether the model has a bias -- and does two jobs:
-``fit`` (given the feature map's output or the kernel, the targets, the loss weights and the
-combined penalty ``M``) and ``decision`` (the outputs at new points).  A preset names its loss
+``fit_grid`` (fit models that share one :class:`~structreg.models.problem.Problem` -- design,
+targets, loss weights and unweighted penalties -- and differ only in their weights: ``fit``
+passes one model, :func:`~structreg.models.fit_path` a group of grid points) and ``decision``
+(the outputs at new points).  A preset names its loss
 with ``_loss()`` (``"square"``, ``"bordered_square"``, ``"hinge"``); :func:`loss_for` turns
 the name and the solver into the object (the hinge loss's primal solvers minimise the squared
 hinge, :class:`SquaredHingeLoss`).
@@ -20,7 +22,7 @@ hinge, :class:`SquaredHingeLoss`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -32,49 +34,15 @@ from sklearn.utils.metaestimators import _safe_split
 
 from ..kernels import KernelExpansion, KernelOperator, kernel_blocks
 from ..solvers import (
+    BorderedPath,
     DeformedFeatures,
     DeformedKernel,
     PrecomputedSVM,
     solve_bordered,
     solve_penalized_least_squares,
 )
-from ..solvers.square import leave_one_out_outputs
 from ._proba import CG_REASON
-
-
-@dataclass
-class FitData:
-    """What a loss fits on: inputs ``X``, features ``Z`` (None: the kernel is not factored),
-    class codes, labeled mask, loss weights ``c_i``, combined penalty ``M`` and the +-1
-    one-of-c targets ``Y`` (zero rows where unlabeled).
-
-    ``loo_rows`` asks the loss for the exact leave-one-out outputs of these labeled samples:
-    its ``fit`` sets ``loo`` (shape (len(loo_rows), n_outputs), NaN rows where undefined) or
-    says in ``loo_missing`` why its solver has none."""
-
-    X: np.ndarray
-    Z: np.ndarray | None
-    y_codes: np.ndarray
-    labeled: np.ndarray
-    weights: np.ndarray
-    M: object
-    Y: np.ndarray
-    loo_rows: np.ndarray | None = None
-    loo: np.ndarray | None = None
-    loo_missing: str = ""
-
-    def set_loo(self, fitted: np.ndarray | None, leverages: np.ndarray | None, why: str) -> None:
-        """``loo`` from the outputs at the training samples and the leverages of ``loo_rows``
-        (:func:`~structreg.solvers.square.leave_one_out_outputs`), or ``loo_missing = why``
-        when the solver gave no leverages."""
-        if self.loo_rows is None:
-            return
-        if leverages is None or fitted is None:
-            self.loo_missing = why
-            return
-        rows = self.loo_rows
-        F = np.asarray(fitted, dtype=float).reshape(len(self.labeled), -1)[rows]
-        self.loo = leave_one_out_outputs(F, self.Y[rows], leverages)
+from .problem import Problem, Setting
 
 
 @dataclass
@@ -168,9 +136,10 @@ class Loss:
         """The loss the given solver minimises (itself, but for the hinge's primal solvers)."""
         return self
 
-    def check(self, model, M, psd: bool) -> None:
-        """Refuse a fit whose penalty or decomposition this loss cannot handle."""
-        if self.psd_only and M is not None and not psd:
+    def check(self, model, penalised: bool, psd: bool) -> None:
+        """Refuse a fit whose penalty or decomposition this loss cannot handle
+        (``penalised``: a penalty has a nonzero weight; ``psd``: their sum is PSD)."""
+        if self.psd_only and penalised and not psd:
             raise ValueError(
                 "the hinge loss needs positive semi-definite penalties with positive weights; "
                 "use loss='square' for indefinite (e.g. between-class) penalties"
@@ -184,9 +153,27 @@ class Loss:
             f"loss {self.name!r} accepts multi_class in {self.multi_class}, got {decomposition!r}"
         )
 
-    def fit(self, model, data: FitData) -> np.ndarray | None:
-        """Fit ``model`` (sets its solution attributes and ``solver_info_``); return the
-        outputs at the training points, or None when they are not a by-product."""
+    def fit_grid(
+        self, problem: Problem, models: Sequence, *, warn: bool = True
+    ) -> list[np.ndarray | None]:
+        """Fit every model of ``models`` on ``problem`` (sets each one's solution attributes
+        and ``solver_info_``); return each one's outputs at the training points, or None
+        where they are not a by-product.
+
+        The models share the problem's structure (their fitted structure attributes, e.g.
+        ``feature_map_``, are the problem's) and differ only in their weights (the ridge, the
+        penalty weights, a loss scale): ``fit`` passes one model, :func:`~structreg.models.
+        fit_path` the grid points of one structure.  ``warn``: issue
+        :class:`~structreg.exceptions.NonConvexObjectiveWarning` for non-convex settings.
+        """
+        settings = [problem.setting(model) for model in models]
+        for model, setting in zip(models, settings, strict=True):
+            self.check(model, setting.penalised, problem.is_psd(setting))
+        return self._fit_settings(problem, models, settings, warn)
+
+    def _fit_settings(
+        self, problem: Problem, models: Sequence, settings: list[Setting], warn: bool
+    ) -> list[np.ndarray | None]:
         raise NotImplementedError
 
     def decision(self, model, X) -> np.ndarray:
@@ -203,8 +190,9 @@ class Loss:
 class SquareLoss(Loss):
     """``sum_i c_i ||f(x_i) - y_i||^2`` on +-1 one-of-c targets: the normal equations.
 
-    Solvers ``"dense"`` / ``"nystroem"`` (direct on the features), ``"cg"`` (CG on the
-    features, or K-preconditioned CG on the kernel expansion when ``Z`` is None).  Indefinite
+    Solvers ``"dense"`` / ``"nystroem"`` (direct on the features: every setting of a grid
+    from one assembly, :meth:`solve_grid`), ``"cg"`` (CG on the features, or K-preconditioned
+    CG on the kernel expansion when ``Z`` is None; one solve per setting).  Indefinite
     penalties are allowed (the solvers handle them; ``solver_info_["convex"]`` tells).
     ``multi_class`` is not used: the outputs are the one-of-c columns.
     """
@@ -212,44 +200,76 @@ class SquareLoss(Loss):
     name = "square"
     solvers = ("auto", "dense", "nystroem", "cg")
 
-    def check(self, model, M, psd: bool) -> None:
+    def check(self, model, penalised: bool, psd: bool) -> None:
         pass  # any penalty; one-of-c outputs whatever multi_class says
 
-    def fit(self, model, data: FitData) -> np.ndarray | None:
-        if data.Z is None:
-            fitted, info = self._solve_kernel(model, data)
-            n_components = model.feature_map_.n_components_
-            leverages = None
-        else:
-            coef, intercept, info, leverages = self._solve_features(model, data)
-            model.coef_, model.intercept_ = coef, intercept
-            fitted = self._fitted(model, data.Z)
-            n_components = data.Z.shape[1]
-        model._set_solution(model.coef_, model.intercept_, self.name, n_components, info)
-        why = (
-            CG_REASON
-            if model.solver_ == "cg"
-            else "its normal equations are singular (a pseudo-inverse solution)"
-        )
-        data.set_loo(fitted, leverages, why)
+    @staticmethod
+    def direct(model, problem: Problem) -> bool:
+        """Whether the problem is solved by factoring its normal equations (a design, and a
+        solver other than CG): then every setting comes from one assembly."""
+        return problem.Z is not None and model.solver_ != "cg"
+
+    def solve_grid(
+        self, problem: Problem, settings: Sequence[Setting], *, warn: bool = True
+    ) -> list:
+        """The direct solutions (:class:`~structreg.solvers.LeastSquaresSolution`) of the
+        settings, from the problem's one assembly of the normal equations
+        (:meth:`~structreg.solvers.SquareLossPath.solve_grid`).  A single fit that asks for
+        leave-one-out outputs (``problem.loo_rows``) gets its leverages from the same
+        factorisation."""
+        path = problem.square_path()
+        if len(settings) == 1 and problem.loo_rows is not None:
+            ridge, weights = settings[0].ridge, settings[0].weights
+            return [path.solve(ridge, weights, warn=warn, leverage_rows=problem.loo_rows)]
+        if len(settings) == 1:
+            return [path.solve(settings[0].ridge, settings[0].weights, warn=warn)]
+        return path.solve_grid([(s.ridge, s.weights) for s in settings], warn=warn)
+
+    def _fit_settings(self, problem, models, settings, warn):
+        if problem.Z is None:
+            return [self._fit_kernel(m, problem, s) for m, s in zip(models, settings, strict=True)]
+        if models[0].solver_ == "cg":
+            return [
+                self._fit_features_cg(m, problem, s) for m, s in zip(models, settings, strict=True)
+            ]
+        sols = self.solve_grid(problem, settings, warn=warn)
+        for model, sol in zip(models, sols, strict=True):  # before the kernel expansions
+            model._check_finite_solution(sol.coef, sol.intercept)
+        # the grid's coefficients side by side: one BLAS-3 product each for the kernel
+        # expansions and the training outputs instead of one matrix-vector product per model
+        coefs, cols = side_by_side([sol.coef for sol in sols])
+        feature_map = models[0].feature_map_
+        duals = feature_map.dual_coef(coefs) if hasattr(feature_map, "dual_coef") else None
+        outputs = problem.Z @ coefs
+        fitted = []
+        for model, sol, col in zip(models, sols, cols, strict=True):
+            info = {
+                "factorization": sol.factorization,
+                "convex": sol.convex,
+                "singular": sol.singular,
+                "n_iter": sol.n_iter or 1,
+            }
+            dual = None if duals is None else np.ascontiguousarray(duals[:, col])
+            n_components = problem.Z.shape[1]
+            model._set_solution(sol.coef, sol.intercept, self.name, n_components, info, dual)
+            fitted.append(model._square_output(outputs[:, col]))
+        if len(models) == 1:
+            why = "its normal equations are singular (a pseudo-inverse solution)"
+            problem.set_loo(fitted[0], sols[0].leverages, why)
         return fitted
 
-    @staticmethod
-    def _solve_features(model, data: FitData):
-        """Direct or CG solve of the normal equations on the design Z; the leverages of the
-        factored system's ``data.loo_rows`` too (None from CG)."""
-        iterative = model.solver_ == "cg"
+    def _fit_features_cg(self, model, problem: Problem, setting: Setting) -> np.ndarray:
+        """CG on the normal equations of the design (matrix-free, Jacobi-scaled)."""
         sol = solve_penalized_least_squares(
-            data.Z,
-            data.Y,
-            data.weights,
-            data.M,
-            ridge=model._ridge(),
-            fit_intercept=model._fit_intercept(),
-            method="cg" if iterative else "direct",
-            tol=model._square_tol() if iterative else 1e-8,
-            max_iter=getattr(model, "max_iter", None) if iterative else None,
-            leverage_rows=None if iterative else data.loo_rows,
+            problem.Z,
+            problem.Y,
+            problem.loss_weights,
+            problem.combined(setting),
+            ridge=setting.ridge,
+            fit_intercept=problem.fit_intercept,
+            method="cg",
+            tol=model._square_tol(),
+            max_iter=getattr(model, "max_iter", None),
         )
         info = {
             "factorization": sol.factorization,
@@ -257,24 +277,24 @@ class SquareLoss(Loss):
             "singular": sol.singular,
             "n_iter": sol.n_iter or 1,
         }
-        return sol.coef, sol.intercept, info, sol.leverages
+        model._set_solution(sol.coef, sol.intercept, self.name, problem.Z.shape[1], info)
+        problem.set_loo(None, None, CG_REASON)
+        return self._fitted(model, problem.Z)
 
-    @staticmethod
-    def _solve_kernel(model, data: FitData):
+    def _fit_kernel(self, model, problem: Problem, setting: Setting) -> np.ndarray:
         """Exact kernel, iterative: K-preconditioned CG on the full expansion (no factor)."""
         from ..solvers.kernel_cg import solve_kernel_least_squares
 
         sol = solve_kernel_least_squares(
-            KernelOperator(data.X, model.feature_map_.kernel_),
-            data.Y,
-            data.weights,
-            data.M,
-            ridge=model._ridge(),
-            fit_intercept=model._fit_intercept(),
+            KernelOperator(problem.X, model.feature_map_.kernel_),
+            problem.Y,
+            problem.loss_weights,
+            problem.combined(setting),
+            ridge=setting.ridge,
+            fit_intercept=problem.fit_intercept,
             tol=model._square_tol(),
             max_iter=getattr(model, "max_iter", None),
         )
-        model.coef_, model.intercept_ = sol.dual_coef, sol.intercept
         info = {
             "factorization": sol.method,
             "convex": sol.convex,
@@ -282,8 +302,19 @@ class SquareLoss(Loss):
             "n_iter": sol.n_iter,
             "converged": sol.converged,
         }
+        n_components = model.feature_map_.n_components_
+        model._set_solution(sol.dual_coef, sol.intercept, self.name, n_components, info)
+        problem.set_loo(None, None, CG_REASON)
         F = sol.fitted
-        return (F.ravel() if F.shape[1] == 1 else F), info
+        return F.ravel() if F.shape[1] == 1 else F
+
+
+def side_by_side(blocks: Sequence[np.ndarray]) -> tuple[np.ndarray, list[slice]]:
+    """The blocks stacked as columns (for one BLAS-3 product over a grid) and each block's
+    columns."""
+    stacked = np.hstack(blocks)
+    ends = np.cumsum([0, *(b.shape[1] for b in blocks)])
+    return stacked, [slice(a, b) for a, b in zip(ends[:-1], ends[1:], strict=True)]
 
 
 class BorderedSquareLoss(Loss):
@@ -310,32 +341,50 @@ class BorderedSquareLoss(Loss):
             f"one of {self.solvers}"
         )
 
-    def fit(self, model, data: FitData) -> np.ndarray | None:
-        if not data.labeled.all():
+    def _fit_settings(self, problem, models, settings, warn):
+        if not problem.labeled.all():
             raise ValueError(
-                f"{type(model).__name__} (bordered square loss) fits labeled samples only; "
-                f"got {int((~data.labeled).sum())} unlabeled"
+                f"{type(models[0]).__name__} (bordered square loss) fits labeled samples only; "
+                f"got {int((~problem.labeled).sum())} unlabeled"
             )
-        if len(model.classes_) > 2 and model._multi_class() == "ovo":
-            binary = clone(model).set_params(multi_class="ovr")
-            if getattr(model, "class_weight", None) is None:
-                ovo = OneVsOneClassifier(binary)
+        fitted: list[np.ndarray | None] = [None] * len(models)
+        shared: dict[tuple, list[int]] = {}  # penalty weights -> the models of one Omega
+        for i, (model, setting) in enumerate(zip(models, settings, strict=True)):
+            if len(model.classes_) > 2 and model._multi_class() == "ovo":
+                self._fit_one_vs_one(model, problem)
             else:
-                ovo = _WeightedOneVsOne(binary, model.class_weight_)
-            model.ovo_ = ovo.fit(data.X, data.y_codes)
-            model.solver_info_ = {"loss": self.name, "multi_class": "ovo"}
-            data.set_loo(
-                None,
-                None,
-                "multi_class='ovo' votes over pairwise models (multi_class='ovr' has them)",
-            )
-            return None
-        dual = model._bordered_system(data.X, data.Z, data.weights, data.M)
-        sol = solve_bordered(dual.Omega, data.Y, reg=dual.reg, leverage_rows=data.loo_rows)
+                shared.setdefault(setting.weights, []).append(i)
+        for idx in shared.values():
+            first = models[idx[0]]
+            M = problem.combined(settings[idx[0]])
+            dual = first._bordered_system(problem.X, problem.Z, problem.loss_weights, M)
+            regs = [models[i]._bordered_reg(problem.loss_weights) for i in idx]
+            sols = self._solve(dual.Omega, problem, regs)
+            for i, reg, sol in zip(idx, regs, sols, strict=True):
+                fitted[i] = self._assemble(models[i], problem, dual, reg, sol)
+        return fitted
+
+    @staticmethod
+    def _solve(Omega: np.ndarray, problem: Problem, regs: list) -> list:
+        """The bordered solutions for each ``reg`` on one ``Omega``: one eigendecomposition for
+        several constant ``reg`` (:class:`~structreg.solvers.BorderedPath`), else
+        :func:`~structreg.solvers.solve_bordered` each (with the leverages a single fit's
+        leave-one-out outputs ask for)."""
+        constant = [np.ndim(r) == 0 or np.ptp(r) == 0 for r in regs]
+        if len(regs) > 1 and all(constant):
+            path = BorderedPath(Omega, problem.Y)
+            return [path.solve(float(np.max(r))) for r in regs]
+        return [
+            solve_bordered(Omega, problem.Y, reg=r, leverage_rows=problem.loo_rows) for r in regs
+        ]
+
+    def _assemble(self, model, problem: Problem, dual: BorderedDual, reg, sol) -> np.ndarray | None:
+        """Give ``model`` the solution ``sol`` of its bordered system; return its outputs at the
+        training samples (a single fit also gets its leave-one-out outputs)."""
         # the outputs at the samples: Omega Gamma + b = Y - diag(reg) Gamma
-        reg = np.reshape(dual.reg, (-1, 1)) if np.ndim(dual.reg) else dual.reg
-        data.set_loo(
-            data.Y - reg * sol.dual_coef,
+        reg_column = np.reshape(reg, (-1, 1)) if np.ndim(reg) else reg
+        problem.set_loo(
+            problem.Y - reg_column * sol.dual_coef,
             sol.leverages,
             "its bordered system is singular (a pseudo-inverse solution)",
         )
@@ -345,9 +394,25 @@ class BorderedSquareLoss(Loss):
             "singular": bool(sol.singular),
             **dual.info,
         }
-        n_components = model.feature_map_.n_components_ if data.Z is None else data.Z.shape[1]
+        Z = problem.Z
+        n_components = model.feature_map_.n_components_ if Z is None else Z.shape[1]
         model._set_solution(coef, sol.intercept, self.name, n_components, info)
-        return self._fitted(model, data.Z)
+        return self._fitted(model, Z)
+
+    def _fit_one_vs_one(self, model, problem: Problem) -> None:
+        """``multi_class="ovo"``: one binary model per pair of classes."""
+        binary = clone(model).set_params(multi_class="ovr")
+        if getattr(model, "class_weight", None) is None:
+            ovo = OneVsOneClassifier(binary)
+        else:
+            ovo = _WeightedOneVsOne(binary, model.class_weight_)
+        model.ovo_ = ovo.fit(problem.X, problem.y_codes)
+        model.solver_info_ = {"loss": self.name, "multi_class": "ovo"}
+        problem.set_loo(
+            None,
+            None,
+            "multi_class='ovo' votes over pairwise models (multi_class='ovr' has them)",
+        )
 
     def decision(self, model, X) -> np.ndarray:
         if hasattr(model, "ovo_"):
@@ -381,6 +446,26 @@ class _WeightedOneVsOne(OneVsOneClassifier):
         return self
 
 
+@dataclass
+class _Deformation:
+    """The deformed kernel of one ``M / gamma_A``, shared by the hinge models that have it.
+
+    ``gram``: its Gram matrix on the labeled points (what libsvm trains on); ``kernel``: the
+    Woodbury form on the Gram matrix (:class:`~structreg.solvers.DeformedKernel`), or
+    ``features``: the deformed explicit features (:class:`~structreg.solvers.
+    DeformedFeatures`) with the labeled points' ``Z_labeled``; ``training``: the deformed
+    kernel between every training point and the labeled ones where the outputs at the
+    training points are a by-product (explicit features of a semi-supervised model).
+    """
+
+    gram: np.ndarray
+    info: dict
+    kernel: DeformedKernel | None = None
+    features: DeformedFeatures | None = None
+    Z_labeled: np.ndarray | None = None
+    training: np.ndarray | None = None
+
+
 class HingeLoss(Loss):
     """``sum_i c_i max(0, 1 - y_i f(x_i))``: libsvm on the deformed kernel, with a bias.
 
@@ -404,31 +489,60 @@ class HingeLoss(Loss):
     def for_solver(self, solver: str) -> Loss:
         return SquaredHingeLoss() if solver in SquaredHingeLoss.solvers else self
 
-    def check(self, model, M, psd: bool) -> None:
+    def check(self, model, penalised: bool, psd: bool) -> None:
         if not model.gamma_A > 0:
             raise ValueError("the hinge loss needs gamma_A > 0")
-        super().check(model, M, psd)
+        super().check(model, penalised, psd)
 
-    def fit(self, model, data: FitData) -> np.ndarray | None:
-        labeled = data.labeled
-        if data.Z is None:
+    def _fit_settings(self, problem, models, settings, warn):
+        """Models whose penalty weights scale with ``gamma_A`` (the same ``w_k / gamma_A``)
+        share one deformed kernel; libsvm alone runs per model, with its own ``C``."""
+        fitted: list[np.ndarray | None] = [None] * len(models)
+        groups: list[tuple[tuple[float, ...], list[int]]] = []
+        for i, (model, setting) in enumerate(zip(models, settings, strict=True)):
+            key = tuple(w / model.gamma_A for w in setting.weights)
+            for shared_key, idx in groups:
+                if np.allclose(key, shared_key, rtol=1e-12, atol=0.0):
+                    idx.append(i)
+                    break
+            else:
+                groups.append((key, [i]))
+        for _, idx in groups:
+            shared = self._deform(models[idx[0]], problem, settings[idx[0]])
+            for i in idx:
+                model = models[i]
+                model.deformed_kernel_ = shared.kernel
+                if shared.features is not None:
+                    model.deformation_, model._Z_labeled = shared.features, shared.Z_labeled
+                model._hinge_labels = (problem.y_codes, problem.labeled)
+                self.fit_svm(model, shared.gram, shared.info)
+                if shared.training is not None:
+                    fitted[i] = model.svm_.decision_function(shared.training)
+        return fitted
+
+    @staticmethod
+    def _deform(model, problem: Problem, setting: Setting) -> _Deformation:
+        """The deformation of one ``M / gamma_A`` (see :class:`_Deformation`)."""
+        labeled = problem.labeled
+        if problem.Z is None:
             K = model.feature_map_.labeled_gram(labeled)
-            root = None if data.M is None else model._penalty_root(labeled)
-            model.deformed_kernel_ = DeformedKernel(K, *(root or (None,)))
-            gram = model.deformed_kernel_.gram_
+            root = model._penalty_root(labeled) if setting.penalised else None
+            kernel = DeformedKernel(K, *(root or (None,)))
             info = {"n_components": K.shape[0], "deformation": "woodbury"}
-        else:
-            model.deformed_kernel_ = None
-            model.deformation_ = DeformedFeatures(data.Z, data.M, model.gamma_A)
-            model._Z_labeled = model.deformation_.transform(data.Z[labeled])
-            gram = model._Z_labeled @ model._Z_labeled.T
-            info = {"n_components": data.Z.shape[1], "deformation": "features"}
-        model._hinge_labels = (data.y_codes, labeled)
-        self.fit_svm(model, gram, info)
-        if data.Z is None or not model._semi_supervised:
-            return None
-        return model.svm_.decision_function(
-            model.deformation_.transform(data.Z) @ model._Z_labeled.T
+            return _Deformation(kernel.gram_, info, kernel=kernel)
+        Z = problem.Z
+        features = DeformedFeatures(Z, problem.combined(setting), model.gamma_A)
+        Z_labeled = features.transform(Z[labeled])
+        training = None
+        if model._semi_supervised:
+            training = features.transform(Z) @ Z_labeled.T
+        info = {"n_components": Z.shape[1], "deformation": "features"}
+        return _Deformation(
+            Z_labeled @ Z_labeled.T,
+            info,
+            features=features,
+            Z_labeled=Z_labeled,
+            training=training,
         )
 
     def fit_svm(self, model, gram: np.ndarray, info: dict) -> None:
@@ -491,21 +605,24 @@ class SquaredHingeLoss(HingeLoss):
             "solver='dense'"
         )
 
-    def fit(self, model, data: FitData) -> np.ndarray | None:
+    def _fit_settings(self, problem, models, settings, warn):
+        return [self._fit_one(m, problem, s) for m, s in zip(models, settings, strict=True)]
+
+    def _fit_one(self, model, problem: Problem, setting: Setting) -> np.ndarray:
         from ..solvers.primal_hinge import solve_squared_hinge
 
         sol = solve_squared_hinge(
-            data.Z,
-            data.Y,
-            data.weights,
-            data.M,
+            problem.Z,
+            problem.Y,
+            problem.loss_weights,
+            problem.combined(setting),
             ridge=model.gamma_A,
             fit_intercept=True,
             max_iter=model.max_iter or 100,
         )
         info = {"n_iter": sol.n_iter, "converged": sol.converged}
-        model._set_solution(sol.coef, sol.intercept, self.name, data.Z.shape[1], info)
-        return self._fitted(model, data.Z)
+        model._set_solution(sol.coef, sol.intercept, self.name, problem.Z.shape[1], info)
+        return self._fitted(model, problem.Z)
 
     decision = Loss.decision
 

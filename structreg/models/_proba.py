@@ -175,7 +175,7 @@ def calibration_rows(y_codes: np.ndarray, labeled: np.ndarray) -> np.ndarray:
 def calibrate(model, X, y, unlabeled, data) -> None:
     """Compose ``model.calibrator_`` at the end of its fit, or record why it has none.
 
-    ``data``: the :class:`~structreg.models._losses.FitData` of the fit (its ``loo`` for the
+    ``data``: the :class:`~structreg.models.problem.Problem` of the fit (its ``loo`` for the
     square losses).  Hinge loss: internal cross-validation when ``probability=True``.
     """
     n_classes = len(model.classes_)

@@ -42,9 +42,10 @@ from ._base import (
     is_unlabeled,
     missing_as_unlabeled,
 )
+from ._splits import SemiSupervisedKFold
 from .discriminative import DRLSC, DiscriminativeRLS
 from .manifold import LapRLSC
-from .path import _grid_outputs, _shares_test_features, candidate_list, decision_values
+from .path import _shares_test_features, candidate_list, decision_values, grid_outputs
 
 __all__ = ["DRLSCCV", "DiscriminativeRLSCV", "LapRLSCCV", "StructuralClassifierCV"]
 
@@ -66,17 +67,15 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
         X_train, y_train = _safe_split(estimator, X, y, train)
         X_test, y_test = _safe_split(estimator, X, y, test, train)  # K[test][:, train]
         info: dict = {}
-        fits = _grid_outputs(
+        fits = grid_outputs(
             estimator,
             X_train,
             y_train,
             candidates,
-            None,
-            False,
-            errors,
-            None,
-            X_test if scorer is None else None,
-            info,
+            warn=False,
+            errors=errors,
+            X_eval=X_test if scorer is None else None,
+            info=info,
         )
         fit_time = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -245,8 +244,6 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return estimator, candidates
 
     def _splits(self, estimator, X, y) -> list[tuple[np.ndarray, np.ndarray]]:
-        from ..model_selection import SemiSupervisedKFold
-
         cv = self._default_folds(estimator, y) if self.cv is None else self.cv
         if isinstance(cv, int | np.integer):
             if getattr(estimator, "_semi_supervised", True):

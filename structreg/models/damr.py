@@ -9,6 +9,7 @@ from sklearn.base import clone
 from .._params import NONNEGATIVE_OR_AUTO
 from ..structure.signed import SignedLaplacianPenalty
 from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
+from ._docs import square_solver_doc
 from .manifold import _GraphKernelMixin, auto_weight
 
 
@@ -84,21 +85,8 @@ class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
         Nystroem centre selection.
     fit_intercept : bool, default=False
         Add an unpenalised bias (the paper has none).
-    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
-        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
-        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
-        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
-        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
-        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
-    n_components : int, default=1000
-        Number of Nystroem centres m (``solver="nystroem"``).
-    centers : {"uniform", "k-means++"}, default="uniform"
-        How the Nystroem centres are drawn from the training samples.
-    tol : float, default=1e-6
-        Relative residual at which ``solver="cg"`` stops.
-    max_iter : int or None, default=None
-        Iteration cap of ``solver="cg"`` (None: the solver's default).
 """
+        + square_solver_doc(random_state=False)  # random_state: above
         + class_weight_doc(SQUARE_CLASS_WEIGHT)
         + """
     Attributes

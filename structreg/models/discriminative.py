@@ -11,9 +11,11 @@ from scipy.linalg import pinvh
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._params import NONNEGATIVE_OR_AUTO
-from ..solvers.square import penalty_products, warn_nonconvex
+from ..solvers.design import penalty_products
+from ..solvers.solution import warn_nonconvex
 from ..structure import ClassScatterPenalty, LaplacianPenalty, build_penalties, smallest_eigenvalue
 from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
+from ._docs import NYSTROEM_DOC, RANDOM_STATE_DOC, cg_doc, square_solver_doc
 from ._losses import BorderedDual
 
 AUTO_CONVEX_FRACTION = 0.5
@@ -91,8 +93,11 @@ class _DRLSCBase(StructuralClassifier):
         }
         if not info["convex"]:
             warn_nonconvex("the DRLSC objective has a negative-curvature direction")
-        reg = 1.0 / weights  # e_i = Gamma_i / c_i
+        reg = self._bordered_reg(weights)
         return BorderedDual(Z @ SZ, reg, coef=lambda G: SZ @ G, label="pinvh+", info=info)
+
+    def _bordered_reg(self, weights):
+        return 1.0 / weights  # e_i = Gamma_i / c_i
 
 
 _DRLSC_DOC = (
@@ -119,23 +124,16 @@ _DRLSC_DOC = (
         a stationary point.  On the paper's two-moons toy (set B, 10 draws, k = 10,
         eta = 0.9, width 4) the bordered solution predicted a single class in 5 of 10 draws
         while the primal one scored 96-100 %; hence the default.
-    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+"""
+    + square_solver_doc(
+        """    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
         Kernel version: ``"dense"`` factors the exact Gram matrix, ``"nystroem"`` uses
         ``n_components`` centres (O(n m^2) time, O(n m) memory), ``"cg"`` solves the primal
         normal equations iteratively (CG, MINRES on negative curvature; primal formulation
         only); ``"auto"``: dense up to 5000 samples, else Nystroem.  The linear kernel with
         fewer features than samples always solves its (d+1)-system directly.
-    n_components : int, default=1000
-        Number of Nystroem centres.
-    centers : {"uniform", "k-means++"}, default="uniform"
-        How the Nystroem centres are drawn.
-    tol : float, default=1e-6
-        Relative residual at which ``solver="cg"`` stops.
-    max_iter : int or None, default=None
-        Iteration cap of ``solver="cg"``.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the Nystroem centre selection.
 """
+    )
     + class_weight_doc(
         "``1/2 sum_i c_i ||e_i||^2`` with ``c_i = w_{y_i}`` (the bordered formulation: "
         "``Omega + diag(1/c)``)"
@@ -380,17 +378,10 @@ class DiscriminativeRLS(StructuralClassifier):
         ``kernel="linear"``: CG on the features, which also accepts scipy.sparse X (CSR),
         never densified).  ``"auto"``: dense up to 5000 samples, Nystroem beyond, CG for
         sparse X.
-    tol : float, default=1e-8
-        Relative residual tolerance of ``solver="cg"``.
-    max_iter : int or None, default=None
-        Iteration cap of ``solver="cg"`` (None: the solver's default).
-    n_components : int, default=1000
-        Number of Nystroem centres.
-    centers : {"uniform", "k-means++"}, default="uniform"
-        How the Nystroem centres are drawn.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the Nystroem centre selection.
 """
+        + cg_doc(tol="1e-8")
+        + NYSTROEM_DOC
+        + RANDOM_STATE_DOC
         + class_weight_doc(SQUARE_CLASS_WEIGHT)
         + """
     Attributes

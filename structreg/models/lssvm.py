@@ -90,7 +90,12 @@ class LSSVM(StructuralClassifier):
         self.class_weight = class_weight
 
     # LS-SVM is a preset: the bordered square loss on the exact kernel, no penalty
-    _path_params: tuple[str, ...] = ()
+    _path_params: tuple[str, ...] = ("C",)
+    """``C`` only scales the loss: a grid over it solves one bordered system for every value
+    (one eigendecomposition of ``K``, :class:`~structreg.solvers.BorderedPath`)."""
+
+    def _ridge(self) -> float:
+        return 0.0  # no RKHS-norm weight of its own: C scales the loss instead
 
     def _loss(self) -> str:
         return "bordered_square"
@@ -115,4 +120,7 @@ class LSSVM(StructuralClassifier):
     def _bordered_system(self, X, Z, weights, M):
         """``Omega = K`` on the training samples, ``r_i = 1 / (C v_i)`` for the class weights
         ``v_i = class_weight_[y_i]`` (the loss ``C/2 sum_i v_i e_i^2``)."""
-        return BorderedDual(self.feature_map_.kernel_(X), 1.0 / (self.C * weights))
+        return BorderedDual(self.feature_map_.kernel_(X), self._bordered_reg(weights))
+
+    def _bordered_reg(self, weights):
+        return 1.0 / (self.C * weights)

@@ -12,6 +12,7 @@ from .._params import NONNEGATIVE_OR_AUTO
 from ..structure import LaplacianPenalty
 from ..structure.graphs import neighbor_scale
 from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
+from ._docs import SQUARE_SOLVER_DOC
 
 AUTO_GRAPH_WEIGHT = 10.0
 """``gamma_I="auto"``: the weight of the volume-normalised graph term ``f^T L f / vol(W)``."""
@@ -156,23 +157,6 @@ _EDGE_DOC = """    weights : {"connectivity", "heat", "dot"}, default="heat"
         :func:`~structreg.structure.graphs.knn_graph`).  The kernel still sees X as given.
 """
 _SHARED_DOC = _KERNEL_DOC + _GRAPH_DOC + _EDGE_DOC
-_SQUARE_SOLVER_DOC = """    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
-        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
-        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
-        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
-        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
-        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
-    n_components : int, default=1000
-        Number of Nystroem centres m (``solver="nystroem"``).
-    centers : {"uniform", "k-means++"}, default="uniform"
-        How the Nystroem centres are drawn from the training samples.
-    tol : float, default=1e-6
-        Relative residual at which ``solver="cg"`` stops.
-    max_iter : int or None, default=None
-        Iteration cap of ``solver="cg"`` (None: the solver's default).
-    random_state : int, RandomState instance or None, default=None
-        Seed of the Nystroem centre selection.
-"""
 
 
 class LapRLSC(_ManifoldMixin, StructuralClassifier):
@@ -188,7 +172,7 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
         + """    fit_intercept : bool, default=False
         Add an unpenalised bias.
 """
-        + _SQUARE_SOLVER_DOC
+        + SQUARE_SOLVER_DOC
         + class_weight_doc(SQUARE_CLASS_WEIGHT)
         + """
     Attributes

@@ -1,25 +1,28 @@
-"""Fit a square-loss model along a grid of weights, sharing everything that does not change.
+"""Fit a model along a grid of weights, sharing everything that does not change.
 
-A grid point of a square-loss preset differs from its neighbours either in *structure*
-parameters (kernel, graph, clusters: they change the design ``Z`` or a penalty matrix) or only
-in *weights* (the RKHS ridge, the penalty weights: they only change the linear system).  Each
-preset names its weight parameters in ``_path_params`` (LapRLSC: ``gamma_A``, ``gamma_I``;
-DRLSC: ``eta``; ...).  :func:`fit_path` groups the grid by the structure parameters, builds the
-labels, feature map, design and penalty matrices once per group, assembles the normal
-equations once (:class:`~structreg.solvers.SquareLossPath`) and solves every weight setting
-of the group -- all ridges of one penalty-weight setting from one eigendecomposition.  The
-returned estimators are ordinary fitted estimators (``predict``, ``decision_function``,
-``coef_``, ...), equal to ``clone(estimator).set_params(**params).fit(X, y)`` up to rounding.
-Across groups, a feature map or penalty with the same parameters is built once too (e.g. the
-kNN graph is shared by every kernel width), one kNN search serves the penalties that split
-the same graph (DRLSC's within- and between-class Laplacians), and so do the loss parts of
-the normal equations on one design (the groups of its graphs).
+A grid point of a preset differs from its neighbours either in *structure* parameters
+(kernel, graph, clusters: they change the design ``Z`` or a penalty matrix) or only in
+*weights* (the RKHS ridge, the penalty weights, a loss scale: they only change the solve).
+Each preset names its weight parameters in ``_path_params`` (LapRLSC: ``gamma_A``,
+``gamma_I``; DRLSC: ``eta``; LS-SVM: ``C``; ...).  :func:`fit_path` groups the grid by the
+structure parameters, builds each group's :class:`~structreg.models.problem.Problem` once
+(labels, feature map, design, unweighted penalty matrices: the same
+:meth:`~structreg.models._base.StructuralEstimator._problem` that ``fit`` builds) and hands
+the group's points to the loss's one grid entry point, ``Loss.fit_grid`` -- the call ``fit``
+makes with a single model.  What a loss shares inside a group is its own business: the
+square loss assembles the normal equations once and solves all ridges of a penalty-weight
+setting from one eigendecomposition; the hinge loss shares the deformed kernel between
+points with the same ``w_k / gamma_A`` (libsvm alone runs again per ``C``); the bordered
+square loss factors LS-SVM's kernel once for every ``C``.  The returned estimators are
+ordinary fitted estimators (``predict``, ``decision_function``, ``coef_``, ...), equal to
+``clone(estimator).set_params(**params).fit(X, y)`` up to rounding.  Across groups, a
+feature map or penalty with the same parameters is built once too (e.g. the kNN graph is
+shared by every kernel width), one kNN search serves the penalties that split the same graph
+(DRLSC's within- and between-class Laplacians), and so do the loss parts of the normal
+equations on one design (the groups of its graphs).
 
-Hinge-loss models solved by libsvm share the deformed kernel between grid points whose
-penalty weights scale with ``gamma_A`` (SRSVM's ``C`` at fixed ``lam``; LapSVM at a fixed
-``gamma_I / gamma_A``): libsvm alone runs again per ``C``.  Grid points that cannot share
-(the iterative ``solver="cg"``, the hinge loss's primal solvers, a model that declares no
-weight parameters, e.g. DRLSC's ``formulation="bordered"``) are fitted one by one.
+A model that declares no weight parameters (e.g. DRLSC's ``formulation="bordered"``) is
+fitted point by point.
 """
 
 from __future__ import annotations
@@ -35,18 +38,15 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import validate_parameter_constraints
-from sklearn.utils.validation import validate_data
 
 from ..exceptions import NonConvexObjectiveWarning
-from ..solvers import SquareLossPath
-from ..structure.graphs import reusing_knn_graphs
 from ._base import (
     LinearFeatures,
     StructuralClassifier,
+    StructuralEstimator,
     blas_threads_for,
-    memo_key,
-    pm_one_targets,
 )
+from ._losses import SquareLoss, side_by_side
 
 __all__ = ["decision_path", "decision_values", "drop_label_work", "fit_path"]
 
@@ -105,172 +105,86 @@ def _structure_key(point: Mapping, path_params) -> tuple:
     )
 
 
-def _shares_factorisation(estimator: StructuralClassifier) -> bool:
-    return (
-        isinstance(estimator, StructuralClassifier)
-        and bool(getattr(estimator, "_path_params", ()))
-        and estimator._loss() == "square"
+def _shares_structure(estimator) -> bool:
+    """Whether the grid of ``estimator`` is fitted by structure groups (a structural model
+    that names its weight parameters), else point by point."""
+    return isinstance(estimator, StructuralEstimator) and bool(
+        getattr(estimator, "_path_params", ())
     )
 
 
-def _string_weights(*models) -> bool:
-    """Whether a weight of these models is a string (e.g. ``"auto"``, which may change the
-    penalty matrix itself, not only its weight)."""
-    return any(isinstance(getattr(m, k, None), str) for m in models for k in m._path_params)
+class _Group:
+    """The grid points of one structure: the problem built once, the points fitted by the
+    loss's grid entry point."""
 
-
-def _penalty_kind(penalty) -> tuple:
-    """What must agree between a group's template and its points: the penalty's class and
-    its plain-valued parameters (arrays, e.g. cluster ids, are the group's own)."""
-    params = penalty.get_params(deep=False) if hasattr(penalty, "get_params") else {}
-    plain = (bool, int, float, str, type(None))
-    return (type(penalty), tuple(sorted((k, v) for k, v in params.items() if isinstance(v, plain))))
-
-
-class _SharedFit:
-    """One group of grid points: the structure built once, the weights solved per point."""
-
-    def __init__(
-        self, est: StructuralClassifier, X, y, unlabeled, memo: dict, labels: str, call: dict
-    ) -> None:
-        """``est``: an unfitted estimator with the group's structure parameters, owned (and
-        fitted) by this object."""
-        self.labels = labels  # fingerprint of (y, unlabeled)
-        self._settings: dict = {}  # (ridge, penalty weights) per weight values, see decisions
-        X, y = _validated(est, X, y, unlabeled, call)
-        self.template = est
-        # the iterative solver, or a group (e.g. DRLSC bordered) without weights: one fit per point
-        self.shared = bool(est._path_params) and est._resolve_solver(X) != "cg"
-        if not self.shared:
-            return
+    def __init__(self, template, X, y, unlabeled, memo: dict, labels: str, call: dict) -> None:
+        """``template``: an unfitted estimator with the group's structure parameters, owned
+        (and structure-fitted) by this object."""
+        X, y = _validated(template, X, y, unlabeled, call)
         if "encoded" not in call:
-            call["encoded"] = est._encode_targets(y, unlabeled)
-        structure = est._fit_structure(X, y, unlabeled, memo, call["encoded"])
-        self.y_codes, self.labeled, self.Z, self.unexplained = structure
-        self.n, self.n_labeled = X.shape[0], int(self.labeled.sum())
-        terms = est._penalty_terms(self.n, self.n_labeled)
-        self.penalties = [penalty for _, penalty in terms]
-        points = est._structure_points(X, self.Z)
-        graphs = call.setdefault("knn_graphs", {})
-        self.matrices = [self._build(p, points, memo, graphs) for p in self.penalties]
-        Y = pm_one_targets(self.y_codes, self.labeled, len(est.classes_))
-        # what depends on the design alone is shared by the groups on one feature map (the
-        # entry holds Z, so its id is not reused while the memo lives)
-        design = memo.setdefault(("design", id(self.Z), est._fit_intercept()), {"Z": self.Z})
-        self.path = SquareLossPath(
-            self.Z,
-            Y,
-            est._fit_weights(self.labeled, self.y_codes),
-            self.matrices,
-            fit_intercept=est._fit_intercept(),
-            design_cache=design,
-            psd=[bool(getattr(penalty, "psd", False)) for penalty in self.penalties],
+            call["encoded"] = template._encode_targets(y, unlabeled)
+        self.template = template
+        self.X = X
+        self.problem = template._problem(
+            X,
+            y,
+            unlabeled,
+            grid=True,
+            memo=memo,
+            encoded=call["encoded"],
+            graphs=call.setdefault("knn_graphs", {}),
+            labels=labels,
         )
+        self._settings: dict = {}  # the Setting of each weight values, see decisions
 
-    def _build(self, penalty, X, memo: dict, graphs: dict):
-        """The penalty's matrix, from ``memo`` when the same penalty was built on this X
-        (e.g. the kNN graph of another kernel width) -- for the same labels if it reads them.
-        The kNN graphs it searches are kept in ``graphs``, the call's (DRLSC's within- and
-        between-class penalties split one graph)."""
-        key = memo_key(penalty)
-        entry = None
-        if key is not None:
-            reads = getattr(penalty, "reads_labels", lambda: True)()
-            entry = ("penalty", key, self.labels if reads else None)
-            if entry in memo:
-                return memo[entry]
-        with reusing_knn_graphs(graphs):
-            matrix = penalty.build(X, self.y_codes, self.labeled)
-        if entry is not None:
-            memo[entry] = matrix
-        return matrix
-
-    def _weights(self, candidate: StructuralClassifier) -> tuple[float, ...]:
-        terms = candidate._penalty_terms(self.n, self.n_labeled)
-        same = [type(p) for _, p in terms] == [type(p) for p in self.penalties]
-        if same and _string_weights(candidate, self.template):  # e.g. "auto": compare fully
-            same = [_penalty_kind(p) for _, p in terms] == [
-                _penalty_kind(p) for p in self.penalties
-            ]
-        if not same:
-            raise ValueError(
-                f"{type(candidate).__name__}._path_params changes the penalties themselves, "
-                "not only their weights"
-            )
-        return tuple(float(w) for w, _ in terms)
-
-    def fit(self, candidates: Sequence[StructuralClassifier], warn: bool) -> None:
-        """Fit every candidate (clones of the template with other weight parameters)."""
-        fitted_state = {
-            k: v
-            for k, v in vars(self.template).items()
-            if k.endswith("_") and not k.startswith("_")
-        }  # classes_, feature_map_, what _prepare found (e.g. clusters), ...
-        for cand in candidates:
-            vars(cand).update(fitted_state)
-        settings = [(cand._ridge(), self._weights(cand)) for cand in candidates]
-        sols = self.path.solve_grid(settings, warn=warn)
-        if not sols:
-            return
-        # the grid's coefficients side by side: one BLAS-3 product each for the kernel
-        # expansions and the training outputs instead of one matrix-vector product per point
-        coefs, cols = _side_by_side([sol.coef for sol in sols])
-        feature_map = self.template.feature_map_
-        duals = feature_map.dual_coef(coefs) if hasattr(feature_map, "dual_coef") else None
-        outputs = self.Z @ coefs if self.template._semi_supervised else None
-        for cand, sol, col in zip(candidates, sols, cols, strict=True):
-            dual = None if duals is None else np.ascontiguousarray(duals[:, col])
-            self._assemble(cand, sol, dual)
-            if outputs is not None:
-                fitted = cand._square_output(outputs[:, col])
-                cand.transduction_ = cand.classes_[cand._decide(fitted)]
+    def fit(self, points: Sequence[dict], path_params, checked: set, warn: bool) -> list:
+        """The group's points as fitted estimators: copies of the structure-fitted template
+        with the points' weights, solved together by the loss."""
+        models = [_with_weights(self.template, p, path_params, checked) for p in points]
+        with warnings.catch_warnings():
+            if not warn:
+                warnings.simplefilter("ignore", NonConvexObjectiveWarning)
+            fitted = self.template.loss_.fit_grid(self.problem, models, warn=warn)
+        for model, outputs in zip(models, fitted, strict=True):
+            model._finish_fit(self.problem, outputs, self.X)
+        return models
 
     def decisions(
         self, points: Sequence[dict], path_params, checked: set, X_eval, warn: bool, sections
     ):
         """Decision values on ``X_eval`` of the group's grid points, straight from the
-        solutions (no fitted estimator per point), with each point's convexity; or None when
-        this model's decision is not ``section @ dual_coef + intercept`` (then the points are
-        fitted as estimators).
+        square loss's solutions (no fitted estimator per point), with each point's
+        convexity; or None when this model's decision is not ``section @ dual_coef +
+        intercept`` of a direct solve (then the points are fitted as estimators).
         ``sections``: the caller's ``{id(feature map): (feature map, section)}`` for this
         ``X_eval``, shared by the groups on one feature map (e.g. other graphs)."""
-        probe = copy.copy(self.template)
-        fm = probe.feature_map_
-        if not (probe._primal_output() and (hasattr(fm, "dual_coef") or _linear(fm))):
+        template, loss = self.template, self.template.loss_
+        fm = template.feature_map_
+        if not (
+            isinstance(loss, SquareLoss)
+            and loss.direct(template, self.problem)
+            and (hasattr(fm, "dual_coef") or _linear(fm))
+        ):
             return None
         settings = []
-        defaults = {k: getattr(self.template, k) for k in path_params}  # of a point without k
+        defaults = {k: getattr(template, k) for k in path_params}  # of a point without k
         for point in points:
-            weights = {**defaults, **_checked_weights(self.template, point, path_params, checked)}
+            weights = {**defaults, **_checked_weights(template, point, path_params, checked)}
             key = tuple(sorted((k, _key(v)) for k, v in weights.items()))
             if key not in self._settings:  # the group's points differ in these values only
-                vars(probe).update(weights)
-                self._settings[key] = (probe._ridge(), self._weights(probe))
+                model = _with_weights(template, weights, path_params)
+                self._settings[key] = self.problem.setting(model)
             settings.append(self._settings[key])
-        sols = self.path.solve_grid(settings, warn=warn)
-        coefs, cols = _side_by_side([sol.coef for sol in sols])
+        sols = loss.solve_grid(self.problem, settings, warn=warn)
+        coefs, cols = side_by_side([sol.coef for sol in sols])
         if id(fm) not in sections:  # the entry holds fm, so its id is not reused meanwhile
-            sections[id(fm)] = (fm, _test_section(probe, X_eval))
+            sections[id(fm)] = (fm, _test_section(template, X_eval))
         F = sections[id(fm)][1] @ (coefs if _linear(fm) else fm.dual_coef(coefs))
         out = []
         for sol, col in zip(sols, cols, strict=True):
             Fi = F[:, col] + sol.intercept
             out.append(Fi.ravel() if Fi.shape[1] == 1 else Fi)
         return out, [sol.convex is not False for sol in sols]
-
-    def _assemble(self, cand: StructuralClassifier, sol, dual_coef) -> None:
-        """Give ``cand`` the fitted attributes that ``fit`` would have given it, but for
-        ``transduction_`` (set by :meth:`fit`)."""
-        info = {
-            "factorization": sol.factorization,
-            "convex": sol.convex,
-            "singular": sol.singular,
-            "n_iter": 1,
-        }
-        cand._set_solution(sol.coef, sol.intercept, "square", self.Z.shape[1], info, dual_coef)
-        if self.unexplained is not None:
-            cand.solver_info_["unexplained_trace"] = self.unexplained
-        cand.n_iter_ = 1
 
 
 def fit_path(
@@ -338,27 +252,43 @@ def fit_path(
 
 def _path(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval) -> list:
     """:func:`fit_path`; with ``X_eval``, the decision values on it in place of each fitted
-    estimator (a shared square-loss group's straight from its solutions)."""
-    out = _grid_outputs(estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval)
+    estimator (a square-loss group's straight from its solutions)."""
+    out = grid_outputs(
+        estimator,
+        X,
+        y,
+        candidate_list(param_grid),
+        unlabeled=unlabeled,
+        warn=warn,
+        errors=errors,
+        cache=cache,
+        X_eval=X_eval,
+    )
     return out if X_eval is None else _decisions_of_fits(out, X_eval)
 
 
-def _grid_outputs(
-    estimator, X, y, param_grid, unlabeled, warn, errors, cache, X_eval, info=None
+def grid_outputs(
+    estimator,
+    X,
+    y,
+    candidates: list[dict],
+    *,
+    unlabeled=None,
+    warn: bool = True,
+    errors: str = "raise",
+    cache: dict | None = None,
+    X_eval=None,
+    info: dict | None = None,
 ) -> list:
-    """:func:`fit_path`'s fitted estimators (or exceptions), except that with ``X_eval`` the
-    points of a shared square-loss group get their decision values on ``X_eval`` instead,
-    straight from the group's solutions.  ``info``: a dict that receives ``"convex"``, each
-    point's convexity (False for a saddle point of a non-convex objective; True for a failed
-    fit), and ``"classes"``, the ``classes_`` of the shared groups' fits (if there was one)."""
+    """Per grid point (``candidates``, a list of parameter dicts): the fitted estimator, or
+    with ``X_eval`` the decision values on it where a group gives them straight from its
+    solutions (the other points stay fitted estimators), or the exception of a failed point
+    with ``errors="return"``.  ``info`` (if given) receives ``"convex"`` (one flag per
+    point) and ``"classes"`` (the labels' classes, once a group encoded them)."""
     if errors not in ("raise", "return"):
         raise ValueError(f"errors must be 'raise' or 'return', got {errors!r}")
-    candidates = candidate_list(param_grid)
     flags = [True] * len(candidates)
-    if _shares_deformation(estimator):
-        out = _hinge_path(estimator, X, y, candidates, unlabeled, warn, errors)
-        return _with_info(out, flags, info)
-    if not _shares_factorisation(estimator):
+    if not _shares_structure(estimator):
         out = [
             _guarded(errors, _plain_fit, estimator, X, y, p, unlabeled, warn) for p in candidates
         ]
@@ -377,30 +307,23 @@ def _grid_outputs(
     n = X.shape[0] if hasattr(X, "shape") else len(X)  # (len of a sparse matrix raises)
     with blas_threads_for(n):  # the whole grid: its factorisations are as small as one fit's
         for idx in groups.values():
-            base = clone(estimator).set_params(**_template_params(estimator, candidates[idx[0]]))
+            points = [candidates[i] for i in idx]
+            template = clone(estimator).set_params(**_template_params(estimator, points[0]))
             try:
-                shared = _shared_fit(base, X, y, unlabeled, path_params, cache, labels, call)
+                group = _group(template, X, y, unlabeled, path_params, cache, labels, call)
                 fitted = None
-                if shared.shared and X_eval is not None:
-                    points = [candidates[i] for i in idx]
-                    fitted = shared.decisions(points, path_params, checked, X_eval, warn, sections)
+                if X_eval is not None:
+                    fitted = group.decisions(points, path_params, checked, X_eval, warn, sections)
                     if fitted is not None:
                         fitted, group_flags = fitted
                         for i, flag in zip(idx, group_flags, strict=True):
                             flags[i] = flag
-                if shared.shared and fitted is None:
-                    fitted = [_with_weights(base, candidates[i], path_params, checked) for i in idx]
-                    shared.fit(fitted, warn)
+                if fitted is None:
+                    fitted = group.fit(points, path_params, checked, warn)
             except Exception:  # the group's structure (or a weight) is invalid here
                 if errors == "raise":
                     raise
                 for i in idx:  # refit one by one: only the points that fail get the error
-                    out[i] = _guarded(
-                        errors, _plain_fit, estimator, X, y, candidates[i], unlabeled, warn
-                    )
-                continue
-            if not shared.shared:
-                for i in idx:
                     out[i] = _guarded(
                         errors, _plain_fit, estimator, X, y, candidates[i], unlabeled, warn
                     )
@@ -410,6 +333,15 @@ def _grid_outputs(
     if info is not None and "encoded" in call:
         info["classes"] = call["encoded"][0]
     return _with_info(out, flags, info)
+
+
+def _group(template, X, y, unlabeled, path_params, cache: dict, labels: str, call: dict) -> _Group:
+    """The group's :class:`_Group`, from ``cache`` when it holds it for these labels.
+    ``call``: what one call validates and encodes once for all its groups."""
+    key = _structure_key(template.get_params(deep=False), path_params)
+    if ("group", key, labels) not in cache:
+        cache["group", key, labels] = _Group(template, X, y, unlabeled, cache, labels, call)
+    return cache["group", key, labels]
 
 
 def _with_info(out: list, flags: list[bool], info: dict | None) -> list:
@@ -433,91 +365,6 @@ def _decisions_of_fits(out: list, X_eval) -> list:
     return out
 
 
-def _shares_deformation(estimator) -> bool:
-    """A hinge-loss model solved by libsvm on the deformed kernel (not its primal solvers)."""
-    return (
-        isinstance(estimator, StructuralClassifier)
-        and bool(getattr(estimator, "_path_params", ()))
-        and estimator._loss() == "hinge"
-        and getattr(estimator, "solver", "dense") in ("auto", "dense")
-    )
-
-
-def _deformation_key(model) -> tuple[float, ...]:
-    """``w_k / gamma_A`` of a fitted (or state-copied) hinge model: the deformed kernel
-    ``k - k_x^T (gamma_A I + M K)^{-1} M k_z`` depends on the weights only through them."""
-    _, labeled = model._hinge_labels
-    terms = model._penalty_terms(len(labeled), int(labeled.sum()))
-    return tuple(float(w) / model.gamma_A for w, _ in terms)
-
-
-def _hinge_path(estimator, X, y, candidates, unlabeled, warn, errors) -> list:
-    """Hinge-loss models along a grid: grid points whose structure parameters agree and whose
-    penalty weights scale with ``gamma_A`` (e.g. SRSVM's ``C`` at fixed ``lam``; LapSVM's
-    ``gamma_A`` and ``gamma_I`` at a fixed ratio) share the deformed kernel, and only libsvm
-    runs again with the point's ``C = 1 / (2 gamma_A l)``; the others are fitted."""
-    path_params = set(estimator._path_params)
-    out: list[Any] = [None] * len(candidates)
-    refs: dict[tuple, list] = defaultdict(list)  # structure -> [(key, fitted, cache)]
-    for i, point in enumerate(candidates):
-        structure = _structure_key(_effective(estimator, point, path_params), path_params)
-        try:
-            shared = _sharing(refs[structure], point, path_params)
-        except Exception as exc:  # an invalid weight
-            if errors == "raise":
-                raise
-            out[i] = exc
-            continue
-        if shared is not None:
-            cand, ref, grams = shared
-            out[i] = _guarded(errors, _refit_svm, cand, ref, grams, X)
-            continue
-        fitted = _guarded(errors, _plain_fit, estimator, X, y, point, unlabeled, warn)
-        out[i] = fitted
-        if hasattr(fitted, "svm_"):  # libsvm on the deformed kernel (not a primal solver)
-            refs[structure].append((_deformation_key(fitted), fitted, {}))
-    return out
-
-
-def _sharing(refs: list, point: dict, path_params) -> tuple | None:
-    """``(candidate, ref, grams)`` for the first fitted ``ref`` whose deformed kernel the
-    point shares (the candidate: a copy of ref with the point's weights), else None."""
-    for key, ref, grams in refs:
-        cand = _with_weights(ref, point, path_params)
-        if np.allclose(_deformation_key(cand), key, rtol=1e-12, atol=0.0):
-            return cand, ref, grams
-    return None
-
-
-def _refit_svm(cand, ref, grams: dict, X):
-    """``cand`` (a copy of the fitted ``ref`` with other weights, the same deformed kernel)
-    with its own libsvm fit; ``grams`` caches ref's deformed Gram matrices."""
-    if "labeled" not in grams:
-        grams["labeled"] = ref.deformed_gram()
-    info = {k: v for k, v in ref.solver_info_.items() if k not in ("loss", "C")}
-    cand.loss_.fit_svm(cand, grams["labeled"], info)
-    cand.__dict__.pop("penalty_", None)  # the combined matrix of ref's weights: not cand's
-    cand.__dict__.pop("calibrator_", None)  # calibrated for ref's C
-    if cand._semi_supervised:  # decisions on every training point
-        if "training" not in grams:
-            Xv = validate_data(ref, X, dtype=float, reset=False)
-            grams["training"] = ref.loss_.deformed_gram(ref, Xv)
-        fitted = cand.svm_.decision_function(grams["training"])
-        cand.transduction_ = cand.classes_[cand._decide(fitted)]
-    return cand
-
-
-def _shared_fit(
-    base, X, y, unlabeled, path_params, cache: dict, labels: str, call: dict
-) -> _SharedFit:
-    """The group's :class:`_SharedFit`, from ``cache`` when it holds it for these labels.
-    ``call``: what one call validates and encodes once for all its groups."""
-    key = _structure_key(base.get_params(deep=False), path_params)
-    if ("group", key, labels) not in cache:
-        cache["group", key, labels] = _SharedFit(base, X, y, unlabeled, cache, labels, call)
-    return cache["group", key, labels]
-
-
 def _validated(est: StructuralClassifier, X, y, unlabeled, call: dict):
     """``est._validated(X, y, unlabeled)``; the data are converted and checked on the call's
     first group only (per answer of ``_accepts_sparse``), the later ones check the parameters
@@ -526,14 +373,19 @@ def _validated(est: StructuralClassifier, X, y, unlabeled, call: dict):
     params = est.get_params(deep=False)
     if key not in call:
         data = est._validated(X, y, unlabeled)
-        attrs = {k: v for k, v in vars(est).items() if k in ("n_features_in_", "feature_names_in_")}
-        call[key] = (data, attrs, params)
+        inputs = {k: getattr(est, k) for k in _INPUT_ATTRIBUTES if hasattr(est, k)}
+        call[key] = (data, inputs, params)
         return data
-    data, attrs, first = call[key]
+    data, inputs, first = call[key]
     changed = {k: v for k, v in params.items() if _key(v) != _key(first[k])}
     _checked_weights(est, changed, changed.keys(), call.setdefault("checked", set()))
-    vars(est).update(attrs)
+    for name, value in inputs.items():  # what validating the data would have set
+        setattr(est, name, value)
     return data
+
+
+_INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
+"""What validating the training data sets on an estimator (scikit-learn's ``validate_data``)."""
 
 
 def drop_label_work(cache: dict) -> None:
@@ -556,9 +408,12 @@ def _with_weights(
     base: StructuralClassifier, point: dict, path_params, checked: set | None = None
 ) -> StructuralClassifier:
     """``base`` with the point's weight parameters: a shallow copy (``clone`` per grid point
-    costs more than the solve), the weights checked by :func:`_checked_weights`."""
+    costs more than the solve), the weights checked by :func:`_checked_weights`.  A
+    structure-fitted ``base`` (a group's template) passes its structure attributes
+    (``classes_``, ``feature_map_``, clusters, ...) to the copy, shared, not copied."""
     cand = copy.copy(base)
-    vars(cand).update(_checked_weights(base, point, path_params, checked))
+    for name, value in _checked_weights(base, point, path_params, checked).items():
+        setattr(cand, name, value)
     return cand
 
 
@@ -638,14 +493,6 @@ def _test_section(est, X) -> np.ndarray:
     return Xv if _linear(fm) else fm.kernel_(Xv, fm.basis_)
 
 
-def _side_by_side(blocks: Sequence[np.ndarray]) -> tuple[np.ndarray, list[slice]]:
-    """The blocks stacked as columns (for one BLAS-3 product over a grid) and each block's
-    columns."""
-    stacked = np.hstack(blocks)
-    ends = np.cumsum([0, *(b.shape[1] for b in blocks)])
-    return stacked, [slice(a, b) for a, b in zip(ends[:-1], ends[1:], strict=True)]
-
-
 def _shares_test_features(est) -> bool:
     """A square-loss fit whose decision is ``k(X, basis_) @ dual_coef_`` or ``X @ coef_``."""
     return (
@@ -670,7 +517,7 @@ def decision_values(fits: Sequence, X) -> list[np.ndarray]:
     for idx in shared.values():
         first = fits[idx[0]]
         linear = _linear(first.feature_map_)
-        coefs, cols = _side_by_side([fits[i].coef_ if linear else fits[i].dual_coef_ for i in idx])
+        coefs, cols = side_by_side([fits[i].coef_ if linear else fits[i].dual_coef_ for i in idx])
         F = _test_section(first, X) @ coefs  # one product for the group's grid points
         for i, col in zip(idx, cols, strict=True):
             out[i] = fits[i]._square_output(F[:, col])

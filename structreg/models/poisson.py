@@ -16,24 +16,15 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .._locality import solve_in_locality_order
-from .._params import constraints_for
-from ._base import SemiSupervisedLabelsMixin, check_training_X, missing_as_unlabeled
-from .harmonic import (
-    _WEIGHTS_DOC,
-    HARMONIC_DIRECT_MAX,
+from .graph_inference import (
     HARMONIC_TOL,
-    WEIGHT_CHOICES,
-    _bounded_factor_solve,
-    _cg_or_factor,
-    _common_row_sum,
-    _factor_solve,
-    _GraphInference,
-    _warn_unreachable,
+    GraphInferenceClassifier,
+    LabeledGraph,
+    check_method,
+    common_row_sum,
+    solve_laplace_system,
 )
 
 __all__ = ["PoissonLearning", "poisson_function"]
@@ -102,19 +93,14 @@ def poisson_function(
 def _poisson(W, labeled, targets, method, tol, max_iter):
     """:func:`poisson_function`, and the solve's ``info`` (``"method"``: ``"direct"`` or
     ``"cg"``, ``"n_iter"``: CG iterations run)."""
-    if method not in ("auto", "direct", "cg"):
-        raise ValueError(f"method must be 'auto', 'direct' or 'cg', got {method!r}")
-    W = sp.csr_matrix(W, dtype=float)
-    W = W - sp.diags(W.diagonal())
-    labeled = np.asarray(labeled, dtype=bool)
-    targets = np.asarray(targets, dtype=float).reshape(int(labeled.sum()), -1)
-    n = W.shape[0]
-    n_comp, component = connected_components(W, directed=False)
-    count = np.bincount(component[labeled], minlength=n_comp)
-    unreachable = count[component] == 0
+    check_method(method)
+    graph = LabeledGraph.build(W, labeled, targets)
+    labeled, targets, component = graph.labeled, graph.targets, graph.component
+    count = graph.labels_in_component
+    unreachable = graph.unreachable
     # sources: each labeled value minus the mean of its component's labeled values
-    b = np.zeros((n, targets.shape[1]))
-    means = np.zeros((n_comp, targets.shape[1]))
+    b = np.zeros((graph.n, targets.shape[1]))
+    means = np.zeros((len(count), targets.shape[1]))
     np.add.at(means, component[labeled], targets)
     means /= np.maximum(count, 1)[:, None]
     b[labeled] = targets - means[component[labeled]]
@@ -123,11 +109,11 @@ def _poisson(W, labeled, targets, method, tol, max_iter):
     solve = np.flatnonzero(~unreachable)
     info = {"method": "direct", "n_iter": 0}
     if solve.size:
-        degree = np.asarray(W.sum(axis=1)).ravel()[solve]
-        L = (sp.diags(degree) - W[solve][:, solve]).tocsr()
+        degree = graph.degree[solve]
+        L = (sp.diags(degree) - graph.W[solve][:, solve]).tocsr()
         comp = np.unique(component[solve], return_inverse=True)[1]
-        # the solution's rows sum to 0 when the sources' rows do (_common_row_sum)
-        last = _common_row_sum(targets) is not None
+        # the solution's rows sum to 0 when the sources' rows do (common_row_sum)
+        last = common_row_sum(targets) is not None
         b = b[solve][:, :-1] if last else b[solve]
         u, info = solve_in_locality_order(  # cache-friendly products and LU
             lambda L, d, c, b: _solve_laplacian(L, d, c, b, method, tol, max_iter),
@@ -142,42 +128,23 @@ def _poisson(W, labeled, targets, method, tol, max_iter):
 
 def _solve_laplacian(L, degree, comp, b, method, tol, max_iter):
     """``u`` with ``L u = b`` and zero ``degree``-weighted mean on every component ``comp``
-    (``b`` sums to 0 on each), and the solve's ``info``."""
+    (``b`` sums to 0 on each), and the solve's ``info``.  The factorisations ground one
+    point of every component (its first): ``L u = b`` on the other points, ``u = 0`` there,
+    then the mean is removed."""
     n_comp = comp.max() + 1
     vol = np.bincount(comp, weights=degree, minlength=n_comp)
-    # ground one point of every component (its first): L u = b on the other points, u = 0 there
     grounded = np.zeros(L.shape[0], dtype=bool)
     grounded[np.unique(comp, return_index=True)[1]] = True
-    free = ~grounded
 
     def centred(u):
         shift = np.zeros((n_comp, b.shape[1]))
         np.add.at(shift, comp, degree[:, None] * u)
         return u - (shift / np.where(vol > 0, vol, 1.0)[:, None])[comp]
 
-    if method == "direct" or (method == "auto" and L.shape[0] <= HARMONIC_DIRECT_MAX):
-        u = np.zeros(b.shape)
-        if free.any():
-            u[free] = _factor_solve(L[free][:, free], b[free])
-        return centred(u), {"method": "direct", "n_iter": 0}
-    # isolated points (degree 0) are components of their own with a zero source
-    s = 1.0 / np.sqrt(np.where(degree > 0, degree, 1.0))
-    N = sp.csr_matrix(L.multiply(s[:, None]).multiply(s[None, :]))
-
-    def factor():
-        u = np.zeros(b.shape)
-        if free.any():
-            solved = _bounded_factor_solve(L[free][:, free], b[free], tol)
-            if solved is None:
-                return None
-            u[free] = solved
-        return centred(u) / s[:, None]
-
-    v, info = _cg_or_factor(N, s[:, None] * b, method, tol, max_iter, factor)
-    return centred(s[:, None] * v), info
+    return solve_laplace_system(L, b, method, tol, max_iter, grounded=grounded, project=centred)
 
 
-class PoissonLearning(_GraphInference, SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
+class PoissonLearning(GraphInferenceClassifier):
     """Poisson learning: semi-supervised graph classification at very low label rates.
 
     On a kNN graph ``W`` over all training points (labeled and unlabeled), the class scores
@@ -262,68 +229,22 @@ class PoissonLearning(_GraphInference, SemiSupervisedLabelsMixin, ClassifierMixi
     True
     """
 
-    _semi_supervised = True
+    _scores_attribute = "scores_"
 
-    def __init__(
-        self,
-        n_neighbors=7,
-        weights="self-tuning",
-        t=None,
-        graph="knn",
-        tol=HARMONIC_TOL,
-        max_iter=None,
-    ):
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.t = t
-        self.graph = graph
-        self.tol = tol
-        self.max_iter = max_iter
+    def _solve_system(self, W, labeled, targets):
+        return _poisson(W, labeled, targets, "auto", self.tol, self.max_iter)
 
-    def fit(self, X, y, unlabeled=None) -> PoissonLearning:
-        """Solve the Poisson equation of the labeled points over the graph of all points.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Labels; ``-1`` (``None`` for string labels) and missing values mark unlabeled
-            samples.
-        unlabeled : array-like of bool, shape (n_samples,), optional
-            Marks unlabeled samples explicitly (use when -1 is a real class).
-
-        Returns
-        -------
-        self
-        """
-        self._validate_params()
-        y = missing_as_unlabeled(y, unlabeled)
-        X, y = validate_data(self, X, y, dtype=float, y_numeric=False)
-        check_training_X(self, X)
-        y = column_or_1d(y, warn=True)
-        self.classes_, y_codes, labeled = self._encode_labels(y, unlabeled)
+    def _finish_scores(self, U, labeled, y_codes, prior):
+        """A component whose labels are all of one class has no source: it takes that
+        class."""
         n_classes = len(self.classes_)
-        self._fit_graph(X)
-        Y = np.eye(n_classes)[y_codes[labeled]]
-        U, self.unreachable_, info = _poisson(
-            self.graph_, labeled, Y, "auto", self.tol, self.max_iter
-        )
-        self.solver_, self.n_iter_ = info["method"], max(1, info["n_iter"])
-        if self.unreachable_.any():
-            _warn_unreachable(self.unreachable_)
-            U[self.unreachable_] = Y.mean(axis=0)
-        # a component whose labels are all of one class has no source: it takes that class
         _, component = connected_components(self.graph_, directed=False)
         lab_comp = component[labeled]
         for c in np.unique(lab_comp):
             codes = np.unique(y_codes[labeled][lab_comp == c])
             if codes.size == 1:
                 U[component == c] = np.eye(n_classes)[codes[0]]
-        self.scores_ = U
-        codes = np.argmax(U, axis=1)
-        codes[labeled] = y_codes[labeled]
-        self.transduction_ = self.classes_[codes]
-        return self
+        return U
 
     def decision_function(self, X) -> np.ndarray:
         """Scores of new points: ``u(x) = sum_j w_j u_j / sum_j w_j`` over the ``n_neighbors``
@@ -338,32 +259,5 @@ class PoissonLearning(_GraphInference, SemiSupervisedLabelsMixin, ClassifierMixi
         ndarray of shape (n_samples, n_classes), or (n_samples,) for two classes
             (the score of ``classes_[1]`` minus that of ``classes_[0]``).
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=float, reset=False)
-        w, ind = self._neighbour_weights(X)
-        scores = np.einsum("ik,ikc->ic", w, self.scores_[ind]) / w.sum(axis=1, keepdims=True)
+        scores = self._extend(X)
         return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
-
-    def predict(self, X) -> np.ndarray:
-        """The class of the largest score of :meth:`decision_function`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        scores = self.decision_function(X)
-        codes = (scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)
-        return self.classes_[codes]
-
-
-PoissonLearning.__doc__ = PoissonLearning.__doc__.replace(
-    "    WEIGHTS\n", "    " + _WEIGHTS_DOC + "\n"
-)
-PoissonLearning._parameter_constraints = {
-    **constraints_for(PoissonLearning),
-    "weights": [StrOptions(set(WEIGHT_CHOICES))],
-}

@@ -23,7 +23,8 @@ from sklearn.utils.validation import (
 )
 
 from ._base import StructuralEstimator, check_unlabeled_mask
-from .manifold import _EDGE_DOC, _SQUARE_SOLVER_DOC, _ManifoldMixin, kernel_doc
+from ._docs import SQUARE_SOLVER_DOC
+from .manifold import _EDGE_DOC, _ManifoldMixin, kernel_doc
 
 __all__ = ["LapRLSRegressor", "StructuralRegressor", "labeled_rows"]
 
@@ -85,7 +86,7 @@ _ATTRIBUTES_DOC = """
 """
 
 
-_FIT_DOC = _INTERCEPT_DOC + _SQUARE_SOLVER_DOC + _ATTRIBUTES_DOC
+_FIT_DOC = _INTERCEPT_DOC + SQUARE_SOLVER_DOC + _ATTRIBUTES_DOC
 
 
 class StructuralRegressor(RegressorMixin, StructuralEstimator):

@@ -9,6 +9,7 @@ from .._params import NONNEGATIVE_OR_AUTO
 from ..structure import PrecomputedPenalty
 from ..structure.l1graph import SparseReconstructionPenalty, reconstruction_penalty
 from ._base import StructuralClassifier, class_weight_doc
+from ._docs import SQUARE_SOLVER_DOC
 
 AUTO_RECONSTRUCTION_WEIGHT = 1.0
 """``gamma_I="auto"``: the weight of the trace-normalised reconstruction term
@@ -79,23 +80,8 @@ class SparseRLSC(StructuralClassifier):
         with different labels; rows = points, zero diagonal).
     fit_intercept : bool, default=False
         Add an unpenalised bias (the paper has none).
-    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
-        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
-        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
-        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
-        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
-        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
-    n_components : int, default=1000
-        Number of Nystroem centres m (``solver="nystroem"``).
-    centers : {"uniform", "k-means++"}, default="uniform"
-        How the Nystroem centres are drawn from the training samples.
-    tol : float, default=1e-6
-        Relative residual at which ``solver="cg"`` stops.
-    max_iter : int or None, default=None
-        Iteration cap of ``solver="cg"`` (None: the solver's default).
-    random_state : int, RandomState instance or None, default=None
-        Seed of the Nystroem centre selection.
 """
+        + SQUARE_SOLVER_DOC
         + class_weight_doc("``sum_labeled c_i ||y_i - F(x_i)||^2`` with ``c_i = w_{y_i}``")
         + """
     Attributes

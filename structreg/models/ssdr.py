@@ -11,6 +11,7 @@ from ..kernels import internal_map
 from ..structure.penalties import Penalty, group_scatter
 from ..structure.signed import LabeledPairPenalty
 from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
+from ._docs import SQUARE_SOLVER_DOC
 from .manifold import _SHARED_DOC, LapRLSC
 
 
@@ -56,23 +57,8 @@ class SSDRWu(LapRLSC):
         Form of the between-class term ``B(f)``, see above (``"add"``: as printed).
     fit_intercept : bool, default=False
         Add an unpenalised bias.
-    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
-        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
-        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
-        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
-        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
-        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
-    n_components : int, default=1000
-        Number of Nystroem centres m (``solver="nystroem"``).
-    centers : {"uniform", "k-means++"}, default="uniform"
-        How the Nystroem centres are drawn from the training samples.
-    tol : float, default=1e-6
-        Relative residual at which ``solver="cg"`` stops.
-    max_iter : int or None, default=None
-        Iteration cap of ``solver="cg"`` (None: the solver's default).
-    random_state : int, RandomState instance or None, default=None
-        Seed of the Nystroem centre selection.
 """
+        + SQUARE_SOLVER_DOC
         + class_weight_doc(SQUARE_CLASS_WEIGHT)
         + """
     Attributes
@@ -248,23 +234,8 @@ class SSDRWang(StructuralClassifier):
     fit_intercept : bool, default=True
         Add an unpenalised bias (without it the training outputs sum to zero, which biases
         the classifier towards equal class masses; the paper's experiments have none).
-    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
-        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
-        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
-        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
-        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
-        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
-    n_components : int, default=1000
-        Number of Nystroem centres m (``solver="nystroem"``).
-    centers : {"uniform", "k-means++"}, default="uniform"
-        How the Nystroem centres are drawn from the training samples.
-    tol : float, default=1e-6
-        Relative residual at which ``solver="cg"`` stops.
-    max_iter : int or None, default=None
-        Iteration cap of ``solver="cg"`` (None: the solver's default).
-    random_state : int, RandomState instance or None, default=None
-        Seed of the Nystroem centre selection.
 """
+        + SQUARE_SOLVER_DOC
         + class_weight_doc(SQUARE_CLASS_WEIGHT)
         + """
     Attributes

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import eigh, lapack
 
-from .square import cholesky_factor, eigh_factor
+from .factor import cholesky_factor, eigh_factor
 
 
 @dataclass

@@ -13,9 +13,19 @@ preconditioned residual, ``rho = <r, r>_P`` and ``P p`` kept by recurrence,
     rho' = <r, Pr>,  p = r + (rho'/rho) p,  Pp = Pr + (rho'/rho) Pp.
 
 Callers choose the split of their system: Jacobi scaling (``N = D^{-1/2} H D^{-1/2}``, P = I)
-for the square-loss normal equations, ``P = blockdiag(K, s)`` for the kernel system of
-:mod:`structreg.solvers.kernel_cg` (Melacci & Belkin 2011), where ``P^{-1} = K^{-1}`` is
-never needed.
+for the square-loss normal equations and for the graph systems of
+:mod:`structreg.models.graph_inference` (GFHF's harmonic and Poisson learning's Laplacian
+systems), ``P = blockdiag(K, s)`` for the kernel system of :mod:`structreg.solvers.kernel_cg`
+(Melacci & Belkin 2011), where ``P^{-1} = K^{-1}`` is never needed.
+
+The columns run independent recurrences (their own step lengths) but share one application
+of N per iteration, which reads a sparse N once for all of them.  A column that stops is
+written back and dropped from the block of active columns.  The block is row-major when N
+is given as a sparse matrix (the order of scipy's sparse products), column-major for an
+operator given as a function: every product and sum then runs in the order in which the
+recorded solutions of the tests were computed, to the last bit.  A caller may run the
+iteration in stages: a short probe (``max_iter``, ``warn=False``), then a warm start from
+the probe's ``x`` (``x0``), warning once at the end (:func:`warn_not_converged`).
 
 Stopping rule (one, for every caller): column j stops when
 
@@ -39,6 +49,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, minres
 from sklearn.exceptions import ConvergenceWarning
 
@@ -62,6 +73,7 @@ class CGResult:
     converged : bool
         Every column met the stopping rule.
     column_iter : ndarray of shape (k,)
+        Iterations per column; their sum counts the column products computed.
     column_converged : ndarray of shape (k,), bool
     minres : ndarray of shape (k,), bool
         Columns finished by the MINRES fallback.
@@ -108,14 +120,97 @@ def _minres(H: LinearOperator, rhs: np.ndarray, x0: np.ndarray, tol: float, max_
         rtol = max(np.finfo(float).eps, 0.5 * rtol * target / res)
 
 
+def warn_not_converged(
+    converged: np.ndarray, tol: float, max_iter: int, *, stacklevel: int = 2
+) -> None:
+    """Issue the ``ConvergenceWarning`` of :func:`conjugate_gradient` when some column did not
+    converge; for callers that run it in stages (``warn=False``) and warn once at the end.
+
+    Parameters
+    ----------
+    converged : ndarray of bool, shape (k,)
+        Per column: the stopping rule was met.
+    tol, max_iter
+        The tolerance and the iteration cap to name in the message.
+    stacklevel : int, default=2
+        As for :func:`warnings.warn`, counted from the caller of this function.
+    """
+    if converged.all():
+        return
+    warnings.warn(
+        f"conjugate gradients did not reach tol={tol} in max_iter={max_iter} iterations "
+        f"for {int((~converged).sum())} of {converged.size} column(s)",
+        ConvergenceWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
+@dataclass
+class _ActiveColumns:
+    """The CG state of the columns still iterating, one array column per active column, all
+    blocks in the memory ``order`` ``"F"`` (column-major) or ``"C"`` (row-major).
+
+    With the identity metric ``pr`` is ``r`` and ``pp`` is ``p`` (the same arrays), so that
+    plain CG keeps no copies."""
+
+    order: str
+    cols: np.ndarray  # their indices among the columns of C
+    x: np.ndarray
+    r: np.ndarray  # C - N x
+    pr: np.ndarray  # P r
+    p: np.ndarray  # the search directions
+    pp: np.ndarray  # P p
+    rho: np.ndarray  # <r, r>_P
+
+    @classmethod
+    def start(cls, order, cols, X, R, PR, rho) -> _ActiveColumns:
+        """The columns ``cols`` of the iterate X, the residual R and ``PR = P R`` (R itself
+        with the identity metric), with the residuals as first directions."""
+        r = np.asarray(R[:, cols], order=order)
+        p = r.copy(order=order)
+        if PR is R:
+            pr, pp = r, p
+        else:
+            pr = np.asarray(PR[:, cols], order=order)
+            pp = pr.copy(order=order)
+        return cls(order, cols, np.asarray(X[:, cols], order=order), r, pr, p, pp, rho[cols])
+
+    def block(self, V: np.ndarray) -> np.ndarray:
+        """V in the memory order of the blocks (a copy only when it is not)."""
+        return np.asarray(V, order=self.order)
+
+    def drop(self, leaving: np.ndarray, X: np.ndarray) -> None:
+        """Write the iterates of the ``leaving`` columns into X and stop carrying them."""
+        if not leaving.any():
+            return
+        X[:, self.cols[leaving]] = self.x[:, leaving]
+        keep = ~leaving
+        identity = self.pr is self.r
+        self.cols, self.rho = self.cols[keep], self.rho[keep]
+        self.x, self.r, self.p = (self.block(V[:, keep]) for V in (self.x, self.r, self.p))
+        self.pr = self.r if identity else self.block(self.pr[:, keep])
+        self.pp = self.p if identity else self.block(self.pp[:, keep])
+
+
+def _operator(apply: Operator | sp.spmatrix) -> tuple[Operator, str]:
+    """``(apply, order)``: the operator as a callable, and the memory order of the blocks of
+    active columns: row-major for a sparse matrix (scipy's sparse products read and write
+    row-major blocks; a column-major one would be copied on every product), column-major for
+    a callable."""
+    if not sp.issparse(apply):
+        return apply, "F"
+    return (lambda V, _: apply @ V), "C"
+
+
 def conjugate_gradient(
-    apply: Operator,
+    apply: Operator | sp.spmatrix,
     C: np.ndarray,
     *,
     metric: Callable[[np.ndarray], np.ndarray] | None = None,
     x0: np.ndarray | None = None,
     tol: float = 1e-8,
     max_iter: int | None = None,
+    warn: bool = True,
 ) -> CGResult:
     """Solve ``N X = C`` column by column by (preconditioned) conjugate gradients.
 
@@ -124,9 +219,11 @@ def conjugate_gradient(
 
     Parameters
     ----------
-    apply : callable
+    apply : callable or sparse matrix
         ``apply(V, PV)`` returns ``N V`` (shape (q, m)) for V of shape (q, m), given
-        ``PV = metric(V)``.
+        ``PV = metric(V)``; it must not modify its arguments.  Or the sparse matrix N itself
+        (then the blocks of active columns are kept row-major, the order in which scipy's
+        sparse products read and write them; column-major otherwise).
     C : ndarray of shape (q, k) or (q,)
         Right-hand sides.
     metric : callable or None
@@ -138,69 +235,85 @@ def conjugate_gradient(
         Relative residual per column, ``||C_j - N X_j||_P <= tol ||C_j||_P``.
     max_iter : int or None
         Iteration cap per column for CG and again for a MINRES fallback; default ``10 q``.
+    warn : bool, default=True
+        Issue a ``ConvergenceWarning`` when some column does not converge.  A caller that
+        runs the iteration in stages (a short probe, then a warm start from its ``x``) passes
+        False and calls ``warn_not_converged`` (this module) once at the end.
 
     Returns
     -------
     CGResult
-        ``x`` has the shape of C.  Non-convergence also issues a ``ConvergenceWarning``.
+        ``x`` has the shape of C.
     """
     C = np.asarray(C, dtype=float)
     flat = C.ndim == 1
     C = C[:, None] if flat else C
     q, k = C.shape
     max_iter = 10 * q if max_iter is None else int(max_iter)
-    P = (lambda V: np.array(V, dtype=float)) if metric is None else metric
+    apply, order = _operator(apply)
+    identity = metric is None
+    P = (lambda V: np.array(V, dtype=float)) if identity else metric
 
     if x0 is None:
         X = np.zeros((q, k))
-        PC = P(C)
-        R, PR = C.copy(), PC.copy()
+        PC = C if identity else P(C)
+        R = C.copy()
+        PR = R if identity else PC.copy()
     else:
         X = np.array(np.reshape(x0, (q, k)), dtype=float)
-        both = P(np.hstack([C, X]))
-        PC, PX = both[:, :k], both[:, k:]
+        if identity:
+            PC, PX = C, X
+        else:
+            both = P(np.hstack([C, X]))
+            PC, PX = both[:, :k], both[:, k:]
         R = C - apply(X, PX)
-        PR = P(R)
+        PR = R if identity else P(R)
     ref = _dots(C, PC)
     zero = ~(ref > 0)  # ||C_j||_P = 0: the solution is 0
     X[:, zero], R[:, zero], PR[:, zero] = 0.0, 0.0, 0.0
     rho = _dots(R, PR)
     target = tol**2 * ref
     converged = zero | (rho <= target)
-    p, Pp = R.copy(), PR.copy()
     iters = np.zeros(k, dtype=int)
     fallback = np.zeros(k, dtype=bool)
     negative = False
-    active = ~converged
+
+    active = _ActiveColumns.start(order, np.flatnonzero(~converged), X, R, PR, rho)
 
     eps = np.finfo(float).eps
-    while active.any() and iters[active].max() < max_iter:
-        j = np.flatnonzero(active)
-        Np = apply(p[:, j], Pp[:, j])
-        curv = _dots(Pp[:, j], Np)
+    done_iter = 0  # every active column has run this many iterations
+    while active.cols.size and done_iter < max_iter:
+        Np = apply(active.p, active.pp)
+        curv = _dots(active.pp, Np)
         # rounding level of the computed curvature: below it the sign is not known
-        rnd = 64 * eps * np.linalg.norm(Pp[:, j], axis=0) * np.linalg.norm(Np, axis=0)
+        rnd = 64 * eps * np.sqrt(_dots(active.pp, active.pp)) * np.sqrt(_dots(Np, Np))
         bad = curv <= rnd
         if bad.any():
             negative |= bool(np.any(curv[bad] < -rnd[bad]))
-            fallback[j[bad]] = True
-            active[j[bad]] = False
-            j, Np, curv = j[~bad], Np[:, ~bad], curv[~bad]
-            if j.size == 0:
-                continue
-        a = rho[j] / curv
-        X[:, j] += a * p[:, j]
-        R[:, j] -= a * Np
-        PR[:, j] = P(R[:, j])  # the one product with P
-        rho_new = _dots(R[:, j], PR[:, j])
-        beta = rho_new / rho[j]
-        rho[j] = rho_new
-        p[:, j] = R[:, j] + beta * p[:, j]
-        Pp[:, j] = PR[:, j] + beta * Pp[:, j]
-        iters[j] += 1
-        done = rho_new <= target[j]
-        converged[j[done]] = True
-        active[j[done]] = False
+            fallback[active.cols[bad]] = True
+            active.drop(bad, X)
+            Np, curv = Np[:, ~bad], curv[~bad]
+            if not active.cols.size:
+                break
+        a = active.rho / curv
+        active.x += a * active.p
+        active.r -= a * Np
+        if not identity:
+            active.pr = active.block(P(active.r))  # the one product with P
+        rho_new = _dots(active.r, active.pr)
+        beta = rho_new / active.rho
+        active.rho = rho_new
+        active.p *= beta  # p = r + beta p, and P p by the same recurrence
+        active.p += active.r
+        if not identity:
+            active.pp *= beta
+            active.pp += active.pr
+        done_iter += 1
+        iters[active.cols] += 1
+        done = rho_new <= target[active.cols]
+        converged[active.cols[done]] = True
+        active.drop(done, X)
+    X[:, active.cols] = active.x
 
     if fallback.any():
 
@@ -213,13 +326,8 @@ def conjugate_gradient(
             X[:, col], used, converged[col] = _minres(H, PC[:, col], X[:, col], tol, max_iter)
             iters[col] += used
 
-    if not converged.all():
-        warnings.warn(
-            f"conjugate gradients did not reach tol={tol} in max_iter={max_iter} iterations "
-            f"for {int((~converged).sum())} of {k} column(s)",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
+    if warn:
+        warn_not_converged(converged, tol, max_iter, stacklevel=3)
     return CGResult(
         x=X[:, 0] if flat else X,
         n_iter=int(iters.max()) if k else 0,

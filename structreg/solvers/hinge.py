@@ -38,7 +38,7 @@ from scipy.linalg import cholesky, lapack, solve_triangular
 from sklearn import config_context
 from sklearn.svm import SVC
 
-from .square import penalty_products
+from .design import penalty_products
 
 
 class DeformedFeatures:

@@ -34,7 +34,8 @@ import numpy as np
 
 from ..kernels import KernelOperator as GramOperator
 from .cg import conjugate_gradient
-from .square import penalty_products, warn_nonconvex
+from .design import penalty_products
+from .solution import warn_nonconvex
 
 __all__ = ["GramOperator", "KernelLeastSquaresSolution", "solve_kernel_least_squares"]
 # GramOperator is the kernel layer's one operator, structreg.kernels.KernelOperator: K @ V for

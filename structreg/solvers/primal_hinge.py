@@ -61,7 +61,7 @@ H_S updated by the |dS| rows that entered or left S (``factorization="cholesky"`
 when l + 1 >= q or when G_0 is not safely positive definite).  The small system is
 singular exactly when H_S is (determinant lemma); then, and whenever H_S is not safely
 positive definite, that step is solved through
-:func:`~structreg.solvers.square.solve_symmetric` (eigh pseudo-inverse) and the solution
+:func:`~structreg.solvers.factor.solve_symmetric` (eigh pseudo-inverse) and the solution
 reports ``singular=True``.  This is Melacci & Belkin's "Newton with Cholesky rank-1
 updates" variant in a form whose per-iteration cost does not depend on n or q.
 Every hinge-loss estimator reaches this solver with a kernel feature map (q <= n or the m
@@ -85,14 +85,9 @@ import scipy.sparse as sp
 from scipy.linalg import LinAlgWarning, solve
 from sklearn.exceptions import ConvergenceWarning
 
-from .square import (
-    cholesky_solve,
-    design_penalty_gram,
-    solve_symmetric,
-)
-from .square import (
-    dense_array as _dense,
-)
+from .design import dense_array as _dense
+from .design import design_penalty_gram
+from .factor import cholesky_solve, solve_symmetric
 
 __all__ = [
     "SquaredHingeSolution",

@@ -26,7 +26,9 @@ weight float64 cannot represent is a ValueError.
 
 Neighbour search (``algorithm=``) and cost
 ------------------------------------------
-No function here forms an n x n array; memory is O(n k) plus the search structure.
+No function here forms an n x n array; memory is O(n k) plus the search structure.  The
+timings and recalls behind the choices below are on the benchmarks page of the documentation
+(``docs/benchmarks.md``, "Neighbour search").
 
 ``"exact"``
     Dense data with fewer than 16 features: scipy's :class:`~scipy.spatial.cKDTree` (ties put
@@ -39,21 +41,10 @@ No function here forms an n x n array; memory is O(n k) plus the search structur
     centres; the queries of one cell are searched exactly (:func:`_gemm_indices`) among the
     cells nearest its centre, and the distance of their k-th neighbour there rules out, by
     the triangle inequality, every cell whose ball lies beyond it; the cells left are
-    searched next.  Clustered data are searched within their own cluster (a tenth of the
-    pairs of brute force on the 12-blob mixtures); where a pilot of ``CELL_PILOT`` cells
-    would keep more than ``CELL_GIVE_UP`` of the pairs (uniform data, one blob), the tree or
-    brute-force search takes the rest.  ``knn_indices(X, 7)`` against scikit-learn's
-    ``NearestNeighbors(n_jobs=-1)`` (same process, 2 cores at load 4-5; same neighbours in
-    every case)::
-
-        data (n, d)                   scikit-learn   structreg
-        two moons 1e5, 2                 0.27 s        0.23 s   (cKDTree)
-        5-d mixture 1e5                  1.38          0.86     (cKDTree)
-        10-d mixture 1e5                18.1           5.97     (cells)
-        10-d mixture, blobs overlap, 1e5 28.0         21.8      (cells give up: cKDTree)
-        32-d mixture 5e4                 8.55          2.11     (cells)
-        10-d uniform 5e4                12.9           5.25     (cells give up: cKDTree)
-        16-d uniform 3e4                 3.62          4.89     (cells give up: brute force)
+    searched next.  Clustered data are searched within their own cluster, a small share of
+    the pairs of brute force; where a pilot of ``CELL_PILOT`` cells would keep more than
+    ``CELL_GIVE_UP`` of the pairs (uniform data, one blob), the tree or brute-force search
+    takes the rest.
 
     scikit-learn's own search, for the record: brute force never holds the n x n
     distance matrix either (read in scikit-learn 1.9, ``KNeighborsMixin.kneighbors`` in
@@ -71,79 +62,41 @@ No function here forms an n x n array; memory is O(n k) plus the search structur
     the result stands where that bound separates the kept neighbours from each other and
     from the rest, and the other queries are decided by exact float64 distances or, at exact
     ties across the cut, by scikit-learn's search: the same neighbours as an exact search
-    (ties by index).  Measured against scikit-learn on 2 shared cores (medians, load 3-4.5;
-    Gaussian clusters, k = 10): 256-d 1e4 points 2.4 s -> 1.2 s, 3000 points 0.38 -> 0.25 s;
-    128-d 1e4 1.26 -> 0.82 s, 3e4 11.1 -> 7.8 s; 64-d 1e4 0.72 -> 0.40 s, 3e4 4.2 -> 3.4 s;
-    USPS (11,000 x 256) 1.6-1.7 s -> 1.0-1.2 s (load 4-5; annoy, graphlearning's approximate
-    search: 1.1-1.4 s).  Below 64 features the per-candidate selection costs about as much as
-    the product and scikit-learn is as fast or faster (32-d 1e4: 0.39 vs 0.43 s; 8-32-d 2e4:
-    1.3-3.1 vs 3.0-4.1 s; 10-d 1e5: 68 vs 58 s at load 7.8), so it keeps those.  The
-    thresholds of ``"auto"`` below are unchanged: at 1e5 points and 64 features the faster
-    exact search would still take several times NN-descent's time (estimated, not measured:
-    scikit-learn's 136 s below divided by the speed-ups above, 75-110 s, against 17-23 s).
+    (ties by index), faster than scikit-learn's from 64 features on.  Below 64 features the
+    per-candidate selection costs about as much as the product and scikit-learn is as fast
+    or faster, so it keeps those.  The thresholds of ``"auto"`` below do not count this
+    speed-up: at 1e5 points and 64 features the faster exact search would still take
+    several times NN-descent's time (an estimate, not a measurement).
 ``"approximate"``
     NN-descent (``pynndescent.NNDescent``, optional extra ``pip install "structreg[ann]"``),
     with a working graph of ``max(k + 1, NNDESCENT_MIN_NEIGHBORS)`` neighbours,
     ``random_state=NNDESCENT_RANDOM_STATE`` (reproducible) and numba's thread count; see
     :func:`_nndescent_indices`.  Every process pays a one-off numba JIT compilation on its
-    first call: 70 s of CPU measured (pynndescent 0.7.0, numba 0.68; its core functions are
-    not cached on disk); later calls in the same process start at once.
+    first call, over a minute of CPU (pynndescent's core functions are not cached on disk);
+    later calls in the same process start at once.
 ``"auto"``
     ``"approximate"`` iff the input is dense, pynndescent imports and either
     ``n_samples >= APPROX_MIN_SAMPLES`` (100 000) with ``n_features >= APPROX_MIN_FEATURES``
     (16; brute-force regime), or ``n_samples >= TREE_APPROX_MIN_SAMPLES`` (200 000) with
     ``n_features >= TREE_APPROX_MIN_FEATURES`` (8; k-d tree regime); else ``"exact"``.
 
-The rule rests on these timings of ``knn_graph(X, 10, weights="heat")`` (2-core machine
-shared with other jobs, load 1.5-3 unless noted; seconds of wall time, approximate times
-without the one-off JIT; recall = fraction of the exact directed 10-NN found, from 2000
-sampled points where marked *)::
-
-    data (n, d)                 exact    approximate   recall
-    two moons   1e4,   2           0.2        0.5        1.0
-    two moons   1e5,   2           1.4        7.0        1.0
-    two moons   1e6,   2        18-21        72          1.0
-    64-d mixture 1e4              1.4        3.0        0.998
-    64-d mixture 5e4             27         13          0.971
-    64-d mixture 1e5            136       17-23         0.939
-    256-d mixture 1e4             1.9        2.5        0.990
-    256-d mixture 5e4            35         15          0.885
-    256-d mixture 1e5         (> 3 min)     31          0.79*
-    8-d latent in 64-d, 1e5   (not run)     17          1.0*
-
-and of :func:`knn_indices` (k = 10, exact search threaded over both cores from
-``PARALLEL_MIN_QUERIES`` on; idle machine; JIT paid beforehand, 37-45 s; recall from 5000
-sampled points) on mixtures of 12 unit Gaussian blobs in d dimensions::
-
-    data (n, d)                 exact    approximate   recall
-    5-d mixture  2e5              7.0       10.3         1.0
-    8-d mixture  2e5             32.9       11.2         1.0
-    10-d mixture 1e5             20.8       14.5         1.0
-    10-d mixture 2e5            103         12.7         1.0
-    10-d mixture 1e6         (> 12 min)     58           (not run)
-
-From 16 features on, scikit-learn searches by brute force, O(n^2): at 5e4 points NN-descent is
-faster than exact search only once its JIT is paid (13 + 70 s against 27 s), at 1e5 points it
-is faster even with it (20 + 70 s against 136 s; 194 s on a busier machine), hence the first
+Why these thresholds: from 16 features on, scikit-learn searches by brute force, O(n^2), while
+NN-descent's time grows nearly linearly; it is faster than the exact search once its JIT is
+paid from a few times 1e4 points and even with the JIT from about 1e5 points, hence the first
 rule.  Below 16 features the k-d tree wins at every size in 2-D and stays within NN-descent's
 time up to about 5 dimensions; from about 8 dimensions on its search time grows much faster
-than n (10-d: 21 s at 1e5, 103 s at 2e5, still running after 12 minutes at 1e6) while
-NN-descent's stays nearly linear, hence the second rule, from 2e5 points, where NN-descent
-wins even with its JIT.  The mixtures above are Gaussian
-clusters of full rank, the hardest case for NN-descent (a working graph of 15 instead of 30
-neighbours gave recall 0.69 at 1e5 in 64-d); data of low intrinsic dimension (the 8-d latent
-row) are found almost exactly.
+than n, hence the second rule, from 2e5 points, where NN-descent wins even with its JIT.
+Gaussian clusters of full rank are the hardest case for NN-descent (its recall falls with
+their size and dimension, and with a smaller working graph); data of low intrinsic dimension
+are found almost exactly.
 
 Edges: the union of both directions is formed as the pattern of ``A + A^T`` for the directed
-CSR graph ``A`` (n = 1e6, k = 10: 2-3.5 s and 260 MiB, against 34-49 s and 990 MiB for the
-earlier ``np.unique`` over ``2 n k`` int64 pair keys), and weights are computed exactly in
-float64 from ``X`` for every edge, in chunks under the memory budget (1.4 s for the 11.4
-million edges at n = 1e6 in 2-D; 1-4 s at 1e5 points in 64-256-d).  Neighbour distances
-returned by the search are not reused: pynndescent's are float32 and scikit-learn's brute
-force expands ``|x|^2 - 2 x.y + |y|^2``, so recomputing keeps the weights exact, identical
-for both algorithms and bit-for-bit those of earlier releases.  Measured peak memory above
-the input during ``knn_graph``: 514 MiB at 1e6 points in 2-D (exact), 1 GiB with NN-descent,
-30-80 MiB at 1e5 points in 64-d.
+CSR graph ``A`` (under a tenth of the time and a quarter of the memory of the earlier
+``np.unique`` over ``2 n k`` int64 pair keys), and weights are computed exactly in float64
+from ``X`` for every edge, in chunks under the memory budget.  Neighbour distances returned
+by the search are not reused: pynndescent's are float32 and scikit-learn's brute force
+expands ``|x|^2 - 2 x.y + |y|^2``, so recomputing keeps the weights exact, identical for both
+algorithms and bit-for-bit those of earlier releases.
 """
 
 from __future__ import annotations
@@ -152,7 +105,7 @@ import os
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Literal
 
@@ -164,6 +117,7 @@ from sklearn.neighbors import NearestNeighbors
 
 from .. import _chunks
 from .._numerics import unit_scaled
+from .._resources import blas_threads, block_bytes, gemm_tile_columns
 
 Weights = Literal["connectivity", "heat", "dot"]
 Algorithm = Literal["auto", "exact", "approximate"]
@@ -192,7 +146,6 @@ TREE_MAX_FEATURES = 16  # scikit-learn's own k-d tree limit (brute force from 16
 GEMM_MIN_FEATURES = 64
 GEMM_MIN_PAIRS = 9_000_000
 GEMM_EXTRA = 4  # candidates kept per query beyond those asked for (at least 1)
-GEMM_TILE_COLUMNS = 16_384  # points per GEMM tile
 GEMM_SAMPLE_STRIDE = 16  # _top_m's largest sampling stride of wide rows
 
 # exact searches of dense data with CELL_MIN_FEATURES to GEMM_MIN_FEATURES - 1 features and
@@ -522,7 +475,7 @@ def _gemm_indices(
     float64 ``||q - x||``.
 
     Work: ``2 n_queries n_points (d + 1)`` float32 flops in BLAS-3 blocks of about
-    ``_chunks.BLOCK_BYTES / 8`` elements per worker thread (one per available CPU, BLAS held
+    ``block_bytes() / 8`` elements per worker thread (one per available CPU, BLAS held
     to one thread each), and a selection that touches each product a few times.
     """
     n, d = X.shape
@@ -540,9 +493,9 @@ def _gemm_indices(
     u = float(np.finfo(np.float32).eps) / 2
     c = (d + 1) * u / (1 - (d + 1) * u) + 3.01 * u
     threads = _search_threads() if threads is None else threads
-    elements = max(1, _chunks.BLOCK_BYTES // (8 * threads))
+    elements = max(1, block_bytes() // (8 * threads))
 
-    with _blas_single_thread() if threads > 1 else nullcontext():
+    with blas_threads(1 if threads > 1 else None):  # the search threads share the cores
         idx, val, q_sq = _query_candidates(Z, half, queries, mean, m, elements, threads)
         order = np.argsort(-val, axis=1, kind="stable")
         idx = np.take_along_axis(idx, order, axis=1)
@@ -664,7 +617,7 @@ def _cell_indices(X, queries, n_query: int, return_distance: bool = False):
 
     threads = _search_threads()
     pilot = blocks[:: max(1, len(blocks) // CELL_PILOT)]
-    with _blas_single_thread():  # the blocks share the cores
+    with blas_threads(1):  # the blocks share the cores
         _run(search, pilot, threads)
         done = np.zeros(n_cells, dtype=bool)
         done[pilot] = True
@@ -724,7 +677,7 @@ def _query_candidates(Z, half, queries, mean, m, elements, threads):
     n, d = Z.shape
     Za = np.empty((n, d + 1), dtype=np.float32)
     Za[:, :d], Za[:, d] = Z, half
-    tile = min(n, max(GEMM_TILE_COLUMNS, 1))
+    tile = min(n, gemm_tile_columns())  # points per tile, from the memory budget
     step = max(1, elements // tile)
     q = queries.shape[0]
     idx = np.empty((q, min(m, n)), dtype=np.intp)
@@ -799,20 +752,6 @@ def _top_m(V: np.ndarray, m: int):
     idx[row, pos] = flat - row * w
     keep = np.argpartition(P, width - m, axis=1)[:, width - m :]
     return np.take_along_axis(idx, keep, axis=1), np.take_along_axis(P, keep, axis=1)
-
-
-@contextmanager
-def _blas_single_thread():
-    """BLAS held to one thread (the search threads share the cores instead)."""
-    from threadpoolctl import ThreadpoolController
-
-    if not _BLAS_CONTROLLER:
-        _BLAS_CONTROLLER.append(ThreadpoolController())
-    with _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas"):
-        yield
-
-
-_BLAS_CONTROLLER: list = []
 
 
 def _drop_self(ind: np.ndarray, self_index: np.ndarray, k: int) -> np.ndarray:
@@ -1110,7 +1049,7 @@ def _chunked_pairs(func, X, rows, cols) -> np.ndarray:
     width = X.shape[1] if not sp.issparse(X) else max(1, X.nnz // max(1, X.shape[0]))
     # a chunk holds about four chunk x width float64 temporaries (rows, cols, their
     # difference, its square): a quarter of the one memory budget each
-    step = max(1024, _chunks.rows_per_block(width, _chunks.BLOCK_BYTES // 4))
+    step = max(1024, _chunks.rows_per_block(width, block_bytes() // 4))
     if m <= step:
         return func(X, rows, cols)
     out = np.empty(m)

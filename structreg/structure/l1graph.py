@@ -26,14 +26,14 @@ Two modes are provided:
     lower bound on the optimum, and the returned code's objective lies within a relative
     ``~tol`` of it (HiGHS' feasibility tolerances are set to ``tol`` as well).
 
-    Measured on 2,500 USPS digits (d = 256; ``benchmarks/l1_graph_modes.py``): about
-    900 dual-simplex iterations and 0.1 s of CPU per point (177 s for all 2,500 with
-    ``n_jobs=2`` on 2 cores; the lasso mode took 1.1 s), with objectives within 2e-13 of
-    one full LP per point.  A warm start that stalls on a very degenerate subproblem is
-    re-solved from scratch (see ``_iteration_caps``).  One full LP per point
-    (:func:`scipy.optimize.linprog`, primal or dual form, 2,500 rows) took 1.1-1.5 s; a LARS
-    homotopy to zero residual (:func:`sklearn.linear_model.lars_path_gram` on the shared Gram
-    matrix of ``[X, I]``) took 1.5-4.5 s and stopped at residuals of 1e-5, i.e. not exact.
+    Row generation is more than ten times faster than one full LP per point
+    (:func:`scipy.optimize.linprog`, primal or dual form, every other point a row) and gives
+    the same objectives up to rounding; a LARS homotopy to zero residual
+    (:func:`sklearn.linear_model.lars_path_gram` on the shared Gram matrix of ``[X, I]``) was
+    slower still and stopped short of zero residual, i.e. not exact.  A warm start that
+    stalls on a very degenerate subproblem is re-solved from scratch (see
+    ``_iteration_caps``).  The measurements (USPS, ``benchmarks/l1_graph_modes.py``) are on
+    the benchmarks page of the documentation (``docs/benchmarks.md``, "l1-graph modes").
 
     HiGHS is reached through the bindings that SciPy ships (``scipy.optimize._highspy``,
     SciPy >= 1.15) or the ``highspy`` package; without either, every round is re-solved from
@@ -50,8 +50,8 @@ Two modes are provided:
     exact lasso minimiser up to rounding.  The rare points whose check never passes (e.g.
     duplicate candidates, where the minimiser is not unique) are solved by scikit-learn's
     coordinate descent (:class:`sklearn.linear_model.Lasso`, ``tol=1e-12``).  (LARS via
-    :func:`sklearn.linear_model.lars_path_gram` was slower, ~9 ms per point, and stopped
-    early on near-duplicate USPS candidates with optimality violations of 3e-4.)
+    :func:`sklearn.linear_model.lars_path_gram` was slower and stopped early on
+    near-duplicate candidates, short of the optimality conditions.)
 
 Both modes run over blocks of points in parallel with joblib (``n_jobs``); every point is
 solved independently and deterministically, so the result does not depend on ``n_jobs``.
@@ -69,8 +69,8 @@ from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso
 from sklearn.utils import check_array
-from threadpoolctl import threadpool_limits
 
+from .._resources import blas_threads, lasso_batch_floats
 from .graphs import knn_indices
 from .penalties import Penalty
 
@@ -80,9 +80,10 @@ L1_MODES = ("exact", "lasso")
 _ROWS_PER_ROUND = 50
 # blocks of points per joblib worker
 _BLOCKS_PER_JOB = 4
-# lasso mode: floats per batch of points (<= 256 points), ADMM iterations between
-# polishing attempts, and attempts
-_LASSO_BATCH_FLOATS = 4_000_000
+# lasso mode: points per batch at most (the batch's floats are bounded by the memory budget,
+# structreg._resources.lasso_batch_floats), ADMM iterations between polishing attempts, and
+# attempts
+_LASSO_BATCH_POINTS = 256
 _ADMM_ROUNDS = 50
 _ADMM_MAX_ROUNDS = 40
 
@@ -244,7 +245,7 @@ def _exact_point(X: np.ndarray, i: int, seeds: np.ndarray, tol: float, highs_cla
 def _exact_block(X: np.ndarray, block: np.ndarray, n_seeds: int, tol: float, use_highs: bool):
     highs_class = _highs_class() if use_highs else None
     rows, cols, vals = [], [], []
-    with threadpool_limits(limits=1, user_api="blas"):
+    with blas_threads(1):
         for i in block:
             corr = np.abs(X @ X[i])
             corr[i] = -np.inf
@@ -332,11 +333,16 @@ def _lasso_codes(D: np.ndarray, x: np.ndarray, alpha: float) -> np.ndarray:
     return codes
 
 
-def _lasso_block(X: np.ndarray, block: np.ndarray, cand: np.ndarray, alpha: float):
-    k, d = cand.shape[1], X.shape[1]
-    batch = max(1, min(256, _LASSO_BATCH_FLOATS // (k * (k + d))))  # bounded memory
+def _lasso_batch(k: int, d: int) -> int:
+    """Points per lasso batch: their (k, k + d) arrays within the memory budget, at most
+    ``_LASSO_BATCH_POINTS`` (read in the calling process: joblib workers do not see
+    :func:`structreg.set_config`)."""
+    return max(1, min(_LASSO_BATCH_POINTS, lasso_batch_floats() // (k * (k + d))))
+
+
+def _lasso_block(X: np.ndarray, block: np.ndarray, cand: np.ndarray, alpha: float, batch: int):
     rows, cols, vals = [], [], []
-    with threadpool_limits(limits=1, user_api="blas"):
+    with blas_threads(1):
         for start in range(0, block.size, batch):
             points, nbrs = block[start : start + batch], cand[start : start + batch]
             codes = _lasso_codes(X[nbrs], X[points], alpha)
@@ -421,7 +427,10 @@ def l1_graph(
         )
     else:
         cand = _candidates(X, k)
-        tasks = (delayed(_lasso_block)(X, block, cand[block], float(alpha)) for block in blocks)
+        batch = _lasso_batch(k, X.shape[1])
+        tasks = (
+            delayed(_lasso_block)(X, block, cand[block], float(alpha), batch) for block in blocks
+        )
     parts = Parallel(n_jobs=n_jobs)(tasks)
     rows, cols, vals = (np.concatenate(p) for p in zip(*parts, strict=True))
     A = sp.csr_matrix((vals, (nonzero[rows], nonzero[cols])), shape=(n_all, n_all))

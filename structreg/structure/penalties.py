@@ -245,25 +245,36 @@ def combine(terms: Sequence[tuple[float, object]], n: int):
     return total
 
 
-def build_penalties(penalties, X, y, labeled) -> tuple[object, bool]:
-    """Build and combine a list of ``(weight, Penalty)`` pairs on the training data.
-
-    Returns ``(M, psd)`` where ``psd`` is True when every term with a nonzero weight is a
-    PSD penalty with a non-negative weight (so the sum is PSD).
-    """
-    terms, psd = [], True
+def checked_terms(penalties) -> list[tuple[float, object]]:
+    """A list of ``(weight, Penalty)`` pairs checked: each a pair whose penalty has a
+    ``build`` method and whose weight is a finite real number (as a float)."""
+    checked = []
     for item in penalties or ():
         if not (isinstance(item, tuple) and len(item) == 2 and hasattr(item[1], "build")):
             raise ValueError(
                 f"each penalty must be a (weight, penalty) pair with a .build method; got {item!r}"
             )
         weight, penalty = item
-        weight = _check_weight(weight)
-        if weight == 0:
-            continue
-        terms.append((weight, penalty.build(X, y, labeled)))
-        psd = psd and bool(getattr(penalty, "psd", False)) and weight > 0
-    return combine(terms, X.shape[0]), psd
+        checked.append((_check_weight(weight), penalty))
+    return checked
+
+
+def weighted_psd(weights: Sequence[float], psd: Sequence[bool]) -> bool:
+    """Whether ``sum_k w_k M_k`` is PSD by construction: every term with a nonzero weight is
+    a PSD penalty (``psd[k]``) with a positive weight."""
+    return all(flag and w > 0 for w, flag in zip(weights, psd, strict=True) if w != 0)
+
+
+def build_penalties(penalties, X, y, labeled) -> tuple[object, bool]:
+    """Build and combine a list of ``(weight, Penalty)`` pairs on the training data.
+
+    Returns ``(M, psd)`` where ``psd`` is True when every term with a nonzero weight is a
+    PSD penalty with a non-negative weight (so the sum is PSD).
+    """
+    terms = [(w, p) for w, p in checked_terms(penalties) if w != 0]
+    matrices = [(w, penalty.build(X, y, labeled)) for w, penalty in terms]
+    flags = [bool(getattr(penalty, "psd", False)) for _, penalty in terms]
+    return combine(matrices, X.shape[0]), weighted_psd([w for w, _ in terms], flags)
 
 
 DENSE_SPECTRUM_MAX = 2000

@@ -1,0 +1,213 @@
+"""The machine resources structreg uses: one memory budget and one thread limiter.
+
+Memory
+    Every intermediate that structreg forms piecewise -- kernel sections ``k(A[rows], B)``,
+    penalty products ``(M A)[rows]``, per-edge distances of a graph, the float32 products of
+    the exact neighbour search, the batches of the l1-graph's lasso mode -- is sized from one
+    option, ``working_memory`` (MiB, default :data:`DEFAULT_WORKING_MEMORY`), in the spirit of
+    scikit-learn's ``sklearn.set_config(working_memory=...)``.  Set it with
+    :func:`set_config`, or for a block of code with :func:`config_context`; every size below
+    is derived from it when it is used, so a change reaches every blocked loop at once.
+    Results do not depend on it beyond rounding.
+
+    ==========================  ======================================  ==============
+    size                        derived as                              at 64 MiB
+    ==========================  ======================================  ==============
+    :func:`block_bytes`         ``working_memory`` MiB                  67,108,864 B
+    :func:`kernel_store_bytes`  16 blocks                               1 GiB
+    :func:`gemm_tile_columns`   a block / (8 x ``GEMM_QUERY_ROWS``)     16,384 points
+    :func:`lasso_batch_floats`  4,000,000 floats per 64 MiB             4,000,000
+    ==========================  ======================================  ==============
+
+    The setting is one per process (the blocked loops also run on worker threads, which must
+    see it); joblib worker processes start from the default, so callers size their batches
+    in the parent process and pass them on.
+
+Threads
+    One :class:`threadpoolctl.ThreadpoolController` per process (scanning the loaded libraries
+    costs about 5 ms, too much to repeat on every small fit) holds the BLAS threads:
+    :func:`blas_threads` limits them within a ``with`` block, and :func:`blas_threads_for` is
+    the rule of the estimators' fits (one thread below :data:`SMALL_PROBLEM` samples).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from numbers import Real
+
+from threadpoolctl import ThreadpoolController
+
+__all__ = [
+    "DEFAULT_WORKING_MEMORY",
+    "SMALL_PROBLEM",
+    "blas_threads",
+    "blas_threads_for",
+    "block_bytes",
+    "config_context",
+    "gemm_tile_columns",
+    "get_config",
+    "kernel_store_bytes",
+    "lasso_batch_floats",
+    "set_config",
+    "thread_controller",
+]
+
+# --------------------------------------------------------------------------------------------
+# the memory budget
+# --------------------------------------------------------------------------------------------
+
+DEFAULT_WORKING_MEMORY = 64
+"""Default of ``working_memory``: 64 MiB per block."""
+
+_MIB = 2**20
+_DEFAULT_BLOCK_BYTES = DEFAULT_WORKING_MEMORY * _MIB
+
+GEMM_QUERY_ROWS = 512
+"""Query rows that one budget-sized block of the float32 neighbour search holds over all its
+worker threads (see :func:`gemm_tile_columns`)."""
+
+_LASSO_FLOATS_AT_DEFAULT = 4_000_000
+"""Floats of one lasso batch at the default budget (32 MB, about half a block)."""
+
+_CONFIG: dict[str, float] = {"working_memory": DEFAULT_WORKING_MEMORY}
+
+
+def get_config() -> dict[str, float]:
+    """The current settings of structreg, as a new dict.
+
+    Returns
+    -------
+    config : dict
+        ``{"working_memory": MiB}``; see :func:`set_config`.
+    """
+    return dict(_CONFIG)
+
+
+def set_config(working_memory: float | None = None) -> None:
+    """Change structreg's settings for the whole process; None keeps a setting as it is.
+
+    Parameters
+    ----------
+    working_memory : float or None, default=None
+        Memory budget in MiB of every intermediate structreg forms a block at a time (default
+        64).  Kernel sections, penalty products and pair distances come in blocks of at most
+        this size; the exact neighbour search's tiles, the l1-graph's lasso batches and the
+        largest kernel matrix a kernel operator stores (16 blocks) scale with it.  Results do
+        not depend on it beyond rounding.
+
+    See Also
+    --------
+    config_context : the same, within a ``with`` block.
+    get_config : the current settings.
+    """
+    if working_memory is not None:
+        _CONFIG["working_memory"] = _check_working_memory(working_memory)
+
+
+@contextlib.contextmanager
+def config_context(*, working_memory: float | None = None) -> Iterator[None]:
+    """Settings of :func:`set_config` within a ``with`` block, restored when it ends.
+
+    Parameters
+    ----------
+    working_memory : float or None, default=None
+        See :func:`set_config`; None keeps the current budget.
+
+    Examples
+    --------
+    >>> import structreg
+    >>> with structreg.config_context(working_memory=8):
+    ...     structreg.get_config()["working_memory"]
+    8
+    >>> structreg.get_config()["working_memory"]
+    64
+    """
+    saved = get_config()
+    set_config(working_memory=working_memory)
+    try:
+        yield
+    finally:
+        _CONFIG.update(saved)
+
+
+def _check_working_memory(value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"working_memory must be a number of MiB, got {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"working_memory must be a positive finite number of MiB, got {value!r}")
+    return value
+
+
+def block_bytes() -> int:
+    """Bytes of the largest block formed at once: ``working_memory`` MiB (at least one)."""
+    return max(1, int(_CONFIG["working_memory"] * _MIB))
+
+
+def kernel_store_bytes() -> int:
+    """Largest kernel matrix (bytes of float64) that a kernel operator computes once and
+    stores rather than recomputing in blocks: 16 blocks (1 GiB at the default)."""
+    return 16 * block_bytes()
+
+
+def gemm_tile_columns() -> int:
+    """Points per tile of the float32 neighbour search (16,384 at the default).
+
+    The search forms ``queries x tile`` products in blocks of about a budget's worth of
+    entries per worker thread divided by 8 (``block_bytes() / (8 threads)``); a tile of
+    ``block_bytes() / (8 GEMM_QUERY_ROWS)`` points makes those blocks ``GEMM_QUERY_ROWS /
+    threads`` query rows tall, whatever the budget.
+    """
+    return max(1, block_bytes() // (8 * GEMM_QUERY_ROWS))
+
+
+def lasso_batch_floats() -> int:
+    """Floats of the arrays of one batch of points of the l1-graph's lasso mode: 4,000,000
+    (32 MB) at the default budget, in proportion to it otherwise (at least one)."""
+    return max(1, _LASSO_FLOATS_AT_DEFAULT * block_bytes() // _DEFAULT_BLOCK_BYTES)
+
+
+# --------------------------------------------------------------------------------------------
+# the thread limiter
+# --------------------------------------------------------------------------------------------
+
+SMALL_PROBLEM = 1000
+"""Training-set size below which a fit uses a single BLAS thread (see
+:func:`blas_threads_for`)."""
+
+_CONTROLLER: list[ThreadpoolController] = []
+
+
+def thread_controller() -> ThreadpoolController:
+    """The process's one :class:`~threadpoolctl.ThreadpoolController`, made at its first use
+    (after structreg's imports have loaded numpy's BLAS and scikit-learn's OpenMP)."""
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
+
+
+def blas_threads(
+    limit: int | None, *, user_api: str | None = "blas"
+) -> AbstractContextManager[object]:
+    """Context within which the BLAS libraries use at most ``limit`` threads.
+
+    Parameters
+    ----------
+    limit : int or None
+        Threads allowed; None leaves the libraries as they are.
+    user_api : {"blas", "openmp"} or None, default="blas"
+        The thread pools limited (threadpoolctl's ``user_api``); None: every pool
+        threadpoolctl manages, BLAS and OpenMP.
+    """
+    if limit is None:
+        return contextlib.nullcontext()
+    return thread_controller().limit(limits=limit, user_api=user_api)
+
+
+def blas_threads_for(n_samples: int) -> AbstractContextManager[object]:
+    """Context for the BLAS threads of a fit on ``n_samples`` points: one thread below
+    :data:`SMALL_PROBLEM` (threaded BLAS made those small factorisations 2-3x slower on 2
+    cores), the library's default otherwise."""
+    return blas_threads(1 if n_samples < SMALL_PROBLEM else None)

@@ -1,0 +1,576 @@
+"""Graph inference of the Laplace type: what GFHF and Poisson learning share.
+
+Both infer the labels of the unlabeled training points from a weighted graph ``W`` over all
+training points by solving a linear system of the graph Laplacian ``L = D - W``: GFHF the
+harmonic system ``(D_uu - W_uu) F_u = W_ul Y_l`` (:mod:`structreg.models.harmonic`), Poisson
+learning ``L u = b`` with sources at the labeled points (:mod:`structreg.models.poisson`).
+
+This module holds the road from the data to those solves and back:
+
+- :class:`GraphInferenceClassifier`, the estimator base: validation, label encoding, the
+  graph, the class prior of points that no label reaches, ``transduction_`` and the
+  out-of-sample rule; a subclass gives its system (``_solve_system``).
+- :class:`LabeledGraph`, the checked inputs of a solve (affinities without self-loops, the
+  labeled mask and values, the connected components), and :func:`common_row_sum`, which
+  lets one-of-c problems solve one column fewer.
+- :func:`solve_laplace_system`, the solve of a Laplace-type system: a sparse factorisation
+  for small systems, Jacobi-scaled conjugate gradients
+  (:func:`~structreg.solvers.cg.conjugate_gradient`) for large ones, switching to a
+  factorisation of bounded fill when CG turns out slow.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+from scipy.sparse.linalg import spilu, splu
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.neighbors import NearestNeighbors
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from .._params import constraints_for
+from .._resources import blas_threads
+from ..solvers.cg import conjugate_gradient, warn_not_converged
+from ..structure.graphs import check_graph, knn_graph, self_tuning_graph
+from ._base import SemiSupervisedLabelsMixin, check_training_X, missing_as_unlabeled
+
+__all__ = ["DisconnectedGraphWarning"]
+
+
+class DisconnectedGraphWarning(UserWarning):
+    """Some unlabeled points lie in graph components without any labeled point."""
+
+
+# ---------------------------------------------------------------------------------------------
+# the solve of a Laplace-type system
+
+HARMONIC_DIRECT_MAX = 2000
+"""``method="auto"`` of :func:`solve_laplace_system` (and so of
+:func:`~structreg.models.harmonic.harmonic_function` and
+:func:`~structreg.models.poisson.poisson_function`) factorises systems of up to this many
+unknowns directly (exact, and cheap at this size)."""
+
+HARMONIC_CG_PROBE = 100
+"""``method="auto"`` beyond ``HARMONIC_DIRECT_MAX`` unknowns: conjugate gradients run this
+many iterations; if they have not converged and their rate so far predicts more than twice as
+many again, the system is factorised instead, if its LU fits in :data:`HARMONIC_FILL_MAX`.
+Which method wins depends on the graph, not its size: kNN graphs of high-dimensional data are
+expander-like (CG converges in a hundred or so iterations, while a sparse LU fills in: 106
+times the nonzeros of the USPS system), those of low-dimensional data are mesh-like (CG needs
+many hundreds to thousands, the LU stays sparse: 8-14 times). Measured (self-tuning weights,
+``tol=1e-6``, 2 loaded cores; predicted remaining iterations after 100 / iterations CG needs):
+USPS (11,000 points, 256-d, k = 7) at 1, 3 and 10 labels per class 107 / 157, 59 / 138, 9 / 108
+(1.2-1.9 s; the LU takes 3.5-8 s); two moons, 1e4 points 280 / 803 (LU 0.1-0.5 s), 1e5 points
+246 / 2299 (28 s; LU 2.3-2.9 s)."""
+
+HARMONIC_FILL_MAX = 20
+"""The factorisation that ``method="auto"`` tries instead of slow conjugate gradients may hold
+at most this many times the nonzeros of the system (an LU of a mesh-like kNN graph holds
+8-14 times with SuperLU's default ordering, 4.6 times with ``_SDD_LU``'s on two moons of
+1e5 points; USPS's would hold about 100 times): it is
+abandoned, and CG goes on, when it would not fit, so memory stays O(nnz) whatever the graph."""
+
+HARMONIC_TOL = 1e-6
+"""Default relative residual of the conjugate-gradient solve (per class column): on USPS
+(11,000 points, 10 labels per class) the harmonic labels at ``1e-5`` and below equal those of
+the direct solve, with values within ``1e-5`` of it; at ``1e-3`` 2 of 10,900 differ."""
+
+_DENSE_FRACTION = 0.125
+"""Systems with more than this fraction of nonzeros are solved by dense Cholesky."""
+
+_SDD_LU = dict(permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+"""SuperLU's settings for the Laplace-type systems, which are symmetric and diagonally dominant:
+a minimum-degree ordering of ``A + A^T`` and no pivoting off the diagonal (Gaussian elimination
+without pivoting is stable for diagonally dominant matrices).  On the 1e5-point two-moons
+system: fill 4.6x instead of COLAMD's 11.4x, 1.1 s instead of 3.3 s."""
+
+
+METHODS = ("auto", "direct", "cg")
+
+
+def check_method(method: str) -> None:
+    """Refuse a ``method`` other than those of :func:`solve_laplace_system`."""
+    if method not in METHODS:
+        raise ValueError(f"method must be 'auto', 'direct' or 'cg', got {method!r}")
+
+
+def solve_laplace_system(
+    M: sp.csr_matrix,
+    C: np.ndarray,
+    method: str,
+    tol: float,
+    max_iter: int | None,
+    *,
+    grounded: np.ndarray | None = None,
+    project: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> tuple[np.ndarray, dict]:
+    """``X`` with ``M X = C`` for a Laplace-type ``M``, and the solve's ``info``.
+
+    ``M`` is symmetric, non-positive off the diagonal and diagonally dominant: either
+    nonsingular (GFHF's ``D_uu - W_uu`` when every component holds a label), or a graph
+    Laplacian ``D - W``, singular on the constants of each connected component, with ``C``
+    consistent (every column sums to 0 on every component).  For the latter, ``grounded``
+    marks one vertex per component, held at 0 by the factorisations, and ``project`` maps
+    any solution to the one wanted (Poisson learning: zero degree-weighted mean).
+
+    Parameters
+    ----------
+    M : scipy.sparse.csr_matrix of shape (m, m)
+    C : ndarray of shape (m, k)
+    method : {"auto", "direct", "cg"}
+        ``"direct"``: sparse LU (dense Cholesky for dense systems).  ``"cg"``: conjugate
+        gradients on the Jacobi-scaled system ``S M S Y = S C``, ``X = S Y``,
+        ``S = diag(M)^{-1/2}`` (1 on zero rows), all columns as one block.  ``"auto"``: direct
+        up to :data:`HARMONIC_DIRECT_MAX` unknowns, CG beyond, switching to a factorisation
+        of bounded fill when a probe of :data:`HARMONIC_CG_PROBE` iterations predicts slow
+        convergence.
+    tol : float
+        CG: the relative residual of the scaled system per column.
+    max_iter : int or None
+        CG iteration cap (None: ``10 m``); not reaching ``tol`` warns
+        (``ConvergenceWarning``).
+    grounded : ndarray of bool, shape (m,), or None
+        Vertices held at 0 by the factorisations (singular ``M``).
+    project : callable or None
+        Applied to every solution (None: none).
+
+    Returns
+    -------
+    X : ndarray of shape (m, k)
+    info : dict
+        ``"method"``: ``"direct"`` or ``"cg"``, the method that gave ``X``; ``"n_iter"``: the
+        CG iterations run, summed over the columns (including those of a probe before a
+        factorisation).
+    """
+    project = _unchanged if project is None else project
+
+    def factorised(factor: Callable) -> np.ndarray | None:
+        X = _grounded_solve(factor, M, C, grounded)
+        return None if X is None else project(X)
+
+    if method == "direct" or (method == "auto" and M.shape[0] <= HARMONIC_DIRECT_MAX):
+        return factorised(_factor_solve), {"method": "direct", "n_iter": 0}
+    diagonal = M.diagonal()
+    s = 1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0))  # isolated vertices: zero rows
+    N = sp.csr_matrix(M.multiply(s[:, None]).multiply(s[None, :]))
+    bounded = functools.partial(_bounded_factor_solve, tol=tol)
+    Y, info = _cg_or_factor(N, s[:, None] * C, method, tol, max_iter, lambda: factorised(bounded))
+    if info["method"] == "direct":
+        return Y, info
+    return project(s[:, None] * Y), info
+
+
+def _unchanged(X: np.ndarray) -> np.ndarray:
+    return X
+
+
+def _grounded_solve(
+    factor: Callable, M: sp.csr_matrix, C: np.ndarray, grounded: np.ndarray | None
+) -> np.ndarray | None:
+    """``factor(M, C)``, or with the ``grounded`` vertices held at 0 and ``factor`` applied
+    to the rows and columns of the others; None when ``factor`` gives None."""
+    if grounded is None:
+        return factor(M, C)
+    X = np.zeros(C.shape)
+    free = ~grounded
+    if free.any():
+        solved = factor(M[free][:, free], C[free])
+        if solved is None:
+            return None
+        X[free] = solved
+    return X
+
+
+def _factor_solve(A: sp.spmatrix, B: np.ndarray) -> np.ndarray:
+    """``A^{-1} B`` by a sparse LU, or dense Cholesky when ``A`` is dense enough."""
+    n = A.shape[0]
+    if A.nnz > _DENSE_FRACTION * n * n:
+        return scipy.linalg.solve(A.toarray(), B, assume_a="pos")
+    return splu(sp.csc_matrix(A), **_SDD_LU).solve(B)
+
+
+def _bounded_factor_solve(A: sp.spmatrix, B: np.ndarray, tol: float) -> np.ndarray | None:
+    """``A^{-1} B`` by a sparse LU allowed :data:`HARMONIC_FILL_MAX` times the nonzeros of
+    ``A`` (SuperLU's incomplete LU with no drop tolerance: the complete LU when it fits), or
+    None when it does not fit (the solution then misses ``tol``)."""
+    try:
+        lu = spilu(sp.csc_matrix(A), drop_tol=0.0, fill_factor=HARMONIC_FILL_MAX, **_SDD_LU)
+    except (RuntimeError, MemoryError):  # SuperLU: singular or out of memory
+        return None
+    F = lu.solve(B)
+    norms = np.linalg.norm(B, axis=0)
+    residual = np.linalg.norm(B - A @ F, axis=0)
+    return F if np.all(residual <= tol * norms) else None
+
+
+def _cg_or_factor(
+    N: sp.csr_matrix,
+    C: np.ndarray,
+    method: str,
+    tol: float,
+    max_iter: int | None,
+    factor: Callable[[], np.ndarray | None],
+) -> tuple[np.ndarray, dict]:
+    """CG on ``N Y = C`` (symmetric positive (semi)definite, consistent): ``(Y, info)``.
+
+    With ``method="auto"``, when the first :data:`HARMONIC_CG_PROBE` iterations of some
+    column predict that it would need more than twice as many again, ``factor()`` (a solution
+    of the unscaled system by a factorisation of bounded fill, or None) is tried; when it
+    fits, ``(its solution, info)`` is returned with ``info["method"] == "direct"``, else CG
+    goes on from the probe's iterate.
+    """
+    cap = 10 * N.shape[0] if max_iter is None else int(max_iter)
+
+    def cg(iterations: int, x0: np.ndarray | None = None):
+        # one BLAS thread: threaded BLAS made small solves 10-100 times slower on 2 cores
+        with blas_threads(1):
+            return conjugate_gradient(N, C, x0=x0, tol=tol, max_iter=iterations, warn=False)
+
+    if method == "cg" or cap <= HARMONIC_CG_PROBE:
+        result = cg(cap)
+        warn_not_converged(result.column_converged, tol, cap)
+        return result.x, {"method": "cg", "n_iter": int(result.column_iter.sum())}
+    probe = cg(HARMONIC_CG_PROBE)
+    used = int(probe.column_iter.sum())
+    if probe.converged:
+        return probe.x, {"method": "cg", "n_iter": used}
+    norms = np.linalg.norm(C, axis=0)
+    relative = np.linalg.norm(C - N @ probe.x, axis=0) / np.where(norms > 0, norms, 1.0)
+    reached = np.max(relative)
+    rate = reached ** (1.0 / HARMONIC_CG_PROBE) if 0 < reached < 1 else 1.0
+    if rate >= 1.0 or np.log(tol / reached) / np.log(rate) > 2 * HARMONIC_CG_PROBE:
+        direct = factor()
+        if direct is not None:
+            return direct, {"method": "direct", "n_iter": used}
+    rest = cg(cap - HARMONIC_CG_PROBE, x0=probe.x)
+    warn_not_converged(rest.column_converged, tol, cap)
+    return rest.x, {"method": "cg", "n_iter": used + int(rest.column_iter.sum())}
+
+
+# ---------------------------------------------------------------------------------------------
+# the labeled graph
+
+
+@dataclass
+class LabeledGraph:
+    """A weighted graph with some vertices labeled: the checked inputs of a Laplace-type solve.
+
+    Attributes
+    ----------
+    W : scipy.sparse.csr_matrix of shape (n, n)
+        Symmetric non-negative affinities without self-loops (they cancel in ``D - W``).
+    labeled : ndarray of bool, shape (n,)
+    targets : ndarray of shape (n_labeled, n_outputs)
+        Values at the labeled vertices, in the order of ``np.flatnonzero(labeled)``.
+    component : ndarray of int, shape (n,)
+        The connected component of every vertex.
+    labels_in_component : ndarray of int, shape (n_components,)
+        Labeled vertices per component.
+    """
+
+    W: sp.csr_matrix
+    labeled: np.ndarray
+    targets: np.ndarray
+    component: np.ndarray
+    labels_in_component: np.ndarray
+
+    @classmethod
+    def build(
+        cls, W: sp.spmatrix | np.ndarray, labeled: np.ndarray, targets: np.ndarray
+    ) -> LabeledGraph:
+        """The graph of affinities ``W`` (sparse or dense; the diagonal is ignored) with the
+        vertices of the boolean mask ``labeled`` holding ``targets``."""
+        W = sp.csr_matrix(W, dtype=float)
+        W = W - sp.diags(W.diagonal())
+        labeled = np.asarray(labeled, dtype=bool)
+        targets = np.asarray(targets, dtype=float).reshape(int(labeled.sum()), -1)
+        n_components, component = connected_components(W, directed=False)
+        count = np.bincount(component[labeled], minlength=n_components)
+        return cls(W, labeled, targets, component, count)
+
+    @property
+    def n(self) -> int:
+        return self.W.shape[0]
+
+    @property
+    def degree(self) -> np.ndarray:
+        """``d = W 1``."""
+        return np.asarray(self.W.sum(axis=1)).ravel()
+
+    @property
+    def unreachable(self) -> np.ndarray:
+        """Unlabeled vertices whose connected component holds no labeled vertex."""
+        return ~self.labeled & (self.labels_in_component[self.component] == 0)
+
+
+def common_row_sum(targets: np.ndarray) -> float | None:
+    """``s`` when the rows of ``targets`` (two or more columns) all sum to the same ``s``
+    exactly (one-of-c labels: 1), else None.
+
+    Then one column fewer needs solving: the harmonic solution's rows sum to ``s`` too
+    (``A 1 = W_ul 1`` for ``A = D_uu - W_uu``, as the unlabeled points of a labeled component
+    have no edges elsewhere, so ``A (s 1) = W_ul targets 1``), and the Poisson solution's to
+    0 (its sources' rows sum to ``s - s``).  Binary problems solve one column instead of
+    two."""
+    if targets.ndim != 2 or targets.shape[1] < 2 or not len(targets):
+        return None
+    sums = targets.sum(axis=1)
+    return float(sums[0]) if np.all(sums == sums[0]) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# the estimator base
+
+WEIGHT_CHOICES = ("self-tuning", "heat", "connectivity")
+
+WEIGHTS_DOC = """weights : {"self-tuning", "heat", "connectivity"}, default="self-tuning"
+        Edge weights of the kNN graph and of the out-of-sample rule.  ``"self-tuning"``:
+        ``exp(-4 ||x_i - x_j||^2 / (sigma_i sigma_j))``, ``sigma_i`` the distance from
+        ``x_i`` to its ``n_neighbors``-th nearest other training point
+        (:func:`~structreg.structure.graphs.self_tuning_graph`; a new point's ``sigma`` is
+        its distance to its ``n_neighbors``-th nearest training point).  ``"heat"``:
+        ``exp(-||x_i - x_j||^2 / t)`` with one width ``t`` (Zhu et al.'s Gaussian fields).
+        ``"connectivity"``: 1 on every edge."""
+"""The ``weights`` entry of the subclasses' parameter lists, which write ``WEIGHTS`` on a
+line of their own in its place."""
+
+
+class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
+    """Base of the semi-supervised graph classifiers of the Laplace type (GFHF, Poisson
+    learning).
+
+    :meth:`fit` checks the parameters and the data, encodes the labels (unlabeled samples:
+    ``-1``, ``None`` for string labels, a missing label or the ``unlabeled`` mask), builds the
+    graph over all training points (``graph``, ``n_neighbors``, ``weights``, ``t``), solves
+    the subclass's system for the class scores of every training point, gives the points of
+    components without labels the class prior (with a :class:`DisconnectedGraphWarning`),
+    and sets ``transduction_``: the given label of every labeled point, the class of the
+    largest score elsewhere.  A new point's scores are the weighted mean of its
+    ``n_neighbors`` nearest training points' (the out-of-sample rule, :meth:`_extend`);
+    :meth:`predict` takes their largest.
+
+    The parameters are those of the graph (``n_neighbors``, ``weights``, ``t``, ``graph``) and
+    of its solve (``tol``, ``max_iter``; :func:`solve_laplace_system`); a subclass with more
+    lists them all in its own ``__init__`` (scikit-learn reads the parameters from its
+    signature) and passes these on.  It gives its system:
+
+    - ``_scores_attribute``: the name of the fitted attribute that holds the training
+      points' scores (the ``f_j`` of the out-of-sample rule);
+    - ``_solve_system(W, labeled, targets)``: ``(scores, unreachable, info)`` for the
+      one-of-c ``targets`` of the labeled points (see :meth:`_solve_system`);
+    - optionally ``_class_prior`` (the prior of unreachable points) and ``_finish_scores``
+      (what becomes of the scores before they are stored).
+
+    Its docstring may write ``WEIGHTS`` on a line of its own for the shared entry of the
+    ``weights`` parameter; its parameter constraints are the glossary's, with the weights
+    this base knows (both filled in when the subclass is defined).
+    """
+
+    _semi_supervised = True
+    _scores_attribute: str
+
+    def __init__(
+        self,
+        n_neighbors=7,
+        weights="self-tuning",
+        t=None,
+        graph="knn",
+        tol=HARMONIC_TOL,
+        max_iter=None,
+    ):
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.t = t
+        self.graph = graph
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__doc__:
+            cls.__doc__ = cls.__doc__.replace("    WEIGHTS\n", "    " + WEIGHTS_DOC + "\n")
+        cls._parameter_constraints = {
+            **constraints_for(cls),
+            "weights": [StrOptions(set(WEIGHT_CHOICES))],
+        }
+
+    def fit(self, X, y, unlabeled=None) -> GraphInferenceClassifier:
+        """Infer the labels of the unlabeled training points over the graph of all of them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels; ``-1`` (``None`` for string labels) and missing values (NaN, None,
+            ``pd.NA``, e.g. in a pandas Series) mark unlabeled samples.
+        unlabeled : array-like of bool, shape (n_samples,), optional
+            Marks unlabeled samples explicitly (use when -1 is a real class).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        y = missing_as_unlabeled(y, unlabeled)
+        X, y = validate_data(self, X, y, dtype=float, y_numeric=False)
+        check_training_X(self, X)
+        y = column_or_1d(y, warn=True)
+        self.classes_, y_codes, labeled = self._encode_labels(y, unlabeled)
+        self._fit_graph(X)
+
+        n_classes = len(self.classes_)
+        frequencies = np.bincount(y_codes[labeled], minlength=n_classes) / labeled.sum()
+        prior = self._class_prior(frequencies)
+        targets = np.eye(n_classes)[y_codes[labeled]]
+        scores, self.unreachable_, info = self._solve_system(self.graph_, labeled, targets)
+        self.solver_, self.n_iter_ = info["method"], max(1, info["n_iter"])
+        if self.unreachable_.any():
+            _warn_unreachable(self.unreachable_)
+            scores[self.unreachable_] = prior
+        scores = self._finish_scores(scores, labeled, y_codes, prior)
+        setattr(self, self._scores_attribute, scores)
+        codes = np.argmax(scores, axis=1)
+        codes[labeled] = y_codes[labeled]
+        self.transduction_ = self.classes_[codes]
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """The class of the largest score of each point by the out-of-sample rule: the
+        weighted mean of its ``n_neighbors`` nearest training points' scores.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        scores = self._extend(X)  # first: it checks that the estimator is fitted
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    # -- the system: the subclass's ---------------------------------------------------------
+
+    def _solve_system(
+        self, W: sp.csr_matrix, labeled: np.ndarray, targets: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, dict]:
+        """``(scores, unreachable, info)``: the class scores of all training points on the
+        graph ``W`` (NaN rows allowed where unreachable), the unlabeled points whose
+        component holds no labeled point, and the solve's ``info`` (``"method"``,
+        ``"n_iter"``; :func:`solve_laplace_system`), for the one-of-c ``targets`` of the
+        points of the mask ``labeled``."""
+        raise NotImplementedError
+
+    def _class_prior(self, frequencies: np.ndarray) -> np.ndarray:
+        """The class prior, given to unreachable points: the labeled class frequencies."""
+        return frequencies
+
+    def _finish_scores(
+        self, scores: np.ndarray, labeled: np.ndarray, y_codes: np.ndarray, prior: np.ndarray
+    ) -> np.ndarray:
+        """The scores to store, from those of the solve (unreachable rows: the prior)."""
+        return scores
+
+    # -- the graph and the out-of-sample rule -------------------------------------------------
+
+    def _check_width(self) -> None:
+        if self.t is not None and self.weights != "heat":
+            raise ValueError(
+                f"t is the width of heat weights; it is not used with weights={self.weights!r} "
+                "(set weights='heat' or t=None)"
+            )
+
+    def _fit_graph(self, X: np.ndarray) -> None:
+        """``X_``, ``neighbors_``, ``graph_`` and the weights' scale (``t_`` for heat weights,
+        ``local_scale_`` for self-tuning ones)."""
+        self._check_width()
+        n = X.shape[0]
+        for name in ("t_", "local_scale_"):  # a refit with other weights
+            self.__dict__.pop(name, None)
+        self.X_ = X
+        self.neighbors_ = NearestNeighbors(n_neighbors=min(self.n_neighbors, n)).fit(X)
+        if isinstance(self.graph, str):
+            if self.graph != "knn":
+                raise ValueError(
+                    f"{type(self).__name__} takes graph='knn' or a precomputed affinity "
+                    f"matrix, got graph={self.graph!r}"
+                )
+            if self.weights == "self-tuning":
+                self.graph_, self.local_scale_ = self_tuning_graph(X, self.n_neighbors)
+                return
+            self.graph_ = knn_graph(X, self.n_neighbors, weights=self.weights, t=self.t)
+            if self.weights == "heat":
+                # the width knn_graph used: the mean squared edge length
+                edges = self.graph_.tocoo()
+                self.t_ = self.t or _positive_width(
+                    np.sum((X[edges.row] - X[edges.col]) ** 2, axis=1)
+                )
+            return
+        self.graph_ = check_graph(self.graph, n)
+        if self.weights == "connectivity":
+            return
+        k = min(self.n_neighbors + 1, n)
+        dist, ind = self.neighbors_.kneighbors(X, n_neighbors=k)
+        others = ind != np.arange(n)[:, None]
+        if self.weights == "heat":
+            self.t_ = float(self.t) if self.t is not None else _positive_width(dist[others] ** 2)
+        else:  # the distance to the n_neighbors-th nearest other point
+            self.local_scale_ = _positive_scales(np.max(np.where(others, dist, 0.0), axis=1))
+
+    def _neighbour_weights(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(w, ind)``: the ``n_neighbors`` nearest training points of each row of ``X`` and
+        their weights in the out-of-sample rule, up to a positive factor per row."""
+        dist, ind = self.neighbors_.kneighbors(X)
+        d2 = dist**2
+        if self.weights == "connectivity":
+            return np.ones_like(d2), ind
+        if self.weights == "heat":
+            exponent = d2 / self.t_
+        else:
+            floor = self.local_scale_.min()
+            exponent = 4.0 * d2 / (np.maximum(dist[:, -1:], floor) * self.local_scale_[ind])
+        # shift by the smallest exponent: the same ratios, without underflow far from the data
+        return np.exp(-(exponent - exponent.min(axis=1, keepdims=True))), ind
+
+    def _extend(self, X) -> np.ndarray:
+        """The out-of-sample rule at the rows of ``X``: ``f(x) = sum_j w(x, x_j) f_j /
+        sum_j w(x, x_j)`` over the ``n_neighbors`` nearest training points, ``w`` the edge
+        weight of ``weights``, ``f_j`` the training points' scores; shape
+        (n_samples, n_classes)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=float, reset=False)
+        w, ind = self._neighbour_weights(X)
+        scores = getattr(self, self._scores_attribute)
+        return np.einsum("ik,ikc->ic", w, scores[ind]) / w.sum(axis=1, keepdims=True)
+
+
+def _warn_unreachable(unreachable: np.ndarray) -> None:
+    warnings.warn(
+        f"{int(unreachable.sum())} unlabeled training point(s) lie in graph "
+        "components without any labeled point, where the solution is "
+        "undefined; they get the class prior (labeled class frequencies). Connect "
+        "the graph (larger n_neighbors) or label a point in every component.",
+        DisconnectedGraphWarning,
+        stacklevel=3,
+    )
+
+
+def _positive_width(squared_lengths: np.ndarray) -> float:
+    """Mean squared length, or 1 when there are no edges or all have length 0 (as knn_graph)."""
+    t = float(np.mean(squared_lengths)) if squared_lengths.size else 0.0
+    return t if t > 0 else 1.0
+
+
+def _positive_scales(sigma: np.ndarray) -> np.ndarray:
+    """Zero local scales (duplicates) replaced by the smallest positive one, or 1 (as
+    :func:`~structreg.structure.graphs.self_tuning_graph`)."""
+    positive = sigma[sigma > 0]
+    return np.where(sigma > 0, sigma, positive.min() if positive.size else 1.0)
