@@ -35,7 +35,9 @@ from sklearn.svm import SVC
 
 import structreg.clustering
 import structreg.models._base as base_module
+import structreg.models._losses as losses_module
 import structreg.models.srsvm as srsvm_module
+import structreg.structure.penalties as penalties_module
 from structreg import SRSVM
 from structreg.datasets import load_dataset
 from structreg.kernels import kernel_matrix, resolve_gamma
@@ -80,12 +82,12 @@ class _PhaseTimer:
             (srsvm_module.SRSVM, "_validate_params", "validate"),
             (base_module, "validate_data", "validate"),
             (srsvm_module.SRSVM, "_encode_labels", "labels"),
-            (srsvm_module.SRSVM, "_kernel", "kernel"),
+            (losses_module.TrainingGram, "labeled_gram", "kernel"),
             (structreg.clustering, "class_clusters", "ward"),
-            (srsvm_module, "build_penalties", "penalty"),
-            (srsvm_module, "DeformedKernel", "deform"),
-            (srsvm_module, "DeformedFeatures", "deform"),
-            (srsvm_module.PrecomputedSVM, "fit", "svm"),
+            (penalties_module.ClusterScatterPenalty, "build", "penalty"),
+            (losses_module, "DeformedKernel", "deform"),
+            (losses_module, "DeformedFeatures", "deform"),
+            (losses_module.PrecomputedSVM, "fit", "svm"),
         ]
         for owner, name, phase in targets:
             self._wrap(owner, name, phase)

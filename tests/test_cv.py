@@ -33,6 +33,7 @@ from structreg.models import (
     LapRLSCCV,
     StructuralClassifierCV,
     decision_path,
+    decision_values,
     fit_path,
 )
 from structreg.solvers import NonConvexObjectiveWarning
@@ -456,6 +457,29 @@ def test_fit_path_shares_the_deformed_kernel_of_hinge_models_across_C():
     # an invalid weight fails that point only
     out = fit_path(SRSVM(), X, y, {"C": [1.0, -1.0]}, errors="return")
     assert hasattr(out[0], "svm_") and isinstance(out[1], Exception)
+
+
+def test_decision_values_deform_the_test_points_once_per_shared_deformation(monkeypatch):
+    """Hinge fits that share a deformed kernel share its section at the test points too
+    (libsvm alone runs per C); the values equal each fit's decision_function."""
+    from structreg.models._losses import HingeLoss
+
+    X, y = make_blobs(90, centers=[[0, 0], [3, 0], [0, 3]], cluster_std=1.2, random_state=0)
+    grid = {"lam": [0.0, 2.0], "C": [0.1, 1.0, 10.0]}
+    fits = fit_path(SRSVM(kernel="rbf", gamma=0.5), X, y, grid)
+    expected = [f.decision_function(X[::3]) for f in fits]
+    calls = []
+    original = HingeLoss.deformed_gram
+
+    def counting(self, model, X=None):
+        calls.append(X is not None)
+        return original(self, model, X)
+
+    monkeypatch.setattr(HingeLoss, "deformed_gram", counting)
+    values = decision_values(fits, X[::3])
+    assert sum(calls) == 2  # one per lam
+    for value, want in zip(values, expected, strict=True):
+        np.testing.assert_array_equal(value, want)
 
 
 def test_fit_path_clusters_grbfn_centres_once_per_seed(monkeypatch):

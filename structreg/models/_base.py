@@ -842,7 +842,10 @@ class StructuralEstimator(BaseEstimator):
         that are not finite are a :class:`~structreg._numerics.NonFiniteError`."""
         check_is_fitted(self)
         X = self._validated_new(X, "csr" if self._accepts_sparse() else False)
-        F = self.loss_.decision(self, X)
+        return self._checked_outputs(self.loss_.decision(self, X))
+
+    def _checked_outputs(self, F: np.ndarray) -> np.ndarray:
+        """``F``, the outputs at new inputs, refused when not finite."""
         check_finite(F, f"{type(self).__name__}'s decision values", self._scale_cause)
         return F
 

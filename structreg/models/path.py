@@ -502,18 +502,38 @@ def _shares_test_features(est) -> bool:
     )
 
 
+def _deformation(fit):
+    """The deformed kernel a fitted hinge model (libsvm on the deformed kernel) shares with the
+    other points of its group, else None."""
+    if not (isinstance(fit, StructuralEstimator) and hasattr(fit, "svm_")):
+        return None
+    kernel = getattr(fit, "deformed_kernel_", None)
+    return kernel if kernel is not None else getattr(fit, "deformation_", None)
+
+
 def decision_values(fits: Sequence, X) -> list[np.ndarray]:
     """``f.decision_function(X)`` of every fitted estimator in ``fits``, with the kernel section
     ``k(X, basis_)`` computed once per feature map: the fits of one :func:`fit_path` group share
-    theirs, and mapping ``X`` again per grid point costs more than the solves.  The section is
-    held whole (n_X x n_basis): meant for test folds, not for predicting on millions of points."""
+    theirs, and mapping ``X`` again per grid point costs more than the solves; likewise the
+    deformed kernel between ``X`` and the labeled points once per deformation that hinge fits
+    share (libsvm alone differs between them).  The section is held whole (n_X x n_basis):
+    meant for test folds, not for predicting on millions of points."""
     out: list[Any] = [None] * len(fits)
     shared: dict[int, list[int]] = defaultdict(list)  # feature map -> the fits using it
+    deformed: dict[int, list[int]] = defaultdict(list)  # deformation -> the fits using it
     for i, f in enumerate(fits):
         if _shares_test_features(f):
             shared[id(f.feature_map_)].append(i)
+        elif _deformation(f) is not None:
+            deformed[id(_deformation(f))].append(i)
         else:
             out[i] = f.decision_function(X) if hasattr(f, "decision_function") else f.predict(X)
+    for idx in deformed.values():
+        first = fits[idx[0]]
+        Xv = first._validated_new(X, "csr" if first._accepts_sparse() else False)
+        G = first.loss_.deformed_gram(first, Xv)
+        for i in idx:
+            out[i] = fits[i]._checked_outputs(fits[i].svm_.decision_function(G))
     for idx in shared.values():
         first = fits[idx[0]]
         linear = _linear(first.feature_map_)
