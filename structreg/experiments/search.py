@@ -120,7 +120,7 @@ def coarse_to_fine(
         point of the ``3^p`` neighbourhood of the best point so far.  False: the coarse grid
         only.
     prefer : callable, optional
-        Among points whose scores tie (to :data:`SCORE_DECIMALS` decimals), the one with the
+        Among points whose scores tie (to ``SCORE_DECIMALS`` = 12 decimals), the one with the
         smallest ``prefer(candidate)`` wins.  None: the point evaluated first (the coarse grid
         in axis order, then the refinement; inside an exhaustive axis its first value).
 
