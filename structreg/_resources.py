@@ -189,7 +189,7 @@ def thread_controller() -> ThreadpoolController:
 
 
 def blas_threads(
-    limit: int | None, *, user_api: str | None = "blas"
+    limit: int | None, *, user_api: str | None = "blas", rescan: bool = False
 ) -> AbstractContextManager[object]:
     """Context within which the BLAS libraries use at most ``limit`` threads.
 
@@ -200,10 +200,16 @@ def blas_threads(
     user_api : {"blas", "openmp"} or None, default="blas"
         The thread pools limited (threadpoolctl's ``user_api``); None: every pool
         threadpoolctl manages, BLAS and OpenMP.
+    rescan : bool, default=False
+        Scan the loaded libraries afresh (about 5 ms) instead of using the process's one
+        controller, which knows only the libraries loaded when it was made: for a worker
+        that runs arbitrary work (the experiment engine's cells), where a library may be
+        loaded after the first call.
     """
     if limit is None:
         return contextlib.nullcontext()
-    return thread_controller().limit(limits=limit, user_api=user_api)
+    controller = ThreadpoolController() if rescan else thread_controller()
+    return controller.limit(limits=limit, user_api=user_api)
 
 
 def blas_threads_for(n_samples: int) -> AbstractContextManager[object]:

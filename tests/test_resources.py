@@ -127,11 +127,12 @@ def test_one_controller_per_process():
     assert _base.SMALL_PROBLEM == _resources.SMALL_PROBLEM == 1000
 
 
-def test_blas_threads_limits_and_restores():
+@pytest.mark.parametrize("rescan", [False, True])
+def test_blas_threads_limits_and_restores(rescan):
     before = _blas_threads()
     if not before:
         pytest.skip("no BLAS library seen by threadpoolctl")
-    with _resources.blas_threads(1):
+    with _resources.blas_threads(1, rescan=rescan):
         assert _blas_threads() == [1] * len(before)
     assert _blas_threads() == before
     with _resources.blas_threads(None):

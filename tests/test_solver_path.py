@@ -470,3 +470,16 @@ def test_design_far_below_unit_scale_with_a_ridge(rng, exponent):
     assert np.all(np.isfinite(sol.coef)) and np.all(np.isfinite(sol.intercept))
     np.testing.assert_allclose(sol.intercept, c @ Y / c.sum(), rtol=1e-12)
     assert np.max(np.abs(sol.coef)) < 2.0 ** (exponent + 10)
+
+
+def test_a_design_whose_gram_matrix_underflows_is_refused_by_name():
+    """Without a ridge or an intercept, a design so small that ``A^T A`` underflows to zero
+    leaves no complement of its null space to solve on: a clear error, not a crash inside
+    the restricted solve; with a ridge the problem is well posed and solved."""
+    rng = np.random.default_rng(0)
+    Z, Y = rng.normal(size=(20, 3)) * 1e-170, rng.normal(size=(20, 1))
+    c = np.full(20, 1 / 20)
+    with pytest.raises(ValueError, match="numerically zero"):
+        SquareLossPath(Z, Y, c).solve(0.0)
+    sol = SquareLossPath(Z, Y, c).solve(1e-3)
+    assert np.all(np.isfinite(sol.coef)) and np.abs(sol.coef).max() < 1e-160

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from joblib import Parallel, cpu_count, delayed
-from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from .._resources import blas_threads
 from .store import CellKey, ResultsStore, StoreError
 
 __all__ = ["Cell", "Options", "Plan", "Table", "TableRun", "cell_grid", "run_cells", "run_table"]
@@ -119,7 +119,7 @@ class TableRun:
 def _execute(cell: Cell, threads: int | None) -> tuple[CellKey, dict[str, Any], float]:
     """Run one cell with at most ``threads`` BLAS/OpenMP threads (None: no limit)."""
     start = time.perf_counter()
-    with threadpool_limits(limits=threads):
+    with blas_threads(threads, user_api=None, rescan=True):
         result = cell.run()
     return cell.key, result, time.perf_counter() - start
 

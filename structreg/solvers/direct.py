@@ -82,6 +82,12 @@ def solve_setting(
         V, G_r, P_r, r_r, root = complement  # no factorisation of H itself can pass its test
         if kept is not None:
             kept["complement"] = V
+        if V.shape[1] == 0:
+            raise ValueError(
+                "the design's Gram matrix A^T A is numerically zero (its entries underflow "
+                "float64), so the normal equations carry no information; rescale the design "
+                "(e.g. to unit scale) or add a ridge"
+            )
         H_r = add_weighted(G_r.copy(), weights, P_r)
         x_r, how, convex, not_pd = _factored(H_r, r_r, cholesky, kept, PROJECTED_MIN_RCOND)
         if x_r is not None:
