@@ -666,8 +666,7 @@ class StructuralEstimator(BaseEstimator):
             self._penalty_matrix(terms[k][1], points, y_codes, labeled, memo, graphs, labels)
             for k in built
         ]
-        # the losses with a bias of their own (hinge, bordered) have no fit_intercept
-        fit_intercept = self.loss_.bias == "always" or self._fit_intercept()
+        fit_intercept = self.loss_.has_intercept(self)
         design_cache: dict = {}
         if memo is not None:  # shared by the structures on one design (the entry holds Z)
             design_cache = memo.setdefault(("design", id(Z), fit_intercept), {"Z": Z})

@@ -122,6 +122,11 @@ class Loss:
     bias = "optional"
     linear = True
 
+    def has_intercept(self, model) -> bool:
+        """Whether ``model``'s outputs carry an unpenalised bias: always for a loss that has
+        one of its own (``bias="always"``), else as ``fit_intercept`` says."""
+        return self.bias == "always" or model._fit_intercept()
+
     def check_solver(self, model, solver: str) -> None:
         """Refuse a ``solver`` value this loss does not accept."""
         if solver not in self.solvers:
@@ -243,12 +248,7 @@ class SquareLoss(Loss):
         outputs = problem.Z @ coefs
         fitted = []
         for model, sol, col in zip(models, sols, cols, strict=True):
-            info = {
-                "factorization": sol.factorization,
-                "convex": sol.convex,
-                "singular": sol.singular,
-                "n_iter": sol.n_iter or 1,
-            }
+            info = self._solution_info(sol)
             dual = None if duals is None else np.ascontiguousarray(duals[:, col])
             n_components = problem.Z.shape[1]
             model._set_solution(sol.coef, sol.intercept, self.name, n_components, info, dual)
@@ -257,6 +257,16 @@ class SquareLoss(Loss):
             why = "its normal equations are singular (a pseudo-inverse solution)"
             problem.set_loo(fitted[0], sols[0].leverages, why)
         return fitted
+
+    @staticmethod
+    def _solution_info(sol) -> dict:
+        """``solver_info_`` entries of a :class:`~structreg.solvers.LeastSquaresSolution`."""
+        return {
+            "factorization": sol.factorization,
+            "convex": sol.convex,
+            "singular": sol.singular,
+            "n_iter": sol.n_iter or 1,
+        }
 
     def _fit_features_cg(self, model, problem: Problem, setting: Setting) -> np.ndarray:
         """CG on the normal equations of the design (matrix-free, Jacobi-scaled)."""
@@ -271,12 +281,7 @@ class SquareLoss(Loss):
             tol=model._square_tol(),
             max_iter=getattr(model, "max_iter", None),
         )
-        info = {
-            "factorization": sol.factorization,
-            "convex": sol.convex,
-            "singular": sol.singular,
-            "n_iter": sol.n_iter or 1,
-        }
+        info = self._solution_info(sol)
         model._set_solution(sol.coef, sol.intercept, self.name, problem.Z.shape[1], info)
         problem.set_loo(None, None, CG_REASON)
         return self._fitted(model, problem.Z)
