@@ -23,6 +23,13 @@ Memory
     see it); joblib worker processes start from the default, so callers size their batches
     in the parent process and pass them on.
 
+    What cannot be formed piecewise -- the whole n x n Gram matrix that the exact dense
+    solvers factor -- is not sized from the budget but checked against the machine:
+    :func:`dense_gram_bytes` estimates it and :func:`check_dense_memory` refuses, before
+    anything is allocated, a fit that needs more than :func:`available_memory` (an
+    :class:`InsufficientMemoryError`, a ``MemoryError``, naming the size and the scalable
+    solvers).
+
 Threads
     One :class:`threadpoolctl.ThreadpoolController` per process (scanning the loaded libraries
     costs about 5 ms, too much to repeat on every small fit) holds the BLAS threads:
@@ -34,7 +41,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from numbers import Real
 
@@ -43,10 +51,14 @@ from threadpoolctl import ThreadpoolController
 __all__ = [
     "DEFAULT_WORKING_MEMORY",
     "SMALL_PROBLEM",
+    "InsufficientMemoryError",
+    "available_memory",
     "blas_threads",
     "blas_threads_for",
     "block_bytes",
+    "check_dense_memory",
     "config_context",
+    "dense_gram_bytes",
     "gemm_tile_columns",
     "get_config",
     "kernel_store_bytes",
@@ -167,6 +179,126 @@ def lasso_batch_floats() -> int:
     """Floats of the arrays of one batch of points of the l1-graph's lasso mode: 4,000,000
     (32 MB) at the default budget, in proportion to it otherwise (at least one)."""
     return max(1, _LASSO_FLOATS_AT_DEFAULT * block_bytes() // _DEFAULT_BLOCK_BYTES)
+
+
+# --------------------------------------------------------------------------------------------
+# what a dense n x n solve needs, and what the machine has
+# --------------------------------------------------------------------------------------------
+
+_GIB = 2**30
+
+DENSE_GRAM_ARRAYS = 2
+"""n x n float64 arrays that an exact dense fit holds at once at the least: the Gram matrix
+and the working copy its factorisation makes (LAPACK's ``?pstrf`` / ``?potrf`` / ``?syevd``
+take their own Fortran-ordered copy; forming an RBF Gram matrix also holds two).  A kernel of
+full rank adds the factor and the normal equations on top, so this is a lower bound of the
+peak: what it refuses cannot fit, what it lets through may still run out."""
+
+
+class InsufficientMemoryError(MemoryError):
+    """A fit needs an n x n array larger than the memory available on this machine (see
+    :func:`check_dense_memory`); raised before anything is allocated.  A ``MemoryError``, so
+    code that already catches numpy's ``MemoryError`` catches it too."""
+
+
+def dense_gram_bytes(n_rows: int, *, arrays: int = DENSE_GRAM_ARRAYS) -> int:
+    """Bytes of ``arrays`` float64 matrices of ``n_rows x n_rows``: the estimate of what an
+    exact dense fit on ``n_rows`` points holds at its peak (:data:`DENSE_GRAM_ARRAYS`; one
+    fewer when the Gram matrix is given, ``kernel="precomputed"``).
+
+    >>> round(dense_gram_bytes(50_000) / 2**30, 1)  # GiB
+    37.3
+    """
+    n = int(n_rows)
+    return int(arrays) * 8 * n * n
+
+
+def _meminfo_available() -> int | None:
+    """``MemAvailable`` of ``/proc/meminfo`` (Linux) in bytes, else None."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024  # kB
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path, encoding="ascii") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):  # absent, or "max" (no limit)
+        return None
+
+
+def _cgroup_available() -> int | None:
+    """What the process's memory cgroup still allows (limit minus usage), in bytes, when a
+    limit is set (cgroup v2 ``memory.max``, else v1 ``memory.limit_in_bytes``); else None."""
+    for limit_file, usage_file in (
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+        (
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+        ),
+    ):
+        limit = _read_int(limit_file)
+        if limit is None or limit >= 2**60:  # v1 writes "no limit" as a huge number
+            continue
+        usage = _read_int(usage_file) or 0
+        return max(0, limit - usage)
+    return None
+
+
+def available_memory() -> int | None:
+    """Bytes of physical memory this process can still allocate, or None where unknown.
+
+    ``MemAvailable`` of ``/proc/meminfo`` (Linux: free memory plus what the kernel can
+    reclaim), lowered to what a memory cgroup's limit leaves; elsewhere the free physical
+    pages of ``os.sysconf`` (``SC_AVPHYS_PAGES``, which counts no reclaimable cache).  No
+    swap is counted: a dense factorisation that swaps does not finish either.
+    """
+    available = _meminfo_available()
+    if available is None:
+        try:
+            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (AttributeError, ValueError, OSError):  # not POSIX, or no such name
+            available = None
+    cgroup = _cgroup_available()
+    if cgroup is not None:
+        available = cgroup if available is None else min(available, cgroup)
+    return None if available is None or available <= 0 else int(available)
+
+
+def check_dense_memory(needed: int, what: str, remedy: str | Callable[[], str]) -> None:
+    """Refuse, before allocating, a fit that needs ``needed`` bytes at once when the machine
+    has less available (:func:`available_memory`; nothing is refused where that is unknown,
+    nor what fits in one block of the ``working_memory`` budget, which is not read for it).
+    ``remedy``: what to do instead, or a function that says it (called only to refuse).
+
+    Raises
+    ------
+    InsufficientMemoryError
+        ``"{what} needs about X GiB ..., but only Y GiB is available ...; {remedy}"``.
+    """
+    if needed <= block_bytes():
+        return
+    available = available_memory()
+    if available is None or needed <= available:
+        return
+    if callable(remedy):
+        remedy = remedy()
+    raise InsufficientMemoryError(
+        f"{what} needs about {_gib(needed)} of memory at once, but only {_gib(available)} is "
+        f"available on this machine; {remedy}"
+    )
+
+
+def _gib(n_bytes: int) -> str:
+    """``n_bytes`` in GiB: one decimal, two significant digits below 0.1 GiB."""
+    value = n_bytes / _GIB
+    return f"{value:.1f} GiB" if value >= 0.1 else f"{value:.2g} GiB"
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,6 +7,11 @@ few labels per class and prints their accuracies on the unlabeled points.
 engine (:mod:`structreg.experiments`), resuming from ``OUT/results.sqlite`` and sharing the
 cells with concurrent runs on the same ``OUT``; see ``structreg reproduce --help``.
 ``structreg datasets list|info NAME|path`` inspects the data sets.
+
+Exit status (``EXIT_CODES``): 0 done; 1 failed (the output folder or the results store
+cannot be used); 2 usage error (as argparse's: an invalid option or table name, or an unusable
+``STRUCTREG_DATA`` folder); 130 interrupted (Ctrl-C; the cells already stored are kept and the
+same command resumes).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.preprocessing import StandardScaler
@@ -27,6 +33,22 @@ from . import RLSC, LapRLSC
 from .experiments.registry import PAPERS
 from .experiments.store import StoreError
 from .models import UNLABELED
+
+if TYPE_CHECKING:
+    from .experiments.engine import Table
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_CODES = {
+    EXIT_OK: "done",
+    EXIT_FAILED: "failed: the output folder cannot be created, or cannot be written while cells "
+    "are missing, or the results store is damaged (see --recover)",
+    EXIT_USAGE: "usage error, as argparse's: an invalid option or table name, or a "
+    "STRUCTREG_DATA folder that cannot be used (a file, or a malformed MANIFEST.json)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C): the cells already stored are kept; the same command "
+    "resumes",
+}
+"""The exit status of ``structreg``, and what each means (also in ``structreg --help``)."""
+EPILOG = "exit status: " + "; ".join(f"{code} {text}" for code, text in EXIT_CODES.items())
 
 # Fixed demo settings (not tuned per run): an RBF kernel, a heat-kernel 6-NN graph, and a
 # graph weight much larger than the ambient one, as is usual with very few labels.
@@ -102,7 +124,7 @@ def demo(args: argparse.Namespace) -> int:
         X, y = load_dataset(args.dataset, return_X_y=True)
     except (FileNotFoundError, OSError) as exc:
         print(f"\n{args.dataset}: skipped, data not available ({exc})")
-        return 0
+        return EXIT_OK
     X = StandardScaler().fit_transform(X)
     _compare(
         f"{args.dataset} (standardised)",
@@ -113,7 +135,7 @@ def demo(args: argparse.Namespace) -> int:
         args.repeats,
         DEMO_REAL,
     )
-    return 0
+    return EXIT_OK
 
 
 def datasets_command(args: argparse.Namespace) -> int:
@@ -135,7 +157,7 @@ def datasets_command(args: argparse.Namespace) -> int:
     elif args.action == "info":
         if not args.name:
             print("structreg datasets info: give a data set name", file=sys.stderr)
-            return 2
+            return EXIT_USAGE
         print(json.dumps(dataset_info(args.name), indent=2))
     else:  # the folders in the order files are looked for
         home, packaged = get_data_home(), packaged_data_dir()
@@ -143,11 +165,51 @@ def datasets_command(args: argparse.Namespace) -> int:
             print(f"data home: {home}\npackaged:  {packaged}")
         else:
             print(f"packaged:  {packaged}\ndata home: {home} (user cache; downloads go here)")
-    return 0
+    return EXIT_OK
+
+
+def _tables(paper: str, name: str | None) -> tuple[Table, ...]:
+    """The tables to run: all of ``paper``'s (``name`` None) or the one called ``name``; an
+    empty or unknown name is refused with the paper's table names."""
+    from .experiments import find_table, paper_tables
+
+    if name is None:
+        return paper_tables(paper)
+    if not name.strip():
+        available = ", ".join(
+            t.name + (f" ({'/'.join(t.aliases)})" if t.aliases else "") for t in paper_tables(paper)
+        )
+        raise ValueError(
+            f"--table {name!r}: give a table name; {paper}'s tables: {available} "
+            "(leave --table out to run them all)"
+        )
+    return (find_table(paper, name),)
+
+
+def _check_data_home() -> None:
+    """Refuse an unusable data home (ValueError) and warn, one line each, of its data files that
+    cannot be loaded (the tables skip their sets) -- before any output file is made."""
+    from .datasets._home import check_data_home
+
+    for name, reason in check_data_home().items():
+        print(f"structreg: warning: data set {name!r} is skipped: {reason}", file=sys.stderr)
+
+
+def _stored_cells(store: Path, paper: str) -> int | None:
+    """How many of ``paper``'s cells the store at ``store`` holds (None: it cannot be read)."""
+    from .experiments.store import ResultsStore
+
+    if not store.exists():
+        return 0
+    try:
+        with ResultsStore(store) as results:
+            return results.count(paper)
+    except StoreError:
+        return None
 
 
 def reproduce(args: argparse.Namespace) -> int:
-    from .experiments import Options, find_table, paper_tables, run_table
+    from .experiments import Options, paper_tables, run_table
     from .experiments.engine import STORE_NAME
     from .experiments.store import ResultsStore, StoreDamaged, recover
 
@@ -155,8 +217,8 @@ def reproduce(args: argparse.Namespace) -> int:
         for table in paper_tables(args.paper):
             aliases = f" (also: {', '.join(table.aliases)})" if table.aliases else ""
             print(f"{table.name:<6} {table.title}{aliases}")
-        return 0
-    tables = [find_table(args.paper, args.table)] if args.table else paper_tables(args.paper)
+        return EXIT_OK
+    tables = _tables(args.paper, args.table)
     extra: dict[str, object] = {}
     if args.datasets:
         extra["datasets"] = args.datasets
@@ -168,8 +230,10 @@ def reproduce(args: argparse.Namespace) -> int:
     options = Options(quick=args.quick, draws=args.draws, n_jobs=n_jobs, extra=extra)
     progress = {"auto": None, "on": True, "off": False}[args.progress]
     store = args.out / STORE_NAME
+    _check_data_home()  # refused before any file is made
     try:
-        ResultsStore(store).close()  # a damaged store is found before any work
+        if store.exists():  # a damaged store is found before any work; a new one is made
+            ResultsStore(store).close()  # by the first table, once its plan is made
     except StoreDamaged as exc:
         if not args.recover:
             raise StoreError(
@@ -178,20 +242,32 @@ def reproduce(args: argparse.Namespace) -> int:
             ) from exc
         aside, kept = recover(store)
         print(f"moved the damaged store to {aside}; kept the {kept} cells SQLite could read")
-    with contextlib.ExitStack() as stack:
-        if args.scheduler:
-            _on_dask_cluster(args.scheduler, stack)
-        for table in tables:
-            run = run_table(table, args.out, options, progress=progress)
-            print(run.paths[0].read_text())
-            print(
-                f"{args.paper} table {table.name}: {run.n_computed} cells computed, "
-                f"{run.n_cached} reused from {store}; {run.wall_time_s:.1f} s"
-            )
-            if run.paths[0].parent != args.out:
-                print(f"{args.out} is not writable: the report files went to a temporary folder")
-            print("written: " + ", ".join(str(p) for p in run.paths) + "\n")
-    return 0
+    try:
+        with contextlib.ExitStack() as stack:
+            if args.scheduler:
+                _on_dask_cluster(args.scheduler, stack)
+            for table in tables:
+                run = run_table(table, args.out, options, progress=progress)
+                print(run.paths[0].read_text())
+                print(
+                    f"{args.paper} table {table.name}: {run.n_computed} cells computed, "
+                    f"{run.n_cached} reused from {store}; {run.wall_time_s:.1f} s"
+                )
+                if run.paths[0].parent != args.out:
+                    print(
+                        f"{args.out} is not writable: the report files went to a temporary folder"
+                    )
+                print("written: " + ", ".join(str(p) for p in run.paths) + "\n")
+    except KeyboardInterrupt:  # each finished cell is stored as it finishes: nothing is lost
+        kept = _stored_cells(store, args.paper)
+        what = "the cells" if kept is None else f"{kept} cells of {args.paper}"
+        print(
+            f"structreg: interrupted; {what} already stored in {store} are kept: run the same "
+            "command again to resume",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    return EXIT_OK
 
 
 def _on_dask_cluster(address: str, stack: contextlib.ExitStack) -> None:
@@ -246,7 +322,7 @@ def _names(text: str) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="structreg", description="Structure-aware regularized classifiers."
+        prog="structreg", description="Structure-aware regularized classifiers.", epilog=EPILOG
     )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("demo", help="LapRLSC vs RLSC on two moons and a real data set")
@@ -262,6 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a paper's experiment protocol and write its tables (Markdown and CSV, "
         "the paper's numbers beside the reproduced ones) and figures (PNG). Finished cells are "
         "kept in OUT/results.sqlite, so a re-run (or a run after an interruption) resumes.",
+        epilog=EPILOG,
     )
     p.add_argument(
         "paper", choices=sorted(PAPERS), help="; ".join(f"{k}: {v[1]}" for k, v in PAPERS.items())
@@ -329,10 +406,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except ValueError as exc:
         print(f"structreg: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except (StoreError, PermissionError) as exc:  # a damaged or read-only results store
         print(f"structreg: error: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
+    except KeyboardInterrupt:  # reproduce says what it kept; the other commands keep nothing
+        print("structreg: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,4 +1,6 @@
+import gzip
 import json
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +121,113 @@ def test_demo_per_class_must_leave_unlabeled_points(capsys):
     assert main(["demo", "--repeats", "1", "--dataset", "iris", "--per-class", "50"]) == 2
     err = capsys.readouterr().err
     assert "--per-class 50: iris (standardised) has 50 points in its smallest class" in err
+
+
+@pytest.mark.parametrize("table", ["", "  ", "\t"])
+def test_reproduce_refuses_an_empty_table_name_and_lists_the_tables(table, tmp_path, capsys):
+    """``--table ""`` used to run every table; now it is refused before any file is made."""
+    out = tmp_path / "out"
+    assert main(["reproduce", "damr", "--table", table, "--quick", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"structreg: error: --table {table!r}: give a table name; damr's tables: 3, 4, 5 "
+        "(leave --table out to run them all)\n"
+    )
+    assert main(["reproduce", "drlsc", "--table", table, "--out", str(out)]) == 2
+    assert "drlsc's tables: 4-5 (4/5/toy/fig1), 6, 7," in capsys.readouterr().err
+    assert main(["reproduce", "damr", "--table", "9", "--out", str(out)]) == 2
+    assert "no table '9'; available: 3, 4, 5" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_help_documents_the_exit_codes(capsys):
+    for args in (["--help"], ["reproduce", "--help"]):
+        with pytest.raises(SystemExit) as exit_:
+            main(args)
+        assert exit_.value.code == 0
+        text = " ".join(capsys.readouterr().out.split())
+        for code in ("0 done", "1 failed", "2 usage error", "130 interrupted"):
+            assert code in text
+
+
+@pytest.fixture
+def fresh_damr_sets():
+    """damr's Table-2 sets as this test's data folder gives them: damr keeps the sets it loaded
+    for the rest of the process, whatever ``STRUCTREG_DATA`` says later."""
+    from structreg.experiments import damr
+
+    damr.load_table2_dataset.cache_clear()
+    yield
+    damr.load_table2_dataset.cache_clear()
+
+
+PACKAGED_MANIFEST = Path(__file__).parents[1] / "structreg" / "datasets" / "MANIFEST.json"
+
+
+def test_reproduce_accepts_a_copy_of_the_packaged_manifest(
+    tmp_path, monkeypatch, capsys, fresh_damr_sets
+):
+    """The packaged manifest's wdbc entry has no file; a data folder holding a copy of it
+    used to be refused (entry 20) after an empty results.sqlite had been made."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "MANIFEST.json").write_text(PACKAGED_MANIFEST.read_text(encoding="utf-8"))
+    monkeypatch.setenv("STRUCTREG_DATA", str(data))
+    assert main([*TINY, "--out", str(tmp_path / "out"), "--progress", "off"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and "damr table 3: 2 cells computed, 0 reused" in captured.out
+    assert "Wdbc: not run: not requested" in captured.out  # listed, as without the copy
+
+
+@pytest.mark.parametrize(
+    "manifest, message",
+    [
+        ('[{"name": "x", "file": 3}]', "entry 'x': 'file' must be a file name or null, got 3"),
+        ('[{"file": "x.csv.gz"}]', "entry 0 must be an object with a string field 'name'"),
+        ("{not json", "cannot read the data home manifest"),
+    ],
+)
+def test_a_malformed_data_folder_is_refused_before_any_file_is_made(
+    tmp_path, monkeypatch, capsys, manifest, message
+):
+    data, out = tmp_path / "data", tmp_path / "out"
+    data.mkdir()
+    (data / "MANIFEST.json").write_text(manifest)
+    monkeypatch.setenv("STRUCTREG_DATA", str(data))
+    assert main([*TINY, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("structreg: error: ") and str(data / "MANIFEST.json") in err
+    assert message in err
+    assert len(err.splitlines()) == 1 and not out.exists()
+    monkeypatch.setenv("STRUCTREG_DATA", str(data / "MANIFEST.json"))  # a file, not a folder
+    assert main([*TINY, "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"structreg: error: the data home {data / 'MANIFEST.json'} (STRUCTREG_DATA) is a file, "
+        "not a folder\n"
+    )
+    assert not out.exists()
+
+
+def test_a_data_file_that_is_not_gzip_is_named_with_the_reason(
+    tmp_path, monkeypatch, capsys, fresh_damr_sets
+):
+    """A plain-text sonar.csv.gz and a truncated pima.csv.gz in the data folder: a warning line
+    each (path and reason), the tables skip the sets with the same words, the rest runs."""
+    data, out = tmp_path / "data", tmp_path / "out"
+    data.mkdir()
+    (data / "sonar.csv.gz").write_text("attribute_1,label\n0.02,Rock\n")
+    whole = gzip.compress(b"attribute_1,label\n" + b"0.02,Rock\n" * 2000)
+    (data / "pima.csv.gz").write_bytes(whole[: len(whole) // 2])
+    monkeypatch.setenv("STRUCTREG_DATA", str(data))
+    args = [*TINY[:-1], "sonar,bupa", "--out", str(out), "--progress", "off"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    sonar = f"{data / 'sonar.csv.gz'} is not a valid gzip file: Not a gzipped file"
+    pima = f"{data / 'pima.csv.gz'} is not a valid gzip file: it is truncated"
+    assert captured.err.splitlines() == [
+        f"structreg: warning: data set 'pima' is skipped: {pima} (the compressed data ends early)",
+        f"structreg: warning: data set 'sonar' is skipped: {sonar} (b'at')",
+    ]
+    assert f"- Sonar: skipped: 'sonar' could not be loaded ({sonar}" in captured.out
+    assert f"- Pima: skipped: 'pima' could not be loaded ({pima}" in captured.out
+    assert "| Bupa |" in captured.out and "damr table 3: 2 cells computed" in captured.out

@@ -575,3 +575,202 @@ def test_fit_path_mixes_auto_and_numeric_graph_weights():
                 G = one.decision_function(X[:9])
                 np.testing.assert_allclose(fits[i].decision_function(X[:9]), G, atol=1e-7)
                 np.testing.assert_allclose(F[i], G, atol=1e-7)
+
+
+# -- feature names, and -1 as a class -------------------------------------------------------
+
+
+class _Frame:
+    """A minimal data frame, for the feature-name checks without pandas (not a dependency):
+    string column names that scikit-learn reads through narwhals' compliant-frame protocol,
+    values through ``__array__``, rows through ``take`` (as ``_safe_indexing`` takes them)."""
+
+    def __init__(self, values, columns):
+        self.values = np.asarray(values, dtype=float)
+        self._columns = list(columns)
+
+    def __narwhals_dataframe__(self):
+        return self
+
+    def _with_version(self, version):
+        self._version = version
+        return self
+
+    @property
+    def _implementation(self):
+        from narwhals import Implementation
+
+        return Implementation.UNKNOWN
+
+    @property
+    def columns(self):
+        return self._columns
+
+    @property
+    def shape(self):
+        return self.values.shape
+
+    def __len__(self):
+        return len(self.values)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values if dtype is None else self.values.astype(dtype)
+
+    @property
+    def iloc(self):  # marks a frame whose rows _safe_indexing takes with take()
+        return self
+
+    def take(self, indices, axis=0):
+        assert axis == 0
+        return _Frame(self.values[indices], self._columns)
+
+    def select(self, columns):
+        return _Frame(self.values[:, [self._columns.index(c) for c in columns]], columns)
+
+
+def _frames(values, columns):
+    """The stub frame and, where pandas is installed, a pandas DataFrame of the same data."""
+    from sklearn.utils.validation import _get_feature_names
+
+    frames = [_Frame(values, columns)]
+    if _get_feature_names(frames[0]) is None:  # a scikit-learn that reads no narwhals frames
+        frames = []
+    try:
+        import pandas as pd
+    except ImportError:
+        pass
+    else:
+        frames.append(pd.DataFrame(values, columns=columns))
+    if not frames:
+        pytest.skip("no data frame whose column names scikit-learn reads")
+    return frames
+
+
+def _reordered(frame, columns):
+    return frame.select(columns) if isinstance(frame, _Frame) else frame[columns]
+
+
+def _renamed(frame, columns):
+    values = np.asarray(frame)
+    return (
+        _Frame(values, columns)
+        if isinstance(frame, _Frame)
+        else type(frame)(values, columns=columns)
+    )
+
+
+def _searches():
+    """Every CV / meta estimator of structreg's public API (structreg.__all__), each with a
+    small grid."""
+    import inspect
+
+    from sklearn.base import MetaEstimatorMixin
+
+    import structreg
+
+    grids = {
+        StructuralClassifierCV: lambda: StructuralClassifierCV(
+            LapRLSC(gamma=2.0), {"gamma_A": [1e-3, 1e-1], "gamma_I": [0.0, 10.0]}, cv=3
+        ),
+        LapRLSCCV: lambda: LapRLSCCV(param_grid={"gamma_A": [1e-3, 1e-1]}, cv=3),
+        DiscriminativeRLSCV: lambda: DiscriminativeRLSCV(param_grid={"gamma_D": [0.0, 1e-2]}, cv=3),
+        DRLSCCV: lambda: DRLSCCV(param_grid={"eta": [0.3, 1.0]}, cv=3),
+    }
+    found = [
+        cls
+        for name in structreg.__all__
+        if inspect.isclass(cls := getattr(structreg, name)) and issubclass(cls, MetaEstimatorMixin)
+    ]
+    assert set(found) == set(grids), "a new CV estimator: give it a small grid here"
+    return [pytest.param(grids[cls], id=cls.__name__) for cls in found]
+
+
+@pytest.mark.parametrize("make", _searches())
+def test_cv_estimators_keep_and_check_feature_names(make):
+    """Fitted on a data frame, a search keeps feature_names_in_ / n_features_in_ (as
+    GridSearchCV), refits its model on the frame, answers without a warning on the same
+    columns, and refuses reordered or renamed ones with scikit-learn's ValueError in every
+    method (it answered wrongly on them, after a 'fitted without feature names' warning)."""
+    X, y, y_semi = _semi(n=90, labeled=30)
+    X = np.c_[X, np.random.default_rng(0).normal(size=(90, 2))]
+    names = ["a", "b", "c", "d"]
+    match = "The feature names should match those that were passed during fit"
+    for frame in _frames(X, names):
+        search = make()
+        labels = y_semi if getattr(search._resolved()[0], "_semi_supervised", True) else y
+        search.fit(frame, labels)
+        assert search.n_features_in_ == 4
+        assert list(search.feature_names_in_) == names
+        assert list(search.best_estimator_.feature_names_in_) == names
+        methods = [
+            m
+            for m in ("predict", "decision_function", "predict_proba", "predict_log_proba")
+            if hasattr(search, m)
+        ]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the same columns: no feature-name warning
+            expected = {m: getattr(search, m)(frame) for m in methods}
+            score = search.score(frame, labels)
+        with pytest.warns(UserWarning, match="X does not have valid feature names"):
+            for m in methods:  # scikit-learn's warning for an array after a frame
+                # (a frame's values may be Fortran-ordered: the same numbers up to rounding)
+                np.testing.assert_allclose(
+                    expected[m], getattr(search, m)(X), rtol=1e-12, atol=1e-12
+                )
+            assert score == search.score(X, labels)
+        for other in (
+            _reordered(frame, ["d", "c", "b", "a"]),
+            _renamed(frame, ["a", "b", "c", "e"]),
+        ):
+            for m in methods:
+                with pytest.raises(ValueError, match=match):
+                    getattr(search, m)(other)
+            with pytest.raises(ValueError, match=match):
+                search.score(other, labels)
+
+
+def test_semi_supervised_score_checks_the_feature_names_of_the_labeled_rows():
+    """score() of a semi-supervised model drops the unlabeled rows: it keeps X's container,
+    so the names are still checked (they were lost with the rows, and predict warned)."""
+    X, _, y_semi = _semi(n=60, labeled=20)
+    for frame in _frames(X, ["u", "v"]):
+        clf = LapRLSC(gamma=2.0).fit(frame, y_semi)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the same columns: no feature-name warning
+            score = clf.score(frame, y_semi)
+        assert score == np.mean(clf.predict(frame)[y_semi != -1] == y_semi[y_semi != -1])
+        with pytest.raises(ValueError, match="The feature names should match"):
+            clf.score(_reordered(frame, ["v", "u"]), y_semi)
+
+
+def test_laprlsccv_refuses_minus_one_as_a_class_before_any_fit(monkeypatch):
+    """y in {-1, +1}, every point labeled: for a semi-supervised model -1 marks unlabeled
+    points, so one class is left.  The search says so before fitting anything (it failed
+    after 320 fits), with the plain model's message and what to do."""
+    import structreg.models.cv as cv_module
+
+    X, y, _ = _semi()
+    y_pm = 2 * y - 1
+
+    def no_fits(*args, **kwargs):
+        raise AssertionError("a fold was fitted")
+
+    monkeypatch.setattr(cv_module, "grid_outputs", no_fits)
+    expected = (
+        r"LapRLSCCV: LapRLSC needs labeled samples of at least 2 classes; got 60 labeled "
+        r"sample\(s\) and 1 class\(es\); -1 marks unlabeled samples for LapRLSC \(60 of the "
+        r"120 samples here, taken as unlabeled\): if -1 is a class, recode the labels"
+    )
+    with pytest.raises(ValueError, match=expected):
+        LapRLSCCV().fit(X, y_pm)
+    with pytest.raises(ValueError, match=r"StructuralClassifierCV: LapSVM needs .* 1 class"):
+        StructuralClassifierCV(LapSVM(), {"gamma_A": [1e-2]}, cv=3).fit(X, y_pm)
+    with pytest.raises(ValueError, match=r"LapRLSCCV: LapRLSC needs .* got 1 labeled sample"):
+        LapRLSCCV().fit(X, np.where(np.arange(120) == 0, y, -1))  # one labeled point
+    # the plain model: the same check, which names the mask a model's fit takes
+    with pytest.raises(ValueError, match=r"-1 marks unlabeled samples .* pass the unlabeled mask"):
+        LapRLSC().fit(X, y_pm)
+    assert list(LapRLSC().fit(X, y_pm, unlabeled=np.zeros(120, bool)).classes_) == [-1, 1]
+    # a supervised model's search keeps -1 as a class
+    monkeypatch.undo()
+    assert list(DRLSCCV(param_grid={"eta": [0.5]}, cv=3).fit(X, y_pm).classes_) == [-1, 1]

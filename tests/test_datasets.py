@@ -362,7 +362,7 @@ def test_the_loader_knows_nothing_of_folders_around_the_working_directory(tmp_pa
     """A team folder of data files above the working directory is not a data source."""
     _clean_env(monkeypatch)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    team = tmp_path / "shared" / "datasets"
+    team = tmp_path / "team" / "datasets"
     team.mkdir(parents=True)
     _write_gzip_csv(team / "iris.csv.gz", _corrupted_iris_text())
     (team / "MANIFEST.json").write_text(json.dumps([{"name": "extra", "file": "extra.csv.gz"}]))
@@ -423,8 +423,12 @@ def test_data_home_manifest_adds_and_replaces_entries(tmp_path, monkeypatch):
     [
         ("{not json", "cannot read the data home manifest"),
         ('{"name": "x"}', "must hold a JSON list"),
-        ('[{"name": "x"}]', "entry 0 must be an object with string fields 'name' and 'file'"),
+        ('[{"file": "x.csv.gz"}]', "entry 0 must be an object with a string field 'name'"),
+        ('[{"name": "x"}, {"name": 3}]', "entry 1 must be an object with a string field 'name'"),
+        ('["x"]', "entry 0 must be an object with a string field 'name'"),
         ('[{"name": "x", "file": "../x.csv.gz"}]', "'file' must be a file name"),
+        ('[{"name": "x", "file": 3}]', "'file' must be a file name or null, got 3"),
+        ('[{"name": "x", "file": ""}]', "'file' must be a file name or null, got ''"),
     ],
 )
 def test_malformed_data_home_manifest_is_reported(tmp_path, content, message):
@@ -432,6 +436,88 @@ def test_malformed_data_home_manifest_is_reported(tmp_path, content, message):
     with pytest.raises(ValueError, match=message) as info:
         ds.list_datasets(data_home=tmp_path)
     assert str(tmp_path / "MANIFEST.json") in str(info.value)
+    with pytest.raises(ValueError, match=message):  # the check before a run says the same
+        _home.check_data_home(tmp_path)
+
+
+def test_a_copy_of_the_packaged_manifest_is_a_valid_data_home_manifest(tmp_path, monkeypatch):
+    """Its wdbc entry has no file (``"file": null``): served by scikit-learn as packaged."""
+    _clean_env(monkeypatch)
+    packaged = Path(_base.__file__).parent / "MANIFEST.json"
+    (tmp_path / "MANIFEST.json").write_text(packaged.read_text(encoding="utf-8"))
+    assert ds.list_datasets(data_home=tmp_path) == ds.list_datasets()
+    assert ds.dataset_info("wdbc", data_home=tmp_path) == MANIFEST["wdbc"]
+    X, y = ds.load_dataset("wdbc", data_home=tmp_path, return_X_y=True)
+    X0, y0 = ds.load_dataset("wdbc", return_X_y=True)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+    assert _home.check_data_home(tmp_path) == {}
+
+
+def test_a_data_home_entry_without_a_file_is_not_available(tmp_path, monkeypatch):
+    """Other than wdbc, a set with no file has nothing to load (it is not wdbc in disguise)."""
+    _clean_env(monkeypatch)
+    entries = [{"name": "mine"}, {"name": "iris", "file": None}]
+    (tmp_path / "MANIFEST.json").write_text(json.dumps(entries))
+    assert {"mine", "iris", "wdbc"} <= set(ds.list_datasets(data_home=tmp_path))
+    for name in ("mine", "iris"):
+        with pytest.raises(FileNotFoundError, match=f"dataset '{name}' is not available: its"):
+            ds.load_dataset(name, data_home=tmp_path)
+    assert _home.check_data_home(tmp_path) == {}
+
+
+def _plain_text(path: Path) -> str:
+    path.write_text("sepal_length,label\n5.1,setosa\n")
+    return "is not a valid gzip file: Not a gzipped file"
+
+
+def _truncated(path: Path) -> str:
+    path.write_bytes((DATA_HOME / "iris.csv.gz").read_bytes()[:400])
+    return "is not a valid gzip file: it is truncated"
+
+
+def _damaged(path: Path) -> str:
+    data = bytearray((DATA_HOME / "iris.csv.gz").read_bytes())
+    data[20:60] = bytes(40)  # zeros over the deflate stream
+    path.write_bytes(bytes(data))
+    return "is not a valid gzip file: "
+
+
+def _not_utf8(path: Path) -> str:
+    path.write_bytes(gzip.compress(b"x,label\n1,\xff\n"))
+    return "is not UTF-8 text"
+
+
+@pytest.mark.parametrize("spoil", [_plain_text, _truncated, _damaged, _not_utf8])
+def test_a_data_file_that_is_not_gzip_is_refused_with_its_path_and_the_reason(
+    tmp_path, monkeypatch, spoil
+):
+    _clean_env(monkeypatch)
+    path = tmp_path / "iris.csv.gz"
+    reason = spoil(path)
+    # a whole gzip file of other bytes (not UTF-8) fails its checksum first
+    checked = f"checksum mismatch for {path}: " if spoil is _not_utf8 else f"{path} {reason}"
+    with pytest.raises(ValueError) as info:
+        ds.load_dataset("iris", data_home=tmp_path)
+    assert str(info.value).startswith(checked)
+    with pytest.raises(ValueError) as info:
+        ds.load_dataset("iris", data_home=tmp_path, verify=False)
+    assert str(info.value).startswith(f"{path} {reason}")
+    monkeypatch.setenv(ds.DATA_ENV_VAR, str(tmp_path))
+    problems = _home.check_data_home()  # what a run warns of before it starts
+    assert list(problems) == ["iris"] and problems["iris"].startswith(checked)
+
+
+def test_check_data_home(tmp_path, monkeypatch):
+    _clean_env(monkeypatch)
+    assert _home.check_data_home() == {}  # no data home: only checked files
+    assert _home.check_data_home(tmp_path / "not-yet") == {}  # downloads would create it
+    (tmp_path / "iris.csv.gz").write_bytes((DATA_HOME / "iris.csv.gz").read_bytes())
+    assert _home.check_data_home(tmp_path) == {}
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv(ds.DATA_ENV_VAR, str(tmp_path / "a-file"))
+    with pytest.raises(ValueError, match=f"the data home {tmp_path / 'a-file'} \\(STRUCTREG_DATA"):
+        _home.check_data_home()
 
 
 @pytest.fixture

@@ -238,7 +238,7 @@ def test_connectivity_weights(moons):
 def test_width_only_with_heat_weights(moons):
     X, _, y_semi = moons
     with pytest.raises(ValueError, match="t is the width of heat weights"):
-        GFHF(t=0.5).fit(X, y_semi)
+        GFHF(t=0.5, weights="self-tuning").fit(X, y_semi)
     with pytest.raises(ValueError, match="weights"):
         GFHF(weights="dot").fit(X, y_semi)
 
@@ -345,3 +345,52 @@ def test_solution_with_one_column_derived_from_the_row_sums(method, kind):
     expected = _dense_harmonic(W[:110][:, :110], labeled[:110], Y)
     np.testing.assert_allclose(F[reach], expected, atol=1e-9)
     assert np.isnan(F[110:]).all()
+
+
+def _three_per_class(y, seed):
+    rng = np.random.default_rng(seed)
+    y_semi = np.full_like(y, -1)
+    for c in np.unique(y):
+        pick = rng.choice(np.flatnonzero(y == c), 3, replace=False)
+        y_semi[pick] = c
+    return y_semi
+
+
+@pytest.mark.parametrize("data", ["moons", "digits"])
+def test_auto_weights_keep_the_labeling_of_smaller_normalized_cut(data):
+    """weights="auto" equals the fit of the weighting whose labeling has the smaller
+    normalized cut of the kNN graph, in labels, scores and the out-of-sample rule."""
+    from sklearn.datasets import load_digits
+
+    from structreg.models.graph_inference import normalized_cut
+
+    if data == "moons":
+        X, y = make_moons(3000, noise=0.1, random_state=0)
+    else:
+        X, y = load_digits(return_X_y=True)
+    y_semi = _three_per_class(y, 2)
+    fits = {w: GFHF(weights=w).fit(X, y_semi) for w in ("self-tuning", "heat")}
+    pattern = fits["self-tuning"].graph_
+    cuts = {w: normalized_cut(pattern, fit.transduction_) for w, fit in fits.items()}
+    auto = GFHF().fit(X, y_semi)
+    best = min(cuts, key=cuts.get)
+    assert auto.weights_ == best
+    np.testing.assert_array_equal(auto.transduction_, fits[best].transduction_)
+    np.testing.assert_array_equal(auto.label_distributions_, fits[best].label_distributions_)
+    np.testing.assert_array_equal(auto.predict_proba(X[:50]), fits[best].predict_proba(X[:50]))
+    assert ("t_" in vars(auto)) == (best == "heat")
+    if data == "moons":  # self-tuning weights join the moons across the sparse gap here
+        assert best == "heat" and np.mean(auto.transduction_ == y) > 0.99
+        assert np.mean(fits["self-tuning"].transduction_ == y) < 0.97
+
+
+def test_normalized_cut_counts_each_cut_edge_against_its_class():
+    from structreg.models.graph_inference import normalized_cut
+
+    # path 0-1-2-3-4, classes {0, 1} and {2, 3, 4}: edge 1-2 is cut; volumes 3 and 5
+    W = sp.diags([np.ones(4), np.ones(4)], [1, -1], shape=(5, 5)).tocsr()
+    assert normalized_cut(W, np.array([0, 0, 1, 1, 1])) == pytest.approx(1 / 3 + 1 / 5)
+    assert normalized_cut(W, np.zeros(5)) == 0.0
+    W2 = W.copy()
+    W2.data *= 7.0  # weights are ignored
+    assert normalized_cut(W2, np.array([0, 0, 1, 1, 1])) == pytest.approx(1 / 3 + 1 / 5)

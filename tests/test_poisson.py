@@ -61,7 +61,7 @@ def test_poisson_function_solves_the_poisson_equation(rng, method):
 def test_estimator_scores_satisfy_the_equations():
     X, y = make_moons(300, noise=0.06, random_state=0)
     y_semi = _semi(y, 2)
-    clf = PoissonLearning().fit(X, y_semi)
+    clf = PoissonLearning(class_prior=None).fit(X, y_semi)
     labeled = y_semi != -1
     W = clf.graph_.toarray()
     d = W.sum(axis=1)
@@ -84,7 +84,7 @@ def test_large_graph_cg_matches_the_dense_solve(rng, monkeypatch):
     X = np.vstack([rng.normal(size=(400, 20)), rng.normal(size=(400, 20)) + 1.5])
     y = np.repeat([0, 1], 400)
     y_semi = _semi(y, 3, seed=2)
-    clf = PoissonLearning(tol=1e-10).fit(X, y_semi)
+    clf = PoissonLearning(tol=1e-10, class_prior=None).fit(X, y_semi)
     assert clf.solver_ == "cg" and clf.n_iter_ > 1
     labeled = y_semi != -1
     expected = _dense_poisson(clf.graph_, labeled, np.eye(2)[y_semi[labeled]])
@@ -175,7 +175,7 @@ def test_slow_cg_switches_to_the_grounded_factorisation(monkeypatch):
     X = np.c_[t * np.cos(t), t * np.sin(t)]
     y = (t > 3 * np.pi).astype(int)
     y_semi = _semi(y, 2)
-    clf = PoissonLearning(tol=1e-10).fit(X, y_semi)
+    clf = PoissonLearning(tol=1e-10, class_prior=None).fit(X, y_semi)
     assert clf.solver_ == "direct" and clf.n_iter_ >= 10
     labeled = y_semi != -1
     expected = _dense_poisson(clf.graph_, labeled, np.eye(2)[y_semi[labeled]])
@@ -183,8 +183,9 @@ def test_slow_cg_switches_to_the_grounded_factorisation(monkeypatch):
 
 
 def test_poisson_learning_stands_on_the_graph_inference_base_alone():
-    """One road: Poisson learning imports nothing from GFHF's module; both estimators are
-    graph-inference classifiers, and the warning is one class wherever it is imported."""
+    """One road: Poisson learning imports nothing from GFHF's module but the harmonic function
+    (its class-size estimate); both estimators are graph-inference classifiers, and the
+    warning is one class wherever it is imported."""
     import ast
     import inspect
 
@@ -192,8 +193,75 @@ def test_poisson_learning_stands_on_the_graph_inference_base_alone():
     import structreg.models.poisson as poisson
 
     tree = ast.parse(inspect.getsource(poisson))
-    imported = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
-    assert not [name for name in imported if "harmonic" in name], imported
+    imported = {
+        (node.module or "", alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    harmonic = {name for module, name in imported if "harmonic" in module}
+    assert harmonic == {"harmonic_function"}, imported
     assert issubclass(PoissonLearning, base.GraphInferenceClassifier)
     assert issubclass(GFHF, base.GraphInferenceClassifier)
     assert DisconnectedGraphWarning is base.DisconnectedGraphWarning
+
+
+def _imbalanced_moons(ratio: int, per_class: int, seed: int):
+    X, y = make_moons(2 * 900, noise=0.1, random_state=seed)
+    keep = np.r_[np.flatnonzero(y == 0), np.flatnonzero(y == 1)[: 900 // ratio]]
+    X, y = X[keep], y[keep]
+    return X, y, _semi(y, per_class, seed)
+
+
+def test_two_class_prior_sets_the_predicted_shares():
+    """A given two-class prior moves the threshold: the unlabeled points' predicted shares
+    are the prior's (to one point), and the scores are the uncorrected ones shifted by one
+    constant per class (rows summing as before)."""
+    X, y, y_semi = _imbalanced_moons(3, 5, 0)
+    unl = y_semi != -1
+    unl = ~unl
+    plain = PoissonLearning(class_prior=None).fit(X, y_semi)
+    for share in (0.25, 0.5, 0.8):
+        clf = PoissonLearning(class_prior=[1 - share, share]).fit(X, y_semi)
+        assert abs(np.mean(clf.transduction_[unl] == 1) - share) <= 1.0 / unl.sum()
+        shift = clf.scores_ - plain.scores_
+        np.testing.assert_allclose(shift, np.broadcast_to(shift[0], shift.shape), atol=1e-9)
+        np.testing.assert_allclose(shift.sum(axis=1), 0.0, atol=1e-9)
+        np.testing.assert_allclose(clf.class_prior_, [1 - share, share])
+
+
+def test_auto_prior_repairs_unbalanced_classes_with_balanced_labels():
+    """Two moons of 900 and 100 points, 10 labels per class: without the correction the
+    zero-mean normalisation gives the small moon part of the large one."""
+    plain, auto = [], []
+    for seed in range(3):
+        X, y, y_semi = _imbalanced_moons(9, 10, seed)
+        unl = y_semi == -1
+        plain.append(
+            np.mean(PoissonLearning(class_prior=None).fit(X, y_semi).transduction_[unl] == y[unl])
+        )
+        clf = PoissonLearning().fit(X, y_semi)
+        auto.append(np.mean(clf.transduction_[unl] == y[unl]))
+        assert 0.03 < clf.class_prior_[1] < 0.3  # estimated size of the small moon (0.1)
+    assert np.mean(auto) > np.mean(plain) + 0.05
+    assert np.mean(auto) > 0.9
+
+
+def test_multiclass_prior_weights_the_scores():
+    """More than two classes: the scores of class k are multiplied by b_k / ybar_k (Calder et
+    al., Algorithm 1); "auto" leaves them alone."""
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(0, 1, (60, 2)), rng.normal(4, 1, (60, 2)), rng.normal((0, 4), 1, (60, 2))]
+    y = np.repeat([0, 1, 2], 60)
+    y_semi = _semi(y, 3)
+    plain = PoissonLearning(class_prior=None).fit(X, y_semi)
+    auto = PoissonLearning().fit(X, y_semi)
+    np.testing.assert_array_equal(auto.scores_, plain.scores_)
+    assert auto.class_prior_ is None
+    prior = np.array([0.5, 0.3, 0.2])
+    clf = PoissonLearning(class_prior=prior * 10).fit(X, y_semi)
+    np.testing.assert_allclose(clf.scores_, plain.scores_ * prior / (1 / 3))
+    with pytest.raises(ValueError, match="class_prior must hold 3"):
+        PoissonLearning(class_prior=[0.5, 0.5]).fit(X, y_semi)
+    with pytest.raises(ValueError, match="class_prior"):
+        PoissonLearning(class_prior=[1.0, -1.0, 1.0]).fit(X, y_semi)

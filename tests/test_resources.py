@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
@@ -150,3 +152,156 @@ def test_blas_threads_for_follows_the_small_problem_rule():
     with blas_threads_for(_resources.SMALL_PROBLEM):
         assert _blas_threads() == before
     assert _blas_threads() == before
+
+
+# ----------------------------------------------------------------------------------------
+# the memory of the dense n x n paths (nothing here allocates one)
+
+GIB = 2**30
+
+
+def test_dense_gram_bytes_counts_the_gram_matrix_and_its_factorisation_copy():
+    assert _resources.DENSE_GRAM_ARRAYS == 2
+    assert _resources.dense_gram_bytes(50_000) == 2 * 8 * 50_000**2
+    assert round(_resources.dense_gram_bytes(50_000) / GIB, 1) == 37.3
+    assert _resources.dense_gram_bytes(50_000, arrays=1) / GIB == pytest.approx(18.63, abs=0.01)
+    assert _resources.dense_gram_bytes(0) == 0
+
+
+def test_available_memory_is_the_least_the_machine_and_its_cgroup_allow(monkeypatch):
+    available = _resources.available_memory()
+    assert available is None or (isinstance(available, int) and available > 0)
+    monkeypatch.setattr(_resources, "_meminfo_available", lambda: 8 * GIB)
+    monkeypatch.setattr(_resources, "_cgroup_available", lambda: None)
+    assert _resources.available_memory() == 8 * GIB
+    monkeypatch.setattr(_resources, "_cgroup_available", lambda: 2 * GIB)
+    assert _resources.available_memory() == 2 * GIB
+    monkeypatch.setattr(_resources, "_cgroup_available", lambda: 0)
+    assert _resources.available_memory() is None  # nothing left to tell: no refusal
+
+
+def test_cgroup_limits_are_read_with_their_usage(monkeypatch):
+    files = {"memory.max": "max\n", "memory.current": "100\n"}
+
+    def fake_read(path):
+        name = path.rsplit("/", 1)[-1]
+        try:
+            return int(files.get(name, "").strip())
+        except ValueError:
+            return None
+
+    monkeypatch.setattr(_resources, "_read_int", fake_read)
+    assert _resources._cgroup_available() is None  # "max": no limit
+    files["memory.max"] = str(4 * GIB)
+    assert _resources._cgroup_available() == 4 * GIB - 100
+    files.update({"memory.max": "max", "memory.limit_in_bytes": str(2**63 - 4096)})
+    assert _resources._cgroup_available() is None  # v1's "no limit"
+
+
+def test_check_dense_memory_refuses_with_the_size_and_what_to_use(monkeypatch):
+    monkeypatch.setattr(_resources, "available_memory", lambda: 16 * GIB)
+    needed = _resources.dense_gram_bytes(50_000)
+    with pytest.raises(_resources.InsufficientMemoryError) as info:
+        _resources.check_dense_memory(needed, "the fit", "use solver='nystroem'")
+    assert isinstance(info.value, MemoryError)
+    assert str(info.value) == (
+        "the fit needs about 37.3 GiB of memory at once, but only 16.0 GiB is available on "
+        "this machine; use solver='nystroem'"
+    )
+    _resources.check_dense_memory(16 * GIB, "the fit", "")  # fits exactly
+    monkeypatch.setattr(_resources, "available_memory", lambda: None)
+    _resources.check_dense_memory(needed, "the fit", "")  # unknown: not refused
+
+    def unread():
+        raise AssertionError("the machine was asked about one block's worth")
+
+    monkeypatch.setattr(_resources, "available_memory", unread)
+    _resources.check_dense_memory(_resources.block_bytes(), "the fit", "")
+
+
+@pytest.fixture
+def no_dense_gram(monkeypatch):
+    """Forming an exact kernel factor or a libsvm Gram matrix fails the test at once, so a
+    missing refusal cannot allocate 18.6 GiB."""
+    from structreg.kernels import KernelFeatureMap
+    from structreg.models import _losses
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a dense n x n matrix was formed")
+
+    monkeypatch.setattr(KernelFeatureMap, "fit_transform", refuse)
+    monkeypatch.setattr(_losses.HingeLoss, "_deform", staticmethod(refuse))
+    monkeypatch.setattr(_losses.TrainingGram, "labeled_gram", refuse)
+
+
+def test_dense_fits_on_50000_points_are_refused_before_allocating(monkeypatch, no_dense_gram):
+    """LapRLSC(solver="dense") on 50,000 points ran until numpy's MemoryError for 18.6 GiB;
+    every estimator with a dense n x n path is refused up front, naming the size and the
+    scalable solvers, whatever the kind of label."""
+    from sklearn.datasets import make_moons
+
+    from structreg import LSSVM, SRSVM, DALapRLSC, LapRLSC, LapSVM
+
+    monkeypatch.setattr(_resources, "available_memory", lambda: 16 * GIB)
+    X, y = make_moons(50_000, noise=0.1, random_state=0)
+    y_semi = np.where(np.arange(50_000) < 100, y, -1)
+    square = "use solver='nystroem' \\(n_components centres, O\\(n m\\) memory\\) or solver='cg'"
+    cases = [
+        (LapRLSC(solver="dense", gamma=1.0), y_semi, "LapRLSC with solver='dense'", square),
+        (DALapRLSC(solver="dense", gamma=1.0), y_semi, "DALapRLSC with solver='dense'", square),
+        (
+            LapSVM(solver="dense", gamma=1.0),
+            y_semi,
+            "LapSVM with solver='dense'",
+            "use solver='nystroem'",
+        ),
+        (
+            LapSVM(solver="primal", gamma=1.0),
+            y_semi,
+            "LapSVM with solver='primal'",
+            "use solver='nystroem'",
+        ),
+        (LSSVM(gamma=1.0), y, "LSSVM", "LSSVM has no solver that avoids it"),
+    ]
+    for clf, labels, who, remedy in cases:
+        with pytest.raises(_resources.InsufficientMemoryError) as info:
+            clf.fit(X, labels)
+        message = str(info.value)
+        assert message.startswith(
+            f"{who} forms the 50,000 x 50,000 kernel matrix of its training samples: this "
+            "needs about 37.3 GiB of memory at once, but only 16.0 GiB is available"
+        ), message
+        assert re.search(remedy, message), message
+    # libsvm's Gram matrix of the labeled samples, even on the inputs (SRSVM's linear kernel)
+    with pytest.raises(_resources.InsufficientMemoryError, match="50,000 x 50,000 deformed kernel"):
+        SRSVM().fit(X, y)
+
+
+def test_the_refusal_follows_the_solver_and_the_machine(monkeypatch):
+    """Small data, a tiny machine: the exact dense paths are refused (the estimate is read
+    only beyond one block of the budget), the scalable ones and the linear primal path fit."""
+    from sklearn.datasets import make_moons
+
+    from structreg import LapRLSC, LapSVM
+    from structreg.models import LapRLSCCV
+
+    X, y = make_moons(200, noise=0.1, random_state=0)
+    y_semi = np.where(np.arange(200) < 20, y, -1)
+    monkeypatch.setattr(_resources, "available_memory", lambda: 2**16)  # 64 KiB
+    LapRLSC(solver="dense").fit(X, y_semi)  # 625 KiB fits in one 64 MiB block: not checked
+    with structreg.config_context(working_memory=2**-10):  # 1 KiB blocks
+        for clf in (LapRLSC(solver="dense"), LapRLSC(), LapSVM()):  # "auto": dense here
+            tiny = r"200 x 200 kernel matrix.*about 0\.0006 GiB .* only 6\.1e-05 GiB"
+            with pytest.raises(MemoryError, match=tiny):
+                clf.fit(X, y_semi)
+        with pytest.raises(MemoryError, match="solver='auto' \\(which chose 'dense'\\)"):
+            LapRLSC().fit(X, y_semi)
+        K = np.exp(-((X[:, None] - X) ** 2).sum(-1))
+        with pytest.raises(MemoryError, match="a precomputed kernel is solved on its own"):
+            LapRLSC(kernel="precomputed").fit(K, y_semi)
+        LapRLSC(solver="nystroem", n_components=20).fit(X, y_semi)
+        LapRLSC(solver="cg").fit(X, y_semi)
+        LapRLSC(kernel="linear", solver="dense").fit(X, y_semi)  # (d+1) x (d+1) primal
+        LapSVM(solver="nystroem", n_components=20).fit(X, y_semi)
+        with pytest.raises(ValueError, match="all 2 fits failed.*InsufficientMemoryError"):
+            LapRLSCCV(param_grid={"gamma_A": [1e-2]}, cv=2).fit(X, y_semi)

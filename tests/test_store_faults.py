@@ -1,11 +1,13 @@
 """Faults injected into the results store and ``structreg reproduce``: a damaged store (random
 bytes over its middle, truncated, not SQLite at all), a read-only output folder (complete store,
-missing cells, no store), a killed claimer, a claim whose lease expires, and two concurrent runs
-on one store."""
+missing cells, no store), an output folder that cannot be created (permissions, read-only file
+system), Ctrl-C during a run (in the cell runner, and a real SIGINT), a killed claimer, a claim
+whose lease expires, and two concurrent runs on one store."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import random
@@ -23,6 +25,7 @@ from types import SimpleNamespace
 import engine_cells
 import pytest
 
+import structreg.experiments.damr  # noqa: F401  (imported before a test drops privileges)
 from structreg.cli import main
 from structreg.experiments import CellKey, ResultsStore, engine, run_cells
 from structreg.experiments.store import StoreDamaged, canonical_json, recover
@@ -172,6 +175,132 @@ def test_read_only_folder_with_missing_cells_says_so(folder, capsys):
     assert (
         f"{empty} is not writable: cannot create {empty}/results.sqlite" in capsys.readouterr().err
     )
+
+
+def test_an_output_folder_that_cannot_be_created_is_named_with_the_reason(folder, capsys):
+    """``--out`` under a folder this process may not write: one line naming the folder and
+    why, exit status 1, and nothing made."""
+    assert main([*TINY, "--out", str(folder / "warm")]) == 0  # everything imported
+    shutil.rmtree(folder / "warm")
+    capsys.readouterr()
+    out = folder / "new" / "out"
+    with read_only(folder):
+        assert main([*TINY, "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        f"structreg: error: cannot create output folder {out}: permission denied "
+        f"(at {folder / 'new'})\n"
+    )
+    assert list(folder.iterdir()) == []
+
+
+def test_an_output_folder_on_a_read_only_file_system(tmp_path, monkeypatch, capsys):
+    """mkdir failing with EROFS (a read-only mount) used to end in an OSError traceback."""
+    mkdir, blocked = Path.mkdir, tmp_path / "ro"
+
+    def read_only_mkdir(self, *args, **kwargs):
+        if self == blocked or blocked in self.parents:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(self))
+        return mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", read_only_mkdir)
+    assert main([*TINY, "--out", str(blocked / "out")]) == 1
+    assert capsys.readouterr().err == (
+        f"structreg: error: cannot create output folder {blocked / 'out'}: read-only file system\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def _interrupted(store: Path, n: int) -> str:
+    return (
+        f"structreg: interrupted; {n} cells of damr already stored in {store} are kept: run the "
+        "same command again to resume\n"
+    )
+
+
+def _stored(store: Path) -> tuple[int, int, list]:
+    """(cells, claims, quick_check) of the store at ``store``, read without changing it."""
+    with contextlib.closing(sqlite3.connect(f"{store.as_uri()}?mode=ro", uri=True)) as con:
+        cells = con.execute("SELECT COUNT(*) FROM cells").fetchone()[0]
+        claims = con.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
+        return cells, claims, con.execute("PRAGMA quick_check").fetchall()
+
+
+def test_ctrl_c_keeps_the_stored_cells_and_the_same_command_resumes(tmp_path, monkeypatch, capsys):
+    """KeyboardInterrupt in the third cell: one line, exit status 130, the two finished cells
+    kept (no claim left), and the same command computes only the cells that are missing."""
+    args = [*TINY[:-4], "--draws", "4", *TINY[-2:], "--out", str(tmp_path), "--progress", "off"]
+    run, calls = engine._execute, []
+
+    def interrupted_third(cell, threads):
+        calls.append(cell.key)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return run(cell, threads)
+
+    monkeypatch.setattr(engine, "_execute", interrupted_third)
+    try:
+        code = main(args)
+    except KeyboardInterrupt:  # would end the test session, not just fail this test
+        pytest.fail("KeyboardInterrupt escaped structreg.cli.main")
+    assert code == 130
+    store = tmp_path / "results.sqlite"
+    captured = capsys.readouterr()
+    assert captured.err == _interrupted(store, 2) and "Traceback" not in captured.out
+    assert _stored(store) == (2, 0, [("ok",)])
+    monkeypatch.setattr(engine, "_execute", run)
+    assert main(args) == 0
+    assert "damr table 3: 2 cells computed, 2 reused" in capsys.readouterr().out
+    assert main([*args[:-3], str(tmp_path / "whole"), "--progress", "off"]) == 0
+    assert (tmp_path / "damr_3.md").read_text().replace(str(tmp_path), "") == (
+        tmp_path / "whole" / "damr_3.md"
+    ).read_text().replace(str(tmp_path / "whole"), "")
+
+
+SLOW_CELLS = """
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal, even where the
+import structreg.experiments.engine as engine              # test runs with SIGINT ignored
+run = engine._execute
+def slow(cell, threads):
+    time.sleep(0.3)
+    return run(cell, threads)
+engine._execute = slow
+from structreg.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_sigint_during_a_run_prints_one_line_and_exits_130(tmp_path, capsys):
+    """A real SIGINT to a ``structreg reproduce`` process once the store has cells: no
+    traceback, one line saying how many cells are kept, exit status 130; a rerun resumes."""
+    store, n = tmp_path / "results.sqlite", 40
+    args = [*TINY[:-4], "--draws", str(n), *TINY[-2:], "--out", str(tmp_path), "--progress", "off"]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_CELLS, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and proc.poll() is None:
+            if store.exists() and _count_ro(store) >= 2:
+                break
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    kept, claims, check = _stored(store)
+    assert proc.returncode == 130 and 2 <= kept < n and claims == 0 and check == [("ok",)]
+    assert err.decode() == _interrupted(store, kept)
+    assert main(args) == 0
+    assert f"damr table 3: {n - kept} cells computed, {kept} reused" in capsys.readouterr().out
+
+
+def _count_ro(store: Path) -> int:
+    try:
+        return _stored(store)[0]
+    except sqlite3.Error:  # the schema is not there yet
+        return 0
 
 
 def test_claims_skip_live_peers_and_take_over_ended_or_expired_ones(tmp_path):

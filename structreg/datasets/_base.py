@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import csv
-import gzip
 import io
 import math
 import os
@@ -22,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._home import _entry, locate, verify_csv
+from ._home import _entry, locate, read_gzip, verify_csv
 
 __all__ = ["load_dataset"]
 
@@ -34,10 +33,14 @@ _MISSING_POLICIES = ("impute", "drop", "error")
 # Parsing
 # --------------------------------------------------------------------------------------------
 def _read_table(path: Path, expected_sha: str | None) -> tuple[list[str], list[list[str]]]:
-    raw = gzip.decompress(path.read_bytes())
+    raw = read_gzip(path)
     if expected_sha is not None:
         verify_csv(path, expected_sha, raw)
-    rows = list(csv.reader(io.StringIO(raw.decode("utf-8"), newline="")))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text: {exc}") from exc
+    rows = list(csv.reader(io.StringIO(text, newline="")))
     if not rows:
         raise ValueError(f"{path} is empty")
     header, body = rows[0], rows[1:]
@@ -146,6 +149,21 @@ def _load_wdbc(entry: dict[str, Any]) -> Bunch:
         feature_names=[str(f) for f in bc.feature_names],
         filename=None,
     )
+
+
+_WITHOUT_FILE = {"wdbc": _load_wdbc}
+"""The data sets whose manifest entry has no file, by name, and what serves them (the
+packaged manifest's ``wdbc``: scikit-learn); any other entry without a file is not available."""
+
+
+def _load_without_file(entry: dict[str, Any]) -> Bunch:
+    """The set of a manifest entry without a file, or FileNotFoundError saying why not."""
+    load = _WITHOUT_FILE.get(entry["name"])
+    if load is None:
+        raise FileNotFoundError(
+            f"dataset {entry['name']!r} is not available: its manifest entry names no file"
+        )
+    return load(entry)
 
 
 def _load_csv(entry: dict[str, Any], path: Path, verify: bool, missing: str) -> Bunch:
@@ -281,10 +299,12 @@ def load_dataset(
     ------
     ValueError
         Unknown name, invalid ``missing`` value, missing cells with ``missing="error"``, a
-        checksum mismatch (the message names the file and both hashes) or a malformed file.
+        checksum mismatch (the message names the file and both hashes) or a malformed file (not
+        a whole gzip file, not UTF-8 text, ...: the message names the file and the reason).
     FileNotFoundError
         The file is absent and cannot be downloaded; the message says where the loader looked
-        and how to provide the data.
+        and how to provide the data.  Also for a data home manifest's entry without a file
+        (other than ``wdbc``, which scikit-learn serves): that set is not available.
 
     Examples
     --------
@@ -301,7 +321,7 @@ def load_dataset(
         path = locate(entry, data_home, download_if_missing)
         bunch = _load_csv(entry, path, verify, missing)
     else:
-        bunch = _load_wdbc(entry)
+        bunch = _load_without_file(entry)
     if return_X_y:
         return bunch.data, bunch.target
     bunch.update(

@@ -14,13 +14,17 @@ e.g. ``~/.cache/structreg/datasets`` on Linux).  Files are looked for in this or
 3. the user cache (when neither 1 applies), where earlier downloads are kept.
 
 A data home may also hold a ``MANIFEST.json`` of its own (a JSON list of entries in the packaged
-manifest's format; ``name`` and ``file`` are required): its entries add data sets or replace
-packaged entries of the same name.  An entry may give ``url`` (where to download its file) and
-``file_sha256`` (the SHA-256 of that file); without ``url`` the file is fetched from
-``$STRUCTREG_DATA_URL/<file>`` when that variable is set.  Downloads go to the data home (the
-user cache when none is given) through :func:`pooch.retrieve`, which checks ``file_sha256``
-before the file is moved into place; ``csv_sha256`` (the SHA-256 of the uncompressed CSV) is
-checked on every load, once per file version and process.
+manifest's format; ``name`` is required, ``file`` is a file name or absent / ``null``): its
+entries add data sets or replace packaged entries of the same name.  An entry without a file is
+a set with no file to read: the loader serves it as it serves the packaged manifest's entry of
+that name (``wdbc`` from scikit-learn), and any other such set is not available.  A copy of the
+packaged manifest is therefore a valid data home manifest.  An entry may give ``url`` (where
+to download its file) and ``file_sha256`` (the SHA-256 of that file); without ``url`` the file
+is fetched from ``$STRUCTREG_DATA_URL/<file>`` when that variable is set.  Downloads go to the
+data home (the user cache when none is given) through :func:`pooch.retrieve`, which checks
+``file_sha256`` before the file is moved into place; ``csv_sha256`` (the SHA-256 of the
+uncompressed CSV) is checked on every load, once per file version and process.  A file that is
+not a whole gzip file (plain text, truncated) is refused with its path and the reason.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import gzip
 import hashlib
 import json
 import os
+import zlib
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -147,13 +152,13 @@ def _user_manifest(home: Path) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for i, entry in enumerate(entries):
         name = entry.get("name") if isinstance(entry, dict) else None
-        file = entry.get("file") if isinstance(entry, dict) else None
-        if not isinstance(name, str) or not isinstance(file, str) or not name or not file:
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"{path}: entry {i} must be an object with a string field 'name'")
+        file = entry.get("file")  # absent or null: no file (as the packaged wdbc entry)
+        if file is not None and (not isinstance(file, str) or not file or Path(file).name != file):
             raise ValueError(
-                f"{path}: entry {i} must be an object with string fields 'name' and 'file'"
+                f"{path}: entry {name!r}: 'file' must be a file name or null, got {file!r}"
             )
-        if Path(file).name != file:
-            raise ValueError(f"{path}: entry {name!r}: 'file' must be a file name, got {file!r}")
         key = _normalise(name)
         out[key] = {**entry, "name": key}
     return out
@@ -255,6 +260,19 @@ def _sha256_of_gzip(path: Path) -> str:
     return digest.hexdigest()
 
 
+def read_gzip(path: Path) -> bytes:
+    """The uncompressed content of the data file ``path``; :class:`ValueError` naming the file
+    and the reason when it is not a whole gzip file (plain text, truncated, damaged)."""
+    data = path.read_bytes()
+    try:
+        return gzip.decompress(data)
+    except EOFError as exc:  # the compressed stream stops before its end marker
+        reason = "it is truncated (the compressed data ends early)"
+        raise ValueError(f"{path} is not a valid gzip file: {reason}") from exc
+    except (gzip.BadGzipFile, zlib.error) as exc:  # not gzip at all, or damaged data / CRC
+        raise ValueError(f"{path} is not a valid gzip file: {exc}") from exc
+
+
 def _check_sha256(what: str | Path, expected: str, actual: str) -> None:
     if actual != expected:
         raise ValueError(
@@ -299,7 +317,7 @@ def _download(url: str, target: Path, entry: dict[str, Any]) -> Path:
     if expected:
         try:
             actual = _sha256_of_gzip(target)
-        except (OSError, EOFError) as exc:  # not a gzip file, or truncated
+        except (OSError, EOFError, zlib.error) as exc:  # not a gzip file, truncated, damaged
             target.unlink(missing_ok=True)
             raise ValueError(f"downloaded file {url} is not a valid gzip file: {exc}") from exc
         if actual != expected:
@@ -337,3 +355,38 @@ def locate(entry: dict[str, Any], data_home: PathLike | None, download_if_missin
             f"{URL_ENV_VAR} to a base URL serving <name>.csv.gz files."
         )
     return _download(url, write_dir / filename, entry)
+
+
+# --------------------------------------------------------------------------------------------
+# Checking a data home before a run
+# --------------------------------------------------------------------------------------------
+def check_data_home(data_home: PathLike | None = None) -> dict[str, str]:
+    """Check the user's data home (``data_home``, else ``STRUCTREG_DATA``) before work starts.
+
+    Raises :class:`ValueError` naming the folder or its manifest when the data home cannot be
+    used at all: it is a file, or its ``MANIFEST.json`` cannot be read or is malformed.
+    Returns ``{data set: reason}`` for the files in it that cannot be loaded (not a whole gzip
+    file, a checksum mismatch, unreadable), each reason naming the file; loading such a set
+    fails with the same reason.  Without a data home (only the packaged copy and the user cache,
+    whose downloads were checked) there is nothing to check.  A data home that does not exist
+    yet is fine: files are then read from the packaged copy, and downloads create it.
+    """
+    home = _user_home(data_home)
+    if home is None:
+        return {}
+    if home.exists() and not home.is_dir():
+        where = f" ({DATA_ENV_VAR})" if data_home is None else ""
+        raise ValueError(f"the data home {home}{where} is a file, not a folder")
+    problems: dict[str, str] = {}
+    for name, entry in sorted(_manifest(data_home).items()):
+        file = entry.get("file")
+        path = home / file if file else None
+        if path is None or not path.is_file():
+            continue
+        try:
+            raw = read_gzip(path)
+            if entry.get("csv_sha256"):
+                verify_csv(path, entry["csv_sha256"], raw)
+        except (OSError, ValueError) as exc:
+            problems[name] = str(exc)
+    return problems

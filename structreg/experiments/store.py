@@ -126,6 +126,18 @@ class CellKey:
         return (self.paper, self.table, self.dataset, self.method, self.split, self.params_json)
 
 
+def _make_folder(folder: Path) -> None:
+    """Create ``folder`` (and its parents) if missing; :class:`StoreError` naming it and the
+    reason (read-only file system, permission denied, ...) when it cannot be made."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+        if exc.filename is not None and Path(exc.filename) != folder:
+            reason += f" (at {exc.filename})"
+        raise StoreError(f"cannot create output folder {folder}: {reason}") from exc
+
+
 def _writable(path: Path) -> bool:
     """Whether this process may write ``path`` (judged by its effective ids where the platform
     can)."""
@@ -142,7 +154,7 @@ class ResultsStore(AbstractContextManager):
         self.path = Path(path)
         self.lease = lease
         self._lock = threading.RLock()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(self.path.parent)
         existing = [p for p in (self.path.parent, self.path) if p.exists()]
         self.writable = all(_writable(p) for p in existing)
         if not self.writable and not self.path.exists():

@@ -25,11 +25,13 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils._indexing import _safe_indexing
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from .. import _resources
 from .._numerics import (
     check_finite,
     check_not_degenerate,
@@ -53,6 +55,7 @@ from ..structure import build_penalties
 from ..structure.graphs import reusing_knn_graphs
 from ..structure.penalties import checked_terms
 from . import _proba
+from ._degenerate import warn_if_degenerate
 from ._losses import loss_for
 from .problem import Problem, string_weights
 
@@ -356,7 +359,12 @@ class SemiSupervisedLabelsMixin:
             return np.ones(y.shape, dtype=bool)
         return ~is_unlabeled(y)
 
-    def _encode_labels(self, y, unlabeled):
+    def _encode_labels(self, y, unlabeled, *, caller: str | None = None):
+        """``(classes, y_codes, labeled)`` of the labels ``y`` (codes -1 where unlabeled),
+        refusing labels this model cannot fit: fewer than two classes among the labeled
+        samples (see :meth:`_too_few_classes`).  ``caller``: the name of an estimator that
+        checks the labels on the model's behalf before fitting it (a CV search), for the
+        message."""
         labeled = self._labeled_mask(y, unlabeled)
         y_lab = y[labeled]
         if y_lab.dtype.kind == "f" and not np.all(np.isfinite(y_lab)):
@@ -368,13 +376,39 @@ class SemiSupervisedLabelsMixin:
                 raise ValueError(f"y mixes label types {sorted(k.__name__ for k in kinds)}")
         classes, codes = np.unique(y_lab, return_inverse=True)
         if len(classes) < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs labeled samples of at least 2 classes; got "
-                f"{labeled.sum()} labeled sample(s) and {len(classes)} class(es)"
-            )
+            raise ValueError(self._too_few_classes(y, labeled, len(classes), unlabeled, caller))
         y_codes = np.full(y.shape[0], -1, dtype=int)
         y_codes[labeled] = codes.ravel()
         return classes, y_codes, labeled
+
+    def _too_few_classes(self, y, labeled, n_classes: int, unlabeled, caller=None) -> str:
+        """The message of labels with fewer than two classes among the labeled samples.
+
+        When ``y`` holds -1 and no ``unlabeled`` mask was given, a semi-supervised model took
+        those samples as unlabeled: the message says so and how to keep -1 as a class (the
+        usual cause when every sample is labeled, e.g. classes -1 / +1)."""
+        name = type(self).__name__
+        message = (
+            f"{name} needs labeled samples of at least 2 classes; got {int(labeled.sum())} "
+            f"labeled sample(s) and {n_classes} class(es)"
+        )
+        if caller is not None:
+            message = f"{caller}: {message}"
+        if unlabeled is None and self._semi_supervised:
+            y = np.asarray(y)
+            n_marked = int(np.sum(is_unlabeled(y) & ~missing_labels(y)))  # the -1 entries
+            if n_marked:
+                remedy = (
+                    f"recode the labels (e.g. to 0 / 1); {caller} takes no unlabeled mask"
+                    if caller is not None
+                    else "recode the labels (e.g. to 0 / 1) or pass the unlabeled mask "
+                    "(fit(X, y, unlabeled=mask); all False when every sample is labeled)"
+                )
+                message += (
+                    f"; -1 marks unlabeled samples for {name} ({n_marked} of the "
+                    f"{y.shape[0]} samples here, taken as unlabeled): if -1 is a class, {remedy}"
+                )
+        return message
 
     def score(self, X, y, sample_weight=None):
         """Accuracy on the labeled samples of (X, y); unlabeled markers (-1, None, NaN,
@@ -383,8 +417,15 @@ class SemiSupervisedLabelsMixin:
         keep = self._labeled_mask(y, None)
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight)[keep]
-        X = X[keep] if sp.issparse(X) else np.asarray(X)[keep]
+        if not keep.all():  # the labeled rows, in X's own container: a data frame keeps its
+            X = _safe_indexing(X, np.flatnonzero(keep))  # column names for predict to check
         return super().score(X, y[keep], sample_weight)
+
+
+DEGENERATE_HINT = (
+    "Try more labeled points, a smaller graph weight (gamma_I), another n_neighbors or kernel "
+    "width (gamma), or a graph method meant for few labels (PoissonLearning)."
+)
 
 
 class StructuralEstimator(BaseEstimator):
@@ -419,6 +460,32 @@ class StructuralEstimator(BaseEstimator):
         cls._parameter_constraints = check_finite_reals(
             {**constraints_for(cls), **cls._constraint_overrides}
         )
+
+    # -- pickling: the same outputs after a round trip ----------------------------------------
+    # A kernel feature map leaves its Cholesky factor out of its pickle and rebuilds it from
+    # ``basis_`` on demand (an unpivoted factorisation of k(basis_, basis_): the same matrix
+    # up to rounding, not to the bit).  A model that scores with a kernel expansion
+    # (``dual_coef_``) never needs it; one whose outputs map new points through
+    # ``feature_map_.transform`` (libsvm on the deformed features: LapSVM's default) carries
+    # the factor it was fitted with, so that a pickled model answers bit for bit the same.
+    _FEATURE_FACTOR = "_feature_map_factor"
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        fm = state.get("feature_map_")
+        if "dual_coef_" in state or not isinstance(fm, KernelFeatureMap):
+            return state
+        factor = fm.cholesky_factor_
+        if factor is None:
+            return state
+        return {**state, self._FEATURE_FACTOR: factor}
+
+    def __setstate__(self, state):
+        state = dict(state)
+        factor = state.pop(self._FEATURE_FACTOR, None)
+        super().__setstate__(state)
+        if factor is not None:
+            self.feature_map_.cholesky_factor_ = factor
 
     # -- hooks for presets ------------------------------------------------------------------
     _semi_supervised = True
@@ -619,9 +686,14 @@ class StructuralEstimator(BaseEstimator):
         if key is not None and ("feature_map", key) in memo:
             self.feature_map_, Z = memo["feature_map", key]
         elif isinstance(self.feature_map_, KernelExpansion):  # iterative exact kernel: no Z
+            self._check_dense_memory(X, labeled)
             Z = None
+            if self.kernel != "precomputed":  # the expansion keeps its training samples: its
+                X = X.copy()  # own copy, not the caller's array (which may change, and which
+                # a later predict on it would meet by identity: k(X, X)'s symmetric shortcut)
             self.feature_map_.fit(X)
         else:
+            self._check_dense_memory(X, labeled)
             Z = self.feature_map_.fit_transform(X)
             if key is not None:
                 memo["feature_map", key] = (self.feature_map_, Z)
@@ -712,14 +784,17 @@ class StructuralEstimator(BaseEstimator):
     def _fit(self, X, y, unlabeled):
         problem = self._problem(X, y, unlabeled)
         fitted = self.loss_.fit_grid(problem, [self])[0]
-        self._finish_fit(problem, fitted, X)
+        fitted = self._finish_fit(problem, fitted, X)
+        if fitted is not None and getattr(self, "classes_", None) is not None:
+            warn_if_degenerate(self, fitted, problem.labeled, problem.y_codes, DEGENERATE_HINT)
         self._calibrate(X, y, unlabeled, problem)
         return self
 
-    def _finish_fit(self, problem: Problem, fitted: np.ndarray | None, X) -> None:
+    def _finish_fit(self, problem: Problem, fitted: np.ndarray | None, X) -> np.ndarray | None:
         """What follows the solve in ``fit`` and :func:`~structreg.models.fit_path` alike:
         ``n_iter_``, the Nystroem share in ``solver_info_``, ``transduction_`` (from the
-        outputs at the training points, computed here when the loss gave none)."""
+        outputs at the training points, computed here when the loss gave none).  Returns
+        those outputs of a semi-supervised model, None otherwise."""
         if problem.unexplained is not None:
             self.solver_info_["unexplained_trace"] = problem.unexplained
         self.n_iter_ = int(self.solver_info_.get("n_iter", 1))
@@ -727,6 +802,8 @@ class StructuralEstimator(BaseEstimator):
             if fitted is None:
                 fitted = self.loss_.decision(self, X)
             self.transduction_ = self._transduction(fitted)
+            return fitted
+        return None
 
     def penalty_matrix(self, X, y, unlabeled=None):
         """The combined structure penalty ``sum_k w_k M_k`` of this fitted model over its
@@ -756,6 +833,90 @@ class StructuralEstimator(BaseEstimator):
         points = self._structure_points(X, Z)
         terms = self._penalty_terms(X.shape[0], int(labeled.sum()))
         return build_penalties(terms, points, y_codes, labeled)[0]
+
+    # -- memory of the dense paths ---------------------------------------------------------
+    def _dense_matrices(self, X, labeled: np.ndarray) -> list[tuple[int, int, str]]:
+        """The square float64 matrices this fit forms whole with the feature map and loss
+        just made, as ``(rows, arrays held at once, what)``; none for the Nystroem centres,
+        the matrix-free kernel CG and the linear primal path.
+
+        The exact factor (``KernelFeatureMap``: solvers ``"dense"``, ``"primal"``, and
+        ``"cg"`` of a model without ``_exact_kernel_cg``) and the bordered loss on a kernel
+        expansion (LS-SVM) form the Gram matrix of the n training points and factor it
+        (:data:`~structreg._resources.DENSE_GRAM_ARRAYS` arrays, one fewer when
+        ``kernel="precomputed"`` gives it); the hinge loss on an unfactored kernel
+        (``TrainingGram``) that of the l labeled points; and libsvm (``loss="hinge"``,
+        solver ``"dense"``) trains on the deformed Gram matrix of the labeled points,
+        whatever the feature map.  A map that wraps another (SSDR's centring) is read
+        through its ``base``."""
+        n, n_labeled = X.shape[0], int(np.sum(labeled))
+        arrays = _resources.DENSE_GRAM_ARRAYS
+        given = arrays - 1 if self.kernel == "precomputed" else arrays
+        fm = self.feature_map_
+        fm = getattr(fm, "base", fm)
+        exact = isinstance(fm, KernelFeatureMap) and not isinstance(fm, LandmarkFeatureMap)
+        out = []
+        if exact and hasattr(fm, "labeled_gram"):  # TrainingGram
+            out.append((n_labeled, arrays, "kernel matrix of its labeled samples"))
+        elif exact and (
+            not isinstance(fm, KernelExpansion) or self.loss_.name == "bordered_square"
+        ):
+            out.append((n, given, "kernel matrix of its training samples"))
+        if self.loss_.name == "hinge":
+            out.append((n_labeled, 1, "deformed kernel matrix of its labeled samples (libsvm)"))
+        return out
+
+    def _check_dense_memory(self, X, labeled: np.ndarray) -> None:
+        """Refuse, before anything n x n is formed, a dense fit that needs more memory at once
+        than the machine has available (:func:`structreg._resources.check_dense_memory`:
+        an :class:`~structreg._resources.InsufficientMemoryError`, a ``MemoryError``, naming
+        the size in GiB and the scalable solvers of this model).  The matrices of
+        :meth:`_dense_matrices` are formed one after the other: the largest counts."""
+        matrices = self._dense_matrices(X, labeled)
+        if not matrices:
+            return
+        rows, arrays, what = max(
+            matrices, key=lambda m: _resources.dense_gram_bytes(m[0], arrays=m[1])
+        )
+        solver, setting = getattr(self, "solver", None), ""
+        if solver is not None:
+            setting = f" with solver={solver!r}"
+            if solver != self.solver_:
+                setting += f" (which chose {self.solver_!r})"
+        _resources.check_dense_memory(
+            _resources.dense_gram_bytes(rows, arrays=arrays),
+            f"{type(self).__name__}{setting} forms the {rows:,} x {rows:,} {what}: this",
+            lambda: self._scalable_remedy(X),
+        )
+
+    def _scalable_remedy(self, X) -> str:
+        """The solvers of this model that form nothing n x n, as advice (or that there are
+        none): ``"nystroem"``; ``"cg"`` (exact, matrix-free) where the loss takes it and the
+        model runs it on the kernel expansion; ``"primal"`` for the linear kernel with fewer
+        features than samples (the squared hinge on the inputs)."""
+        name = type(self).__name__
+        options = []
+        if "solver" in self.get_params(deep=False):
+            linear_primal = self.kernel == "linear" and X.shape[1] < X.shape[0]
+            for solver, what, usable in (
+                ("nystroem", "n_components centres, O(n m) memory", True),
+                ("cg", "exact and matrix-free", self._exact_kernel_cg),
+                ("primal", "the squared hinge on the inputs", linear_primal),
+            ):
+                try:
+                    loss_for(self, solver)
+                except ValueError:
+                    continue
+                if usable:
+                    options.append(f"solver={solver!r} ({what})")
+        if not options:
+            return f"{name} has no solver that avoids it: fit it on fewer samples"
+        if self.kernel == "precomputed":
+            return (
+                "a precomputed kernel is solved on its own n x n matrix: pass the inputs with "
+                f"a named kernel and use {' or '.join(options)}"
+            )
+        return f"use {' or '.join(options)}"
 
     def _warn_nystroem(self, unexplained: float, n_components: int) -> None:
         """Warn when the Nystroem centres miss much of the kernel (see
@@ -939,7 +1100,12 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         ``"nystroem"`` (``n_components`` centres) minimise the *squared* hinge
         ``(1/l) sum max(0, 1 - y_i f_i)^2`` in the primal by Newton's method
         (:mod:`structreg.solvers.primal_hinge`, one-vs-rest); ``"auto"``: dense up to
-        ``AUTO_DENSE_MAX`` samples, Nystroem beyond.
+        ``AUTO_DENSE_MAX`` samples, Nystroem beyond.  The exact solvers that form the n x n
+        Gram matrix (``"dense"``, ``"primal"``; libsvm's l x l one of the labeled samples)
+        are checked against the memory the machine has available before anything is
+        allocated: a fit that cannot fit is refused with an
+        :class:`~structreg._resources.InsufficientMemoryError` (a ``MemoryError``) naming
+        the size in GiB and the solvers to use instead.
     n_components : int, default=1000
         Number of Nystroem centres m.
     centers : {"uniform", "k-means++"}, default="uniform"

@@ -31,7 +31,12 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_feature_names,
+    _get_feature_names,
+    check_is_fitted,
+    validate_data,
+)
 
 from ..exceptions import NonConvexObjectiveWarning
 from ._base import (
@@ -184,6 +189,13 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         The best point refitted on all data (``refit=True``).
     n_splits_ : int
     classes_ : ndarray
+    n_features_in_ : int
+        Number of features (columns) of the X given to ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names of the X given to ``fit``, when it had string column names (a data
+        frame); ``predict``, ``decision_function``, ``predict_proba`` and ``score`` refuse an
+        X whose columns are reordered or renamed (scikit-learn's ValueError), and the refit
+        takes X as given, so ``best_estimator_`` has the same names.
     refit_time_ : float
 
     Examples
@@ -283,6 +295,7 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         self
         """
         estimator, candidates = self._resolved()
+        given = X  # the refit takes X as given, so the refitted model knows its column names
         X, y = self._check_data(estimator, X, y)
         splits = self._splits(estimator, X, y)
         # scoring=None: the model's own score (accuracy on labeled points), computed directly
@@ -318,7 +331,8 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
         if self.refit:
             t0 = time.perf_counter()
-            self.best_estimator_ = clone(estimator).set_params(**self.best_params_).fit(X, y)
+            best = clone(estimator).set_params(**self.best_params_)
+            self.best_estimator_ = best.fit(given, y)
             self.refit_time_ = time.perf_counter() - t0
             self.classes_ = self.best_estimator_.classes_
             if hasattr(self.best_estimator_, "n_features_in_"):
@@ -344,6 +358,9 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         )
         labeled = ~is_unlabeled(y) if semi else slice(None)
         check_classification_targets(y[labeled])
+        encode = getattr(estimator, "_encode_labels", None)
+        if encode is not None:  # the model's own label check, before any fold is fitted: e.g.
+            encode(y, None, caller=type(self).__name__)  # -1 / +1 labels leave one class
         check_training_X(estimator, X)
         return X, y
 
@@ -370,31 +387,38 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return results
 
     # -- the refitted model -----------------------------------------------------------------
-    def _best(self):
+    def _best(self, X):
+        """``best_estimator_``, after ``X``'s column names are checked against those seen at
+        ``fit`` (``feature_names_in_``): reordered or renamed columns are scikit-learn's
+        ValueError.  The refitted model, fitted on the same X, checks them too (and warns when
+        only one of the two has names); the search checks them itself so that no refitted
+        model can answer on columns it was not fitted on."""
         check_is_fitted(self, "best_estimator_")
+        if "feature_names_in_" in vars(self) and _get_feature_names(X) is not None:
+            _check_feature_names(self, X, reset=False)
         return self.best_estimator_
 
     def predict(self, X):
         """Labels predicted by ``best_estimator_``."""
-        return self._best().predict(X)
+        return self._best(X).predict(X)
 
     def decision_function(self, X):
         """Decision values of ``best_estimator_``."""
-        return self._best().decision_function(X)
+        return self._best(X).decision_function(X)
 
     @available_if(_model_has("predict_proba"))
     def predict_proba(self, X):
         """Class probabilities of ``best_estimator_`` (calibrated by its own refit)."""
-        return self._best().predict_proba(X)
+        return self._best(X).predict_proba(X)
 
     @available_if(_model_has("predict_log_proba"))
     def predict_log_proba(self, X):
         """Log-probabilities of ``best_estimator_``."""
-        return self._best().predict_log_proba(X)
+        return self._best(X).predict_log_proba(X)
 
     def score(self, X, y, sample_weight=None):
         """``best_estimator_.score`` (accuracy on the labeled samples)."""
-        return self._best().score(X, y, sample_weight=sample_weight)
+        return self._best(X).score(X, y, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -39,8 +39,15 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from .._params import constraints_for
 from .._resources import blas_threads
 from ..solvers.cg import conjugate_gradient, warn_not_converged
-from ..structure.graphs import check_graph, knn_graph, self_tuning_graph
+from ..structure.graphs import (
+    _nearest_distinct_distance,
+    check_graph,
+    knn_graph,
+    neighbor_scale,
+    self_tuning_graph,
+)
 from ._base import SemiSupervisedLabelsMixin, check_training_X, missing_as_unlabeled
+from ._degenerate import warn_if_degenerate
 
 __all__ = ["DisconnectedGraphWarning"]
 
@@ -192,9 +199,73 @@ def _grounded_solve(
 def _factor_solve(A: sp.spmatrix, B: np.ndarray) -> np.ndarray:
     """``A^{-1} B`` by a sparse LU, or dense Cholesky when ``A`` is dense enough."""
     n = A.shape[0]
-    if A.nnz > _DENSE_FRACTION * n * n:
-        return scipy.linalg.solve(A.toarray(), B, assume_a="pos")
-    return splu(sp.csc_matrix(A), **_SDD_LU).solve(B)
+    try:
+        if A.nnz > _DENSE_FRACTION * n * n:
+            # Jacobi-scaled, (S A S)(S^-1 X) = S B: degrees many orders apart (a merged weakly
+            # joined set, LabeledGraph.weak_sets) do not make the Cholesky ill-conditioned
+            diagonal = A.diagonal()
+            s = 1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0))[:, None]
+            scaled = A.toarray() * s * s.T
+            return s * scipy.linalg.solve(scaled, s * B, assume_a="pos")
+        return splu(sp.csc_matrix(A), **_SDD_LU).solve(B)
+    except (np.linalg.LinAlgError, RuntimeError) as exc:  # RuntimeError: SuperLU's "singular"
+        raise ValueError(NUMERICALLY_SINGULAR) from exc
+
+
+NUMERICALLY_SINGULAR = (
+    "the graph's Laplace system is numerically singular: some points are joined to the "
+    "labeled points only by edges whose weights vanish in float64 next to their other edges "
+    "(e.g. self-tuning weights between a tight cluster and sparse points), so their values "
+    "cannot be computed; use weights='connectivity' or 'heat', another n_neighbors, or a "
+    "precomputed graph"
+)
+"""The ValueError of a factorisation that finds the system singular although every component
+holds a label (:meth:`LabeledGraph.weak_sets` merges the usual culprits beforehand)."""
+
+
+EXCESS_BLOCK = 64
+"""Pivots per panel of :func:`excess_solve` (the rest of the update is one matrix product)."""
+
+
+def excess_solve(weights: sp.spmatrix | np.ndarray, excess: np.ndarray, B: np.ndarray):
+    """``X`` with ``(diag(excess + weights 1) - weights) X = B``, accurate however small the
+    ``excess`` (the row sums of the system) is next to the ``weights``.
+
+    ``weights`` (m x m, its diagonal ignored) and ``excess`` (m) are non-negative: the system
+    is a diagonally dominant M-matrix, e.g. a graph Laplacian with some vertices held at 0
+    (``excess``: each row's weight to them).  Gaussian elimination computes every pivot as
+    the excess plus the remaining off-diagonal weights of its row, both updated by sums of
+    non-negative terms (Grassmann, Taksar & Heyman 1985): no cancellation, so a system that a
+    LU of ``D - W`` finds singular (the excess lost to rounding next to the degrees) is solved
+    to the accuracy of its data (Alfa, Xue & Ye, Math. Comp. 71, 2002).  Dense, blocked
+    (:data:`EXCESS_BLOCK` pivots per panel): O(m^3) time and O(m^2) memory, for the small
+    systems that need it.
+    """
+    A = weights.toarray() if sp.issparse(weights) else np.array(weights, dtype=float)
+    A = np.asarray(A, dtype=float)
+    np.fill_diagonal(A, 0.0)
+    s = np.array(excess, dtype=float)
+    X = np.array(B, dtype=float).reshape(len(s), -1)
+    m = len(s)
+    pivot = np.empty(m)
+    for k0 in range(0, m, EXCESS_BLOCK):
+        k1 = min(m, k0 + EXCESS_BLOCK)
+        for k in range(k0, k1):
+            pivot[k] = s[k] + A[k, k + 1 :].sum()
+            if not pivot[k] > 0:
+                raise ValueError(NUMERICALLY_SINGULAR)
+            factor = A[k + 1 :, k] / pivot[k]  # multipliers, non-negative
+            A[k + 1 :, k] = factor
+            inner = k1 - k - 1  # rows of this panel still to eliminate
+            A[k + 1 : k1, k + 1 :] += np.outer(factor[:inner], A[k, k + 1 :])
+            A[k1:, k + 1 : k1] += np.outer(factor[inner:], A[k, k + 1 : k1])
+            s[k + 1 :] += factor * s[k]
+            X[k + 1 :] += factor[:, None] * X[k]
+        if k1 < m:  # the rest of the panel's update (the diagonal it touches is never read)
+            A[k1:, k1:] += A[k1:, k0:k1] @ A[k0:k1, k1:]
+    for k in range(m - 1, -1, -1):
+        X[k] = (X[k] + A[k, k + 1 :] @ X[k + 1 :]) / pivot[k]
+    return X
 
 
 def _bounded_factor_solve(A: sp.spmatrix, B: np.ndarray, tol: float) -> np.ndarray | None:
@@ -289,7 +360,11 @@ class LabeledGraph:
         """The graph of affinities ``W`` (sparse or dense; the diagonal is ignored) with the
         vertices of the boolean mask ``labeled`` holding ``targets``."""
         W = sp.csr_matrix(W, dtype=float)
-        W = W - sp.diags(W.diagonal())
+        W = sp.csr_matrix(W - sp.diags(W.diagonal()))
+        # an explicit zero (a weight that underflowed) joins nothing, but scipy's component
+        # analysis counts it as an edge: a component "reached" only through it would make the
+        # system singular (the subtraction above drops such zeros too; this does not rely on it)
+        W.eliminate_zeros()
         labeled = np.asarray(labeled, dtype=bool)
         targets = np.asarray(targets, dtype=float).reshape(int(labeled.sum()), -1)
         n_components, component = connected_components(W, directed=False)
@@ -309,6 +384,97 @@ class LabeledGraph:
     def unreachable(self) -> np.ndarray:
         """Unlabeled vertices whose connected component holds no labeled vertex."""
         return ~self.labeled & (self.labels_in_component[self.component] == 0)
+
+    def weak_sets(self) -> np.ndarray | None:
+        """The vertices' places in the graph with every *weakly joined set* merged into one
+        vertex (:func:`contract`), or None when there is no such set.
+
+        A weakly joined set is a connected set ``S`` of two or more unlabeled vertices,
+        joined to the rest of its component by edges of total weight ``cut(S)`` at most
+        :data:`WEAK_LINK` times the smallest degree in ``S`` (and not 0: a component without
+        labels is left alone).  In ``D - W`` such a set's rows sum to ``cut(S)``, which
+        rounding to float64 loses next to its degrees: the system is numerically singular
+        (a factorisation fails or gives a solution off by any constant on ``S``), though the
+        harmonic and Poisson problems are well posed.  Their solution on ``S`` is constant
+        up to ``O(cut(S) / lambda_2(S))`` (``lambda_2`` of ``S``'s own Laplacian), so the
+        solvers take it constant there: the minimiser of the energy over functions constant
+        on ``S``, the weighted mean of the values across ``S``'s edges.  The sets are the
+        label-free components of the graph of the edges of weight at least ``WEAK_LINK``
+        times the larger degree of their ends.
+        """
+        found = self._weakly_joined()
+        if found is None:
+            return None
+        part, weak, labels = found
+        weak &= labels == 0
+        if not weak.any():
+            return None
+        # a merged set takes the place of its first vertex; the others keep their order
+        first = np.full(weak.size, self.n)
+        np.minimum.at(first, part, np.arange(self.n))
+        key = np.where(weak[part], first[part], np.arange(self.n))
+        return np.unique(key, return_inverse=True)[1].ravel()
+
+    def weakly_joined(self) -> tuple[np.ndarray, bool]:
+        """``(inside, crowded)``: the vertices of weakly joined sets (:meth:`weak_sets`, labeled
+        or not), and whether a connected component holds two or more of them.
+
+        A Laplacian with one vertex of each component held at 0 (Poisson learning) is
+        numerically singular on every weakly joined set that does not hold that vertex: fine
+        when a component has at most one such set and the vertex is taken inside it, not when
+        it has two (then :func:`excess_solve` solves it)."""
+        found = self._weakly_joined()
+        if found is None:
+            return np.zeros(self.n, dtype=bool), False
+        part, weak, _ = found
+        inside = weak[part]
+        first = np.unique(part[inside], return_index=True)[1]  # a vertex of every set
+        sets = np.bincount(self.component[np.flatnonzero(inside)[first]])
+        return inside, bool((sets > 1).any())
+
+    def _weakly_joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """``(part, weak, labels)``: every vertex's component in the graph of the strong
+        edges, which of these parts are weakly joined sets (labeled or not), and the labeled
+        vertices in each part; None when every edge is strong."""
+        if not self.W.nnz:
+            return None
+        degree = self.degree
+        C = self.W.tocoo()
+        strong = C.data >= WEAK_LINK * np.maximum(degree[C.row], degree[C.col])
+        if strong.all():
+            return None
+        S = sp.csr_matrix((C.data[strong], (C.row[strong], C.col[strong])), shape=self.W.shape)
+        n_sets, part = connected_components(S, directed=False)
+        size = np.bincount(part, minlength=n_sets)
+        labels = np.bincount(part[self.labeled], minlength=n_sets)
+        leaving = part[C.row] != part[C.col]
+        cut = np.bincount(part[C.row[leaving]], weights=C.data[leaving], minlength=n_sets)
+        smallest = np.full(n_sets, np.inf)
+        np.minimum.at(smallest, part, degree)
+        weak = (size > 1) & (cut > 0) & (cut <= WEAK_LINK * smallest)
+        return part, weak, labels
+
+
+WEAK_LINK = float(np.sqrt(np.finfo(float).eps))
+"""A set of unlabeled vertices joined to the rest of the graph by edges of total weight at most
+this fraction of its smallest degree is solved as one vertex (:meth:`LabeledGraph.weak_sets`):
+below it, the factorisation's error on the set (about ``eps / WEAK_LINK``) would exceed that
+of taking the solution constant there (about ``WEAK_LINK``).  Self-tuning weights give such
+sets where a tight cluster (or a point with ``n_neighbors`` copies) meets sparser points:
+``exp(-4 d^2 / (sigma_i sigma_j))`` of 1e-18 next to weights near 1."""
+
+
+def contract(W: sp.spmatrix, place: np.ndarray) -> sp.csr_matrix:
+    """The graph ``W`` with the vertices that share a ``place`` merged: the weight between two
+    places is the sum of the weights between their vertices, a place has no self-loop.  Its
+    Laplacian is ``P^T (D - W) P`` (``P`` the places' indicator matrix), the harmonic energy of
+    the functions constant on every place."""
+    n, m = W.shape[0], int(place.max()) + 1
+    P = sp.csr_matrix((np.ones(n), (np.arange(n), place)), shape=(n, m))
+    Wc = sp.csr_matrix(P.T @ sp.csr_matrix(W) @ P)
+    Wc.setdiag(0)
+    Wc.eliminate_zeros()
+    return Wc
 
 
 def common_row_sum(targets: np.ndarray) -> float | None:
@@ -330,6 +496,34 @@ def common_row_sum(targets: np.ndarray) -> float | None:
 # the estimator base
 
 WEIGHT_CHOICES = ("self-tuning", "heat", "connectivity")
+AUTO_WEIGHTINGS = ("self-tuning", "heat")
+"""``weights="auto"``: the weightings fitted; the labeling of smallest :func:`normalized_cut`
+is kept (the first on a tie)."""
+
+
+def normalized_cut(W: sp.spmatrix, labels: np.ndarray) -> float:
+    """``sum_k cut(S_k) / vol(S_k)`` of the partition of the vertices by ``labels``, on the
+    edges of ``W`` counted once each (weights ignored): how many kNN edges a labeling cuts,
+    relative to the size of each class.  A labeling that follows the data's clusters cuts
+    few.
+
+    Examples
+    --------
+    >>> W = sp.csr_matrix(np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 1], [0, 0, 1, 0.5]]))
+    >>> normalized_cut(W, np.array([0, 0, 1, 1]))  # one edge cut; volumes 3 and 3
+    0.6666666666666666
+    """
+    C = sp.coo_matrix(W)
+    off = C.row != C.col
+    row, col = C.row[off], C.col[off]
+    _, codes = np.unique(labels, return_inverse=True)
+    codes = codes.ravel()
+    degree = np.bincount(row, minlength=W.shape[0]).astype(float)
+    cut = codes[row] != codes[col]
+    cut_k = np.bincount(codes[row[cut]], minlength=codes.max() + 1)
+    vol_k = np.bincount(codes, weights=degree, minlength=codes.max() + 1)
+    return float(np.sum(cut_k / np.where(vol_k > 0, vol_k, 1.0)))
+
 
 WEIGHTS_DOC = """weights : {"self-tuning", "heat", "connectivity"}, default="self-tuning"
         Edge weights of the kNN graph and of the out-of-sample rule.  ``"self-tuning"``:
@@ -400,6 +594,7 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         cls._parameter_constraints = {
             **constraints_for(cls),
             "weights": [StrOptions(set(WEIGHT_CHOICES))],
+            **getattr(cls, "_constraint_overrides", {}),
         }
 
     def fit(self, X, y, unlabeled=None) -> GraphInferenceClassifier:
@@ -424,23 +619,59 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         check_training_X(self, X)
         y = column_or_1d(y, warn=True)
         self.classes_, y_codes, labeled = self._encode_labels(y, unlabeled)
-        self._fit_graph(X)
+        fits = []
+        for weights in self._weightings():
+            self.weights_ = weights
+            self._fit_graph(X)
+            self._infer(labeled, y_codes)
+            fits.append({k: self.__dict__[k] for k in self._fitted_names() if k in self.__dict__})
+        if len(fits) > 1:  # weights="auto": the labeling that cuts the kNN graph least
+            pattern = fits[0]["graph_"]
+            best = min(fits, key=lambda fit: normalized_cut(pattern, fit["transduction_"]))
+            for name in self._fitted_names():
+                self.__dict__.pop(name, None)
+            self.__dict__.update(best)
+        if self.unreachable_.any():
+            _warn_unreachable(self.unreachable_)
+        scores = getattr(self, self._scores_attribute)
+        warn_if_degenerate(self, scores, labeled, y_codes, self._degenerate_hint)
+        return self
 
+    def _infer(self, labeled: np.ndarray, y_codes: np.ndarray) -> None:
+        """The scores and labels of the training points on ``graph_``."""
         n_classes = len(self.classes_)
         frequencies = np.bincount(y_codes[labeled], minlength=n_classes) / labeled.sum()
         prior = self._class_prior(frequencies)
         targets = np.eye(n_classes)[y_codes[labeled]]
         scores, self.unreachable_, info = self._solve_system(self.graph_, labeled, targets)
         self.solver_, self.n_iter_ = info["method"], max(1, info["n_iter"])
-        if self.unreachable_.any():
-            _warn_unreachable(self.unreachable_)
-            scores[self.unreachable_] = prior
+        scores[self.unreachable_] = prior
         scores = self._finish_scores(scores, labeled, y_codes, prior)
         setattr(self, self._scores_attribute, scores)
         codes = np.argmax(scores, axis=1)
         codes[labeled] = y_codes[labeled]
         self.transduction_ = self.classes_[codes]
-        return self
+
+    def _weightings(self) -> tuple[str, ...]:
+        """The edge weightings to fit: ``weights`` (``"auto"``: :data:`AUTO_WEIGHTINGS`)."""
+        return AUTO_WEIGHTINGS if self.weights == "auto" else (self.weights,)
+
+    def _fitted_names(self) -> tuple[str, ...]:
+        """The attributes one weighting's fit sets (what ``weights="auto"`` keeps of the best)."""
+        return (
+            "weights_",
+            "X_",
+            "neighbors_",
+            "graph_",
+            "t_",
+            "local_scale_",
+            "unreachable_",
+            "solver_",
+            "n_iter_",
+            "class_prior_",
+            "transduction_",
+            self._scores_attribute,
+        )
 
     def predict(self, X) -> np.ndarray:
         """The class of the largest score of each point by the out-of-sample rule: the
@@ -482,7 +713,7 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
     # -- the graph and the out-of-sample rule -------------------------------------------------
 
     def _check_width(self) -> None:
-        if self.t is not None and self.weights != "heat":
+        if self.t is not None and self.weights not in ("heat", "auto"):
             raise ValueError(
                 f"t is the width of heat weights; it is not used with weights={self.weights!r} "
                 "(set weights='heat' or t=None)"
@@ -503,36 +734,41 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
                     f"{type(self).__name__} takes graph='knn' or a precomputed affinity "
                     f"matrix, got graph={self.graph!r}"
                 )
-            if self.weights == "self-tuning":
+            if self.weights_ == "self-tuning":
                 self.graph_, self.local_scale_ = self_tuning_graph(X, self.n_neighbors)
+                self.graph_.eliminate_zeros()  # weights that underflowed join nothing
                 return
-            self.graph_ = knn_graph(X, self.n_neighbors, weights=self.weights, t=self.t)
-            if self.weights == "heat":
+            self.graph_ = knn_graph(X, self.n_neighbors, weights=self.weights_, t=self.t)
+            if self.weights_ == "heat":
                 # the width knn_graph used: the mean squared edge length
                 edges = self.graph_.tocoo()
                 self.t_ = self.t or _positive_width(
-                    np.sum((X[edges.row] - X[edges.col]) ** 2, axis=1)
+                    np.sum((X[edges.row] - X[edges.col]) ** 2, axis=1), X, self.n_neighbors
                 )
+                self.graph_.eliminate_zeros()
             return
         self.graph_ = check_graph(self.graph, n)
-        if self.weights == "connectivity":
+        if self.weights_ == "connectivity":
             return
         k = min(self.n_neighbors + 1, n)
         dist, ind = self.neighbors_.kneighbors(X, n_neighbors=k)
         others = ind != np.arange(n)[:, None]
-        if self.weights == "heat":
-            self.t_ = float(self.t) if self.t is not None else _positive_width(dist[others] ** 2)
+        if self.weights_ == "heat":
+            if self.t is not None:
+                self.t_ = float(self.t)
+            else:
+                self.t_ = _positive_width(dist[others] ** 2, X, self.n_neighbors)
         else:  # the distance to the n_neighbors-th nearest other point
-            self.local_scale_ = _positive_scales(np.max(np.where(others, dist, 0.0), axis=1))
+            self.local_scale_ = _positive_scales(np.max(np.where(others, dist, 0.0), axis=1), X)
 
     def _neighbour_weights(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(w, ind)``: the ``n_neighbors`` nearest training points of each row of ``X`` and
         their weights in the out-of-sample rule, up to a positive factor per row."""
         dist, ind = self.neighbors_.kneighbors(X)
         d2 = dist**2
-        if self.weights == "connectivity":
+        if self.weights_ == "connectivity":
             return np.ones_like(d2), ind
-        if self.weights == "heat":
+        if self.weights_ == "heat":
             exponent = d2 / self.t_
         else:
             floor = self.local_scale_.min()
@@ -563,14 +799,27 @@ def _warn_unreachable(unreachable: np.ndarray) -> None:
     )
 
 
-def _positive_width(squared_lengths: np.ndarray) -> float:
-    """Mean squared length, or 1 when there are no edges or all have length 0 (as knn_graph)."""
-    t = float(np.mean(squared_lengths)) if squared_lengths.size else 0.0
-    return t if t > 0 else 1.0
+def _positive_width(squared_lengths: np.ndarray, X: np.ndarray, n_neighbors: int) -> float:
+    """The heat width of the out-of-sample rule: the mean of the positive squared lengths
+    (lengths 0 join copies of a point, as knn_graph's width); when there are none, the
+    neighbour scale of the distinct points of ``X``
+    (:func:`~structreg.structure.graphs.neighbor_scale`), or 1 when all points are one."""
+    positive = squared_lengths[squared_lengths > 0]
+    if positive.size:
+        return float(np.mean(positive))
+    try:
+        return neighbor_scale(X, n_neighbors)
+    except ValueError:  # all points identical: every weight is 1 whatever the width
+        return 1.0
 
 
-def _positive_scales(sigma: np.ndarray) -> np.ndarray:
-    """Zero local scales (duplicates) replaced by the smallest positive one, or 1 (as
+def _positive_scales(sigma: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Zero local scales (a point with ``n_neighbors`` copies) replaced by the distance to the
+    nearest point that is not a copy, or 1 when there is none (as
     :func:`~structreg.structure.graphs.self_tuning_graph`)."""
-    positive = sigma[sigma > 0]
-    return np.where(sigma > 0, sigma, positive.min() if positive.size else 1.0)
+    copies = np.flatnonzero(~(sigma > 0))
+    if copies.size:
+        sigma = sigma.copy()
+        nearest = _nearest_distinct_distance(np.asarray(X, dtype=float), copies)
+        sigma[copies] = np.where(nearest > 0, nearest, 1.0)
+    return sigma

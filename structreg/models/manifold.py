@@ -32,8 +32,9 @@ class _GraphKernelMixin:
 
     def _kernel_gamma(self, X, memo=None, centres=None):
         """``gamma="graph"``: ``1 / (GRAPH_KERNEL_WIDTH t)`` for the RBF kernel, ``t`` the mean
-        squared distance to the ``n_neighbors`` nearest points, or the mean squared edge
-        length of a graph given as a matrix (kept in ``memo`` for one X); ``"scale"`` for the
+        squared distance to the ``n_neighbors`` nearest points (copies of a point counted once:
+        :func:`neighbor_scale`), or the mean squared length of the edges of positive length of
+        a graph given as a matrix (kept in ``memo`` for one X); ``"scale"`` for the
         other kernels.  With Nystroem ``centres`` (row indices of X, fewer than its rows),
         ``t`` is at least the centres' own neighbour scale: a function spanned by kernels at
         m centres needs kernels as wide as the centres are apart (two moons, 1e5 points, 1000
@@ -47,12 +48,15 @@ class _GraphKernelMixin:
         t = self._neighbor_scale(X, graph if given else self.n_neighbors, memo, given)
         if centres is not None and self.n_neighbors < len(centres) < X.shape[0]:
             key = ("centres", self.n_neighbors, len(centres), hash(np.asarray(centres).tobytes()))
-            t = max(t, self._neighbor_scale(X[centres], self.n_neighbors, memo, key=key))
-        if not t > 0:
+            try:
+                t = max(t, self._neighbor_scale(X[centres], self.n_neighbors, memo, key=key))
+            except ValueError:  # the centres are all copies of one point: no scale of theirs
+                pass
+        if not t > 0:  # a given graph whose edges all join copies of a point
             raise ValueError(
                 f"{type(self).__name__}: gamma='graph' reads the kernel width from the mean "
-                f"squared distance to the {self.n_neighbors} nearest neighbours, which is 0 "
-                "here (duplicated points); give gamma a number or 'scale'"
+                "squared length of the graph's edges, which is 0 here (every edge joins copies "
+                "of one point); give gamma a number or 'scale'"
             )
         return 1.0 / (GRAPH_KERNEL_WIDTH * t)
 

@@ -16,18 +16,34 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
+from sklearn.utils._param_validation import StrOptions
 
 from .._locality import solve_in_locality_order
 from .graph_inference import (
+    HARMONIC_DIRECT_MAX,
     HARMONIC_TOL,
+    NUMERICALLY_SINGULAR,
     GraphInferenceClassifier,
     LabeledGraph,
     check_method,
     common_row_sum,
+    contract,
+    excess_solve,
     solve_laplace_system,
 )
+from .harmonic import harmonic_function
 
 __all__ = ["PoissonLearning", "poisson_function"]
+
+
+def _matched_threshold(U: np.ndarray, rows: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Two-class scores ``U`` shifted (``+c/2`` to one class, ``-c/2`` to the other, so the
+    rows still sum as before) so that the share of ``rows`` given the second class is
+    ``sizes[1]``: the threshold of ``u_1 - u_0`` moved from 0 to its ``sizes[0]`` quantile."""
+    if not rows.any():
+        return U
+    c = float(np.quantile(U[rows, 1] - U[rows, 0], sizes[0]))
+    return U + np.array([c / 2, -c / 2])
 
 
 def poisson_function(
@@ -90,11 +106,21 @@ def poisson_function(
     return U, unreachable
 
 
-def _poisson(W, labeled, targets, method, tol, max_iter):
+def _poisson(W, labeled, targets, method, tol, max_iter, volume=None):
     """:func:`poisson_function`, and the solve's ``info`` (``"method"``: ``"direct"`` or
-    ``"cg"``, ``"n_iter"``: CG iterations run)."""
+    ``"cg"``, ``"n_iter"``: CG iterations run).  ``volume``: the weights of the zero mean
+    (None: the degrees), those of the merged vertices of a contracted graph."""
     check_method(method)
     graph = LabeledGraph.build(W, labeled, targets)
+    volume = graph.degree if volume is None else volume
+    place = graph.weak_sets()
+    if place is not None:  # numerically singular sets, each solved as one vertex
+        merged = np.zeros(place.max() + 1, dtype=bool)
+        merged[place[graph.labeled]] = True  # labeled vertices keep their order
+        W_merged = contract(graph.W, place)
+        volume = np.bincount(place, weights=volume, minlength=merged.size)
+        U, _, info = _poisson(W_merged, merged, graph.targets, method, tol, max_iter, volume)
+        return U[place], graph.unreachable, info
     labeled, targets, component = graph.labeled, graph.targets, graph.component
     count = graph.labels_in_component
     unreachable = graph.unreachable
@@ -109,38 +135,59 @@ def _poisson(W, labeled, targets, method, tol, max_iter):
     solve = np.flatnonzero(~unreachable)
     info = {"method": "direct", "n_iter": 0}
     if solve.size:
-        degree = graph.degree[solve]
-        L = (sp.diags(degree) - graph.W[solve][:, solve]).tocsr()
+        L = (sp.diags(graph.degree[solve]) - graph.W[solve][:, solve]).tocsr()
         comp = np.unique(component[solve], return_inverse=True)[1]
         # the solution's rows sum to 0 when the sources' rows do (common_row_sum)
         last = common_row_sum(targets) is not None
         b = b[solve][:, :-1] if last else b[solve]
+        # weakly joined sets (all labeled here) make a LU inaccurate or singular
+        # (LabeledGraph.weakly_joined): small systems are solved from the edge weights alone,
+        # large ones hold a vertex of the set at 0, which fails with two in one component
+        inside, crowded = graph.weakly_joined()
+        accurate = bool(inside.any()) and solve.size <= HARMONIC_DIRECT_MAX
+        if crowded and not accurate:
+            raise ValueError(NUMERICALLY_SINGULAR)
         u, info = solve_in_locality_order(  # cache-friendly products and LU
-            lambda L, d, c, b: _solve_laplacian(L, d, c, b, method, tol, max_iter),
+            lambda L, d, c, b, g: _solve_laplacian(L, d, c, b, method, tol, max_iter, g, accurate),
             L,
-            degree,
+            volume[solve],
             comp,
             b,
+            inside[solve],
         )
         U[solve] = np.column_stack([u, -u.sum(axis=1)]) if last else u
     return U, unreachable, info
 
 
-def _solve_laplacian(L, degree, comp, b, method, tol, max_iter):
+def _solve_laplacian(L, degree, comp, b, method, tol, max_iter, prefer=None, accurate=False):
     """``u`` with ``L u = b`` and zero ``degree``-weighted mean on every component ``comp``
     (``b`` sums to 0 on each), and the solve's ``info``.  The factorisations ground one
-    point of every component (its first): ``L u = b`` on the other points, ``u = 0`` there,
-    then the mean is removed."""
+    point of every component (its first, or its first of the mask ``prefer`` where it has
+    one): ``L u = b`` on the other points, ``u = 0`` there, then the mean is removed.
+    ``accurate``: the grounded system is solved by
+    :func:`~structreg.models.graph_inference.excess_solve` from the edge weights alone (a
+    weakly joined labeled set, where a LU of ``L`` is numerically singular)."""
     n_comp = comp.max() + 1
     vol = np.bincount(comp, weights=degree, minlength=n_comp)
     grounded = np.zeros(L.shape[0], dtype=bool)
     grounded[np.unique(comp, return_index=True)[1]] = True
+    if prefer is not None and prefer.any():
+        preferred = np.flatnonzero(prefer)
+        first = np.unique(comp[preferred], return_index=True)[1]
+        grounded[np.isin(comp, comp[preferred[first]])] = False
+        grounded[preferred[first]] = True
 
     def centred(u):
         shift = np.zeros((n_comp, b.shape[1]))
         np.add.at(shift, comp, degree[:, None] * u)
         return u - (shift / np.where(vol > 0, vol, 1.0)[:, None])[comp]
 
+    if accurate:
+        free = ~grounded
+        rows = sp.csr_matrix(L[free])
+        u = np.zeros(b.shape)
+        u[free] = excess_solve(-rows[:, free], -rows[:, grounded].sum(axis=1).A1, b[free])
+        return centred(u), {"method": "direct", "n_iter": 0}
     return solve_laplace_system(L, b, method, tol, max_iter, grounded=grounded, project=centred)
 
 
@@ -153,10 +200,11 @@ class PoissonLearning(GraphInferenceClassifier):
         L u = sum_{i labeled} (y_i - y_bar) e_i^T,   sum_i d_i u_i = 0,
 
     ``L = D - W``, ``y_i`` the one-of-c labels, ``y_bar`` their mean (:func:`poisson_function`),
-    and a point's label is the argmax of its scores (Calder et al. 2020, Algorithm 1 without
-    class-size weights).  Unlike the harmonic solution (:class:`~structreg.models.GFHF`), which
-    flattens to a constant away from the labels when they are few, the Poisson solution keeps
-    its contrast: the method is meant for a handful of labels per class.
+    and a point's label is the argmax of its scores (Calder et al. 2020, Algorithm 1; the
+    class-size correction is ``class_prior``'s).  Unlike the harmonic solution
+    (:class:`~structreg.models.GFHF`), which flattens to a constant away from the labels when
+    they are few, the Poisson solution keeps its contrast: the method is meant for a handful
+    of labels per class.
 
     Unlabeled samples are marked ``-1`` (``None`` for string labels), by a missing label (NaN,
     None, ``pd.NA``) or by the ``unlabeled`` mask of ``fit``.  Unlabeled points in a connected
@@ -181,6 +229,18 @@ class PoissonLearning(GraphInferenceClassifier):
         ``"knn"``: the symmetric kNN graph with ``weights``; or an (n_samples, n_samples)
         symmetric non-negative affinity matrix over the training points (diagonal ignored;
         ``weights`` then only sets the out-of-sample rule).
+    class_prior : "auto", array-like of shape (n_classes,) or None, default="auto"
+        Class sizes ``b`` (fractions of the points in each class, in the order of
+        ``classes_``) for the class-size correction of Calder et al. (Algorithm 1: the
+        scores of class k multiplied by ``b_k / ybar_k``, ``ybar`` the labels' class shares).
+        With two classes those weights cannot change any decision (``u_1 = -u_0``), and the
+        zero-mean normalisation puts the boundary where the two classes' volumes balance, so
+        the equivalent correction is used: the threshold of ``u_1 - u_0`` is moved so that
+        the share of unlabeled points given each class is ``b``.  ``"auto"``: two classes,
+        ``b`` estimated by the class masses of Laplace learning on the same graph (the mean
+        harmonic score of the unlabeled points, :func:`harmonic_function`); more classes, no
+        correction (estimated weights cost more than they gained in the defaults suite: see
+        the user guide's defaults page).  None: no correction (plain Algorithm 1).
     tol : float, default=1e-6
         Relative residual of the conjugate-gradient solve of large systems.
     max_iter : int or None, default=None
@@ -197,11 +257,14 @@ class PoissonLearning(GraphInferenceClassifier):
     local_scale_ : ndarray of shape (n_samples,)
         ``weights="self-tuning"``: the training points' ``sigma_i``.
     scores_ : ndarray of shape (n_samples, n_classes)
-        The Poisson solution ``u`` at the training points (unreachable rows: the prior).
+        The Poisson solution ``u`` at the training points (unreachable rows: the prior),
+        after the class-size correction of ``class_prior``.
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training points: the given label of every labeled point, the argmax of
         ``scores_`` elsewhere.
     unreachable_ : ndarray of bool, shape (n_samples,)
+    class_prior_ : ndarray of shape (n_classes,) or None
+        The class sizes ``b`` the correction used (None: no correction).
     solver_ : {"direct", "cg"}
         How the Poisson equation was solved (:func:`poisson_function`, ``method="auto"``).
     n_iter_ : int
@@ -230,13 +293,33 @@ class PoissonLearning(GraphInferenceClassifier):
     """
 
     _scores_attribute = "scores_"
+    _constraint_overrides = {"class_prior": ["array-like", None, StrOptions({"auto"})]}
+    _degenerate_hint = (
+        "Check that the graph joins the classes' labeled points to their clusters (n_neighbors, "
+        "weights), or try GFHF when the labels are not few."
+    )
+
+    def __init__(
+        self,
+        n_neighbors=7,
+        weights="self-tuning",
+        t=None,
+        graph="knn",
+        class_prior="auto",
+        tol=HARMONIC_TOL,
+        max_iter=None,
+    ):
+        super().__init__(
+            n_neighbors=n_neighbors, weights=weights, t=t, graph=graph, tol=tol, max_iter=max_iter
+        )
+        self.class_prior = class_prior
 
     def _solve_system(self, W, labeled, targets):
         return _poisson(W, labeled, targets, "auto", self.tol, self.max_iter)
 
     def _finish_scores(self, U, labeled, y_codes, prior):
         """A component whose labels are all of one class has no source: it takes that
-        class."""
+        class.  Then the class-size correction of ``class_prior``."""
         n_classes = len(self.classes_)
         _, component = connected_components(self.graph_, directed=False)
         lab_comp = component[labeled]
@@ -244,7 +327,40 @@ class PoissonLearning(GraphInferenceClassifier):
             codes = np.unique(y_codes[labeled][lab_comp == c])
             if codes.size == 1:
                 U[component == c] = np.eye(n_classes)[codes[0]]
-        return U
+        self.class_prior_ = self._sizes(labeled, y_codes)
+        if self.class_prior_ is None:
+            return U
+        rows = ~labeled & ~self.unreachable_
+        if n_classes == 2:
+            return _matched_threshold(U, rows, self.class_prior_)
+        label_share = np.bincount(y_codes[labeled], minlength=n_classes) / labeled.sum()
+        return U * (self.class_prior_ / label_share)
+
+    def _sizes(self, labeled, y_codes) -> np.ndarray | None:
+        """The class sizes ``b`` of the correction: ``class_prior`` checked and normalised,
+        its estimate (``"auto"``, two classes) or None (no correction)."""
+        n_classes = len(self.classes_)
+        auto = isinstance(self.class_prior, str)  # "auto" (the only string allowed)
+        if self.class_prior is None or (auto and n_classes > 2):
+            return None
+        if auto:  # two classes
+            rows = ~labeled & ~self.unreachable_
+            if not rows.any():
+                return None
+            F, _ = harmonic_function(
+                self.graph_, labeled, np.eye(2)[y_codes[labeled]], tol=self.tol
+            )
+            share = float(np.clip(np.mean(F[rows, 1]), 0.0, 1.0))
+            return np.array([1.0 - share, share])
+        prior = np.asarray(self.class_prior, dtype=float).ravel()
+        if prior.shape != (n_classes,) or not (
+            np.all(np.isfinite(prior)) and np.all(prior >= 0) and prior.sum() > 0
+        ):
+            raise ValueError(
+                f"class_prior must hold {n_classes} finite non-negative numbers (one per class "
+                f"of {self.classes_.tolist()}), not all zero; got {self.class_prior!r}"
+            )
+        return prior / prior.sum()
 
     def decision_function(self, X) -> np.ndarray:
         """Scores of new points: ``u(x) = sum_j w_j u_j / sum_j w_j`` over the ``n_neighbors``

@@ -300,17 +300,31 @@ def neighbor_scale(X, n_neighbors=6, max_queries: int = SCALE_MAX_QUERIES) -> fl
     """Mean squared distance from a point to its ``n_neighbors`` nearest other points: the
     length scale of a kNN graph (the heat weights' default width, up to symmetrisation).
 
-    Exact over all points up to ``max_queries`` of them, else over that many points drawn
-    with a fixed seed (their neighbours searched among all points), so the cost is
-    O(max_queries n d) and the value does not depend on a global random state.
-    ``n_neighbors`` may instead be a graph (sparse adjacency over the rows of X): then the
-    mean squared length of its edges.
+    Copies of a point count once (the mean is over the distinct rows of X), so duplicated
+    rows do not shrink the scale to 0; it is positive unless all rows of X are identical,
+    which is a ValueError.  Exact over all (distinct) points up to ``max_queries`` of them,
+    else over that many points drawn with a fixed seed (their neighbours searched among all
+    points), so the cost is O(max_queries n d) and the value does not depend on a global
+    random state.  ``n_neighbors`` may instead be a graph (sparse adjacency over the rows of
+    X): then the mean squared length of its edges of positive length (0 when it has none).
     """
     s, X = unit_scaled(_as_points(X), far_only=True)
     if sp.issparse(n_neighbors):
         W = sp.coo_matrix(check_graph(n_neighbors, X.shape[0]))
-        mean = float(np.mean(_pair_distances(X, W.row, W.col) ** 2)) if W.nnz else 0.0
+        squared = _pair_distances(X, W.row, W.col) ** 2
+        squared = squared[squared > 0]  # edges between copies of a point have no length
+        mean = float(np.mean(squared)) if squared.size else 0.0
         return _squared_length(mean, s, "the mean squared edge length")
+    if X.shape[0] < 2:
+        raise ValueError(f"a neighbour scale needs at least 2 points, got {X.shape[0]}")
+    first, _ = _distinct_rows(X)
+    if first is not None:
+        if first.size < 2:
+            raise ValueError(
+                f"a neighbour scale needs at least 2 distinct points: all {X.shape[0]} rows of "
+                "X are identical (no distance between neighbours)"
+            )
+        X = X[first]
     n = X.shape[0]
     k = min(int(n_neighbors), n - 1)
     if k < 1:
@@ -322,6 +336,42 @@ def neighbor_scale(X, n_neighbors=6, max_queries: int = SCALE_MAX_QUERIES) -> fl
     rows = np.repeat(queries, k)
     mean = float(np.mean(_pair_distances(X, rows, ind.ravel()) ** 2))
     return _squared_length(mean, s, "the mean squared neighbour distance")
+
+
+def _distinct_rows(X) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(first, inverse)``: the indices of the first row of every distinct point of X, in
+    increasing order, and the position in ``first`` of every row's point; ``(None, None)``
+    when all rows differ (the common case, which the callers then leave untouched).  Dense
+    rows compare as numbers (``-0.0 == 0.0``), sparse ones by their nonzero entries."""
+    n = X.shape[0]
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, copy=True)
+        X.sum_duplicates()
+        X.eliminate_zeros()
+        X.sort_indices()
+        seen: dict = {}
+        inverse = np.empty(n, dtype=np.intp)
+        for i in range(n):
+            a, b = X.indptr[i], X.indptr[i + 1]
+            key = (X.indices[a:b].tobytes(), X.data[a:b].tobytes())
+            inverse[i] = seen.setdefault(key, len(seen))
+        if len(seen) == n:
+            return None, None
+        first = np.full(len(seen), n, dtype=np.intp)
+        np.minimum.at(first, inverse, np.arange(n))  # already in increasing order
+        return first, inverse
+    if n == 0:
+        return None, None
+    X = np.asarray(X, dtype=float).reshape(n, -1)
+    if np.unique(_row_hashes(X)).size == n:  # copies hash alike: no copies (the common case)
+        return None, None
+    _, first, inverse = np.unique(X + 0.0, axis=0, return_index=True, return_inverse=True)
+    if first.size == n:
+        return None, None
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return first[order], rank[np.asarray(inverse).ravel()]
 
 
 def _squared_length(value: float, s: float, what: str) -> float:
@@ -809,7 +859,8 @@ def knn_graph(
     weights : {"connectivity", "heat", "dot"}
     t : float or None
         Heat-kernel width, used when ``weights="heat"``; None (default) takes the mean
-        squared length of the graph's edges.
+        squared length of the graph's edges of positive length (edges between copies of a
+        point have weight 1 whatever ``t``; 1 when every edge has length 0).
     symmetrize : bool
         If True (default) ``i ~ j`` iff ``j in kNN(i)`` or ``i in kNN(j)``.
     algorithm : {"auto", "exact", "approximate"}, default="auto"
@@ -878,7 +929,7 @@ def _edge_weights(X, rows, cols, dist, weights, t, s: float = 1.0):
         return np.ones(rows.shape[0])
     if weights == "heat":
         if t is None:
-            t = float(np.mean(dist**2)) if dist.size else 1.0
+            t = _mean_positive(dist**2)
         return np.exp(-(dist**2) / (t if t > 0 else 1.0))
     dots = _pair_dots(X, rows, cols)
     if s != 1.0:
@@ -890,6 +941,44 @@ def _edge_weights(X, rows, cols, dist, weights, t, s: float = 1.0):
                 f"{s:.3g}) overflow float64; rescale X"
             )
     return dots
+
+
+def _row_hashes(X: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of every row's float64 bits (``-0.0`` as ``0.0``): equal rows hash alike,
+    and different rows rarely do.  O(n d) integer arithmetic, a block of rows at a time."""
+    n, d = X.shape
+    weights = np.random.default_rng(0).integers(1, 2**63, size=d, dtype=np.uint64) | np.uint64(1)
+    out = np.empty(n, dtype=np.uint64)
+    for rows in _chunks.row_blocks(n, 2 * d):
+        bits = np.ascontiguousarray(X[rows] + 0.0).view(np.uint64)
+        out[rows] = (bits * weights).sum(axis=1)  # modulo 2^64
+    return out
+
+
+def _mean_positive(squared_lengths: np.ndarray) -> float:
+    """The default heat width: the mean of the positive squared edge lengths (an edge between
+    copies of a point has length 0 and weight 1 whatever the width, so such edges do not
+    shrink it), or 1 when no edge has positive length (every weight is then 1)."""
+    positive = squared_lengths[squared_lengths > 0]
+    return float(np.mean(positive)) if positive.size else 1.0
+
+
+def _nearest_distinct_distance(X, rows: np.ndarray) -> np.ndarray:
+    """For the given rows of the points ``X``: the distance to the nearest point of ``X`` at
+    a positive distance from them (the nearest point that is not a copy), or 0 where every
+    point is a copy of the row."""
+    first, inverse = _distinct_rows(X)
+    if first is None:  # no copies at all: the nearest other point
+        first, inverse = np.arange(X.shape[0]), np.arange(X.shape[0])
+    out = np.zeros(rows.size)
+    if first.size < 2 or rows.size == 0:
+        return out
+    P = X[first]
+    places = np.unique(inverse[rows])
+    ind = _drop_self(_exact_indices(P, P[places], 2), places, 1)[:, 0]
+    nearest = np.zeros(first.size)
+    nearest[places] = _pair_distances(P, places, ind)
+    return nearest[inverse[rows]]
 
 
 def self_tuning_graph(
@@ -905,8 +994,9 @@ def self_tuning_graph(
     dense and sparse regions get comparable weights where one global width ``t`` leaves the
     sparse ones nearly disconnected.  The edge set is that of :func:`knn_graph` (``i ~ j``
     when either is among the other's ``n_neighbors`` nearest), and the weights are exactly
-    symmetric.  A point with ``n_neighbors`` duplicates has ``sigma_i = 0``; it takes the
-    smallest positive ``sigma`` instead (1 when there is none).
+    symmetric.  A point with ``n_neighbors`` duplicates would have ``sigma_i = 0``; it takes
+    its distance to the nearest point that is not a copy of it instead (1 when all points
+    are copies of one), so every edge weight is defined and copies are joined by weight 1.
 
     Parameters
     ----------
@@ -936,8 +1026,10 @@ def self_tuning_graph(
     n, k = X.shape[0], n_neighbors
     ind = _knn_indices(X, k, algorithm, cut=False)  # nearest first
     sigma = _pair_distances(X, np.arange(n), ind[:, -1])
-    positive = sigma[sigma > 0]
-    sigma = np.where(sigma > 0, sigma, positive.min() if positive.size else 1.0)
+    copies = np.flatnonzero(~(sigma > 0))  # n_neighbors copies: the nearest other point
+    if copies.size:
+        nearest = _nearest_distinct_distance(X, copies)
+        sigma[copies] = np.where(nearest > 0, nearest, 1.0)
     directed = sp.csr_matrix(
         (np.ones(n * k, dtype=np.int8), ind.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n)
     )

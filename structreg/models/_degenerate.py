@@ -1,0 +1,96 @@
+"""Saying when a semi-supervised answer is degenerate.
+
+Graph-based semi-supervised solutions fail in two recognisable ways: they *collapse* (nearly
+every unlabeled point is given one class although the labels are spread over several), or
+they go *flat* (away from the labeled points the class scores are nearly constant, so the
+decision rests on differences at rounding level: Laplace learning at very low label rates is
+the classic case).  Neither is an error -- the answer is the solution of the stated problem
+-- but both are almost never what the user wants, so the fit warns with the reason and what
+to try.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..exceptions import DegenerateSolutionWarning
+
+COLLAPSE_SHARE = 0.95
+"""A fit collapses when at least this share of the unlabeled points gets one class ..."""
+COLLAPSE_LABEL_SHARE = 0.5
+"""... while that class holds at most this share of the labels."""
+FLAT_RATIO = 1e-3
+"""Scores are flat when the median score margin (best minus second best) of the unlabeled
+points is below this fraction of the labeled points' median margin."""
+MIN_UNLABELED = 20
+"""Fewer unlabeled points than this are too few to judge."""
+
+
+def degenerate_reason(
+    scores: np.ndarray, labeled: np.ndarray, y_codes: np.ndarray, classes: np.ndarray
+) -> str | None:
+    """Why the fitted scores of the training points are degenerate, or None.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_samples, n_classes), or (n_samples,) / (n_samples, 1) for two
+        classes
+        Class scores (or the decision value of the second class) of the training points.
+    labeled : ndarray of bool, shape (n_samples,)
+    y_codes : ndarray of int, shape (n_samples,)
+        Class codes of the labeled points (anything elsewhere).
+    classes : ndarray of shape (n_classes,)
+        The class labels (named in the reason).
+    """
+    n_classes = len(classes)
+    scores = np.asarray(scores, dtype=float).reshape(len(labeled), -1)
+    if scores.shape[1] == 1:
+        scores = scores[:, 0]
+    if scores.ndim == 1:
+        scores = np.column_stack([-scores, scores])
+    unlabeled = ~labeled
+    if n_classes < 2 or unlabeled.sum() < MIN_UNLABELED or not labeled.any():
+        return None
+    if not np.all(np.isfinite(scores)):
+        return None
+    predicted = np.argmax(scores[unlabeled], axis=1)
+    shares = np.bincount(predicted, minlength=n_classes) / predicted.size
+    top = int(np.argmax(shares))
+    label_share = float(np.mean(y_codes[labeled] == top))
+    if shares[top] >= COLLAPSE_SHARE and label_share <= COLLAPSE_LABEL_SHARE:
+        return (
+            f"{100 * shares[top]:.0f} % of the unlabeled points get class {_plain(classes[top])!r} "
+            f"although it holds {100 * label_share:.0f} % of the labels"
+        )
+    ordered = np.sort(scores, axis=1)
+    margin = ordered[:, -1] - ordered[:, -2]
+    reference = float(np.median(margin[labeled]))
+    spread = float(np.median(margin[unlabeled]))
+    if reference > 0 and spread < FLAT_RATIO * reference:
+        return (
+            f"the class scores are nearly constant away from the labeled points (median margin "
+            f"{spread:.1e} of the unlabeled points against {reference:.1e} at the labels)"
+        )
+    return None
+
+
+def _plain(label):
+    """A class label as Python writes it (``'b'``, ``1``), not as NumPy's repr."""
+    return label.item() if isinstance(label, np.generic) else label
+
+
+def warn_if_degenerate(
+    estimator, scores, labeled: np.ndarray, y_codes: np.ndarray, hint: str
+) -> None:
+    """Issue a :class:`~structreg.exceptions.DegenerateSolutionWarning` naming the reason
+    and ``hint`` (what to try) when :func:`degenerate_reason` finds one."""
+    reason = degenerate_reason(scores, labeled, y_codes, estimator.classes_)
+    if reason is not None:
+        warnings.warn(
+            f"{type(estimator).__name__}: the semi-supervised answer looks degenerate: {reason}. "
+            f"{hint} (If the classes really are this unbalanced, ignore this warning.)",
+            DegenerateSolutionWarning,
+            stacklevel=3,
+        )
