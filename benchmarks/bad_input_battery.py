@@ -2,8 +2,8 @@
 correct fit (``pass``), a clear error (``error``), ``n/a`` or ``FAIL``.
 
 The cases, the estimators and what "correct" means per case live in
-``tests/test_bad_input_battery.py``; this prints them (and every failure's reason below the
-table).
+``tests/battery_cases.py`` (run by ``tests/test_bad_input_battery.py``); this prints them
+(and every failure's reason below the table).
 
     python benchmarks/bad_input_battery.py [--cases SUBSTRING] [--estimators A,B]
 """

@@ -67,7 +67,7 @@ ESTIMATORS = [
 
 REFERENCES = ["chance", "RLSC", "LS"]
 ALPHA = 0.05
-SLOW_ON_LARGE = {"LapRLSCCV": 3000, "SparseRLSC": 20_000, "SSDRWang": 20_000, "SSDRWu": 20_000}
+SLOW_ON_LARGE = {"LapRLSCCV": 2000, "SparseRLSC": 20_000, "SSDRWang": 20_000, "SSDRWu": 20_000}
 """Estimators skipped on sets of more points than this (their default cost grows too fast for
 a suite run; the scale guide covers them)."""
 

@@ -34,6 +34,7 @@ from structreg.kernels import (
     KernelFeatureMap,
     LandmarkFeatureMap,
 )
+from structreg.models.graph_inference import GraphInferenceClassifier
 
 # -- estimators -------------------------------------------------------------------------------
 
@@ -642,6 +643,369 @@ def shape_case(X, pattern: str) -> Callable[[str], str]:
     return case
 
 
+# -- duplicated points, small neighbourhoods ----------------------------------------------------
+
+NEIGHBOURS_ERROR = Expect(
+    r"n_neighbors|neighbou?rs?|duplicat|identical|distinct|connected|component|smallest class"
+)
+
+
+def graph_estimator(name: str) -> None:
+    """Raise :class:`NotApplicable` unless ``name`` builds a kNN graph (has ``n_neighbors``)."""
+    if "n_neighbors" not in make(name).get_params(deep=False):
+        raise NotApplicable
+
+
+def graph_targets(name: str, y_semi: np.ndarray, y_full: np.ndarray, X) -> np.ndarray:
+    """A graph estimator's targets: ``y_semi`` (-1 unlabeled) for a semi-supervised classifier,
+    ``y_full`` for a supervised one (-1 would be a class), the linear target of
+    :func:`targets` for a regressor (NaN at the unlabeled points if it is semi-supervised)."""
+    k = kind(name)
+    if k == "classifier":
+        return y_semi if semi_supervised(name) else y_full
+    t = targets(name, y_full, X)
+    if getattr(make(name), "_semi_supervised", False):
+        t = t.copy()
+        t[y_semi == -1] = np.nan
+    return t
+
+
+SINGULAR_OR_NEIGHBOURS = Expect(NEIGHBOURS_ERROR.pattern + "|singular")
+
+
+def check_copies_labeled(name: str, est, X, copies, originals, labels) -> None:
+    """The rows ``copies`` of X, exact duplicates of the labeled rows ``originals``, get those
+    points' ``labels`` (``predict`` and, for a transductive model, ``transduction_``); a
+    regressor predicts at each copy what it predicts at its original."""
+    if kind(name) == "regressor":
+        pred = quiet(est.predict, X)
+        if not np.allclose(pred[copies], pred[originals], rtol=1e-9, atol=1e-12):
+            raise CellFailure("different predictions at identical rows")
+        return
+    got = quiet(est.predict, X[copies])
+    if not np.array_equal(got, labels):
+        raise CellFailure(
+            f"{int((got != labels).sum())} of {len(copies)} exact copies of labeled points "
+            f"predicted another label ({np.unique(got).tolist()} for {np.unique(labels).tolist()})"
+        )
+    transduction = getattr(est, "transduction_", None)
+    if transduction is not None and not np.array_equal(np.asarray(transduction)[copies], labels):
+        raise CellFailure("transduction_ gives exact copies of labeled points another label")
+
+
+CROWD = np.vstack(
+    [np.zeros((50, 2)), [[3.17145527, -0.84518446], [-33.79770916, 6.28888153], [-31.0, 13.3]]]
+)
+"""53 points in 2-D: 50 copies of the origin and 3 others, two of them far off (self-tuning
+weights join that pair to the copies by edges of ~1e-18 next to weights near 1: the shape that
+made the Laplace systems of GFHF / Poisson learning numerically singular)."""
+CROWD_NEW = np.array([[0.0, 0.0], [0.5, 0.5], [3.0, -1.0], [-32.0, 10.0], [10.0, 10.0]])
+
+
+def crowded_point(n_neighbors: int | None, both_labels: bool = False) -> Callable[[str], str]:
+    """:data:`CROWD` (50 of 53 points at one location) for the graph estimators (those with
+    ``n_neighbors``; set to ``n_neighbors`` when given).
+
+    One class among the copies (copies 7 and 30 labeled 0, the point (3.2, -0.8) labeled 1,
+    the rest unlabeled; a supervised model gets 0 for every copy and 1 for the others): a
+    correct fit -- finite outputs, and all 50 copies predicted 0 (``predict`` and a
+    transductive model's ``transduction_``) -- or a clear error naming the neighbours /
+    duplicates / the singular system.  ``both_labels``: copies 7 and 30 labeled 0 and 1 (a
+    supervised model: every other row 0 / 1), the rest unlabeled: no label is right for the
+    copies, so a fit must only give finite outputs, keep the given labels in
+    ``transduction_`` (GFHF, Poisson learning) and predict the two classes only."""
+
+    def case(name: str) -> str:
+        graph_estimator(name)
+        X = CROWD
+        y_semi = np.full(53, -1)
+        if both_labels:
+            y_semi[[7, 30]] = [0, 1]
+            y_full = np.arange(53) % 2
+        else:
+            y_semi[[7, 30, 50]] = [0, 0, 1]
+            y_full = np.r_[np.zeros(50, int), np.ones(3, int)]
+        params = {} if n_neighbors is None else {"n_neighbors": n_neighbors}
+        y = graph_targets(name, y_semi, y_full, X)
+        est = fit_or_error(name, X, y, SINGULAR_OR_NEIGHBOURS, **params)
+        if est is ERROR:
+            return ERROR
+        check_finite_outputs(est, X)
+        check_finite_outputs(est, CROWD_NEW)
+        if not both_labels:
+            check_copies_labeled(name, est, X, np.arange(50), np.full(50, 7), np.zeros(50, int))
+        elif kind(name) == "classifier":
+            if not set(quiet(est.predict, np.r_[X, CROWD_NEW]).tolist()) <= {0, 1}:
+                raise CellFailure("predicts labels it was not given")
+            # graph inference (GFHF, Poisson learning) keeps the given labels in transduction_
+            # (the other models' transduction_ is their prediction at the training points)
+            keeps_labels = isinstance(est, GraphInferenceClassifier)
+            if keeps_labels and list(est.transduction_[[7, 30]]) != [0, 1]:
+                raise CellFailure("transduction_ changes the given labels")
+        return PASS
+
+    return case
+
+
+def copies_of_points(n_neighbors: int) -> Callable[[str], str]:
+    """The 40 training blobs plus an unlabeled copy of 20 labeled points and of 5 unlabeled
+    ones (points 20-29 unlabeled; supervised models get every label), with ``n_neighbors``
+    (1 or 2: each copy's nearest neighbour is its twin).  Graph estimators: a correct fit --
+    finite outputs, the copies of labeled points predicted with their labels, the blobs
+    classified -- or a clear error naming the neighbours / duplicates."""
+
+    def case(name: str) -> str:
+        graph_estimator(name)
+        X = np.r_[X_TRAIN, X_TRAIN[:20], X_TRAIN[20:25]]
+        y_full = np.r_[Y_TRAIN, Y_TRAIN[:20], Y_TRAIN[20:25]]
+        y_semi = y_full.copy()
+        y_semi[20:30] = -1
+        y_semi[40:] = -1
+        y = graph_targets(name, y_semi, y_full, X)
+        est = fit_or_error(name, X, y, NEIGHBOURS_ERROR, n_neighbors=n_neighbors)
+        if est is ERROR:
+            return ERROR
+        check_fit_quality(name, est, X, y_full, X_TEST, Y_TEST)
+        check_copies_labeled(name, est, X, np.arange(40, 60), np.arange(20), Y_TRAIN[:20])
+        return PASS
+
+    return case
+
+
+def graph_gamma(name: str) -> None:
+    """Raise :class:`NotApplicable` unless the default kernel width is ``gamma="graph"``."""
+    if make(name).get_params(deep=False).get("gamma") != "graph":
+        raise NotApplicable
+
+
+def kernel_width(est) -> float:
+    """The RBF width ``gamma_`` of a fitted model's feature map (read through a wrapper)."""
+    fm = est.feature_map_
+    gamma = getattr(fm, "gamma_", getattr(getattr(fm, "base", None), "gamma_", None))
+    if gamma is None:
+        raise CellFailure("no fitted kernel width (feature_map_.gamma_)")
+    return float(gamma)
+
+
+def graph_gamma_duplicated(name: str) -> str:
+    """``gamma="graph"`` (the kernel width from the mean squared kNN distance) with every
+    training row twice, at the default ``n_neighbors`` and at 1: a correct fit whose width is
+    positive and the one of the rows without their copies (copies count once), never
+    "the mean squared distance ... is 0"."""
+    graph_gamma(name)
+    X, y = np.r_[X_TRAIN, X_TRAIN], np.r_[Y_TRAIN, Y_TRAIN]
+    for n_neighbors in (make(name).get_params()["n_neighbors"], 1):
+        est = fit_or_error(name, X, y, None, n_neighbors=n_neighbors)
+        gamma = kernel_width(est)
+        single = kernel_width(fit_or_error(name, X_TRAIN, Y_TRAIN, None, n_neighbors=n_neighbors))
+        if not (math.isfinite(gamma) and gamma > 0):
+            raise CellFailure(f"kernel width {gamma} (n_neighbors={n_neighbors})")
+        if not math.isclose(gamma, single, rel_tol=1e-9):
+            raise CellFailure(
+                f"kernel width {gamma:.6g} on the doubled rows, {single:.6g} without the copies "
+                f"(n_neighbors={n_neighbors})"
+            )
+        check_fit_quality(name, est, X, y, X_TEST, Y_TEST)
+    return PASS
+
+
+DEGENERATE_OR_DISTINCT = Expect(r"zero variance|all zero|identical|same point|distinct points")
+
+
+def graph_gamma_identical(name: str) -> str:
+    """``gamma="graph"`` with all 40 rows identical (no neighbour distance to read a width
+    from), at the default ``n_neighbors`` and at 1: a clear error that says the points are
+    identical."""
+    graph_gamma(name)
+    X = np.tile(X_TRAIN[0], (40, 1))
+    for n_neighbors in (make(name).get_params()["n_neighbors"], 1):
+        est = fit_or_error(name, X, Y_TRAIN, DEGENERATE_OR_DISTINCT, n_neighbors=n_neighbors)
+        if est is not ERROR:
+            raise CellFailure(f"fit accepted identical rows (n_neighbors={n_neighbors})")
+    return ERROR
+
+
+# -- feature names, -1 as a class, pickling, memory ------------------------------------------------
+
+
+class Frame:
+    """A minimal data frame, for the feature-name checks where pandas (not a dependency) is
+    not installed: string column names that scikit-learn reads through narwhals'
+    compliant-frame protocol, values through ``__array__``, rows through ``take`` (as
+    ``_safe_indexing`` takes them)."""
+
+    def __init__(self, values, columns):
+        self.values = np.asarray(values, dtype=float)
+        self._columns = list(columns)
+
+    def __narwhals_dataframe__(self):
+        return self
+
+    def _with_version(self, version):
+        self._version = version
+        return self
+
+    @property
+    def _implementation(self):
+        from narwhals import Implementation
+
+        return Implementation.UNKNOWN
+
+    @property
+    def columns(self):
+        return self._columns
+
+    @property
+    def shape(self):
+        return self.values.shape
+
+    def __len__(self):
+        return len(self.values)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values if dtype is None else self.values.astype(dtype)
+
+    @property
+    def iloc(self):  # marks a frame whose rows _safe_indexing takes with take()
+        return self
+
+    def take(self, indices, axis=0):
+        assert axis == 0
+        return Frame(self.values[indices], self._columns)
+
+    def select(self, columns):
+        return Frame(self.values[:, [self._columns.index(c) for c in columns]], columns)
+
+
+def data_frame(values, columns):
+    """A pandas DataFrame of ``values`` with these column names where pandas is installed,
+    else a :class:`Frame` (scikit-learn reads the names of both)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        return Frame(values, columns)
+    return pd.DataFrame(np.asarray(values), columns=list(columns))
+
+
+def select_columns(frame, columns):
+    """The frame's ``columns``, in that order."""
+    return frame.select(list(columns)) if isinstance(frame, Frame) else frame[list(columns)]
+
+
+FEATURE_NAMES = Expect(r"feature names", (ValueError,))
+PREDICT_METHODS = ("predict", "decision_function", "predict_proba", "transform")
+
+
+def feature_names_reordered(name: str) -> str:
+    """Fitted on a data frame with named columns: ``feature_names_in_`` are those names, the
+    same frame at predict gives the results of its values as an array, and a frame with the
+    same columns in another order is refused by every predict method with scikit-learn's
+    ValueError on the feature names (it must not answer on the permuted features)."""
+    columns = ["f0", "f1", "f2"]
+    frame = data_frame(X_TRAIN, columns)
+    test = data_frame(X_TEST, columns)
+    est = fit_or_error(name, frame, targets(name, Y_TRAIN), None)
+    names = getattr(est, "feature_names_in_", None)
+    if names is None or list(names) != columns:
+        raise CellFailure(f"feature_names_in_ is {names!r}, not the frame's columns")
+    arr = np.asarray(test, dtype=float)
+    reordered = select_columns(test, columns[::-1])
+    for method in PREDICT_METHODS:
+        if not hasattr(est, method):
+            continue
+        fn = getattr(est, method)
+        got, expected = np.asarray(quiet(fn, test)), np.asarray(quiet(fn, arr))
+        if method == "predict" and kind(name) == "classifier":
+            ok = np.array_equal(got, expected)
+        else:
+            ok = np.allclose(got, expected, rtol=1e-9, atol=1e-12)
+        if not ok:
+            raise CellFailure(f"{method} on the frame differs from {method} on its values")
+        if call_or_error(lambda fn=fn: fn(reordered), FEATURE_NAMES) is not ERROR:
+            raise CellFailure(f"{method} accepted the columns in another order")
+    return ERROR
+
+
+MINUS_ONE_IS_UNLABELED = Expect(r"-1.*unlabeled|unlabeled.*-1", (ValueError,))
+
+
+def minus_one_as_class(name: str) -> str:
+    """Labels -1 / +1, every point labeled: to a semi-supervised classifier (or a CV search
+    of one) -1 marks unlabeled points, so it sees one class and must say so up front, naming
+    -1 and unlabeled; a supervised one fits the two classes (``classes_`` [-1, 1]) correctly."""
+    if kind(name) != "classifier":
+        raise NotApplicable
+    y, y_test = 2 * Y_TRAIN - 1, 2 * Y_TEST - 1
+    est = fit_or_error(name, X_TRAIN, y, MINUS_ONE_IS_UNLABELED if semi_supervised(name) else None)
+    if est is ERROR:
+        return ERROR
+    if semi_supervised(name):
+        raise CellFailure("a semi-supervised model fitted -1 / +1 labels")
+    if list(est.classes_) != [-1, 1]:
+        raise CellFailure(f"classes_ {list(est.classes_)}")
+    check_finite_outputs(est, X_TEST)
+    check_accuracy(name, est, X_TEST, y_test)
+    return PASS
+
+
+def pickle_round_trip(name: str) -> str:
+    """A fitted estimator pickled and unpickled gives bit-identical outputs (decision values,
+    predictions) on new points: ``np.array_equal``, not merely close.  The kernel maps are
+    the exception by design: ``KernelFeatureMap.__getstate__`` drops the Cholesky factor,
+    which ``transform`` rebuilds from ``basis_`` (equal up to rounding), so their features
+    are compared to a relative 1e-9."""
+    import pickle
+
+    est = fit_or_error(name, X_TRAIN, targets(name, Y_TRAIN), None)
+    copy = pickle.loads(pickle.dumps(est))
+    for method in PREDICT_METHODS:
+        if not hasattr(est, method):
+            continue
+        a = np.asarray(quiet(getattr(est, method), X_TEST))
+        b = np.asarray(quiet(getattr(copy, method), X_TEST))
+        if kind(name) == "transformer":
+            same_output = np.allclose(a, b, rtol=1e-9, atol=1e-12 * max(1.0, np.abs(a).max()))
+        else:
+            same_output = np.array_equal(a, b)
+        if not same_output:
+            detail = ""
+            if a.dtype.kind == "f":
+                detail = f" (max difference {np.max(np.abs(a - b)):.2g})"
+            raise CellFailure(f"{method} after a pickle round trip differs{detail}")
+    return PASS
+
+
+DENSE_MEMORY = Expect(
+    r"\d[\d,]* x \d[\d,]*.*\d GiB.*available.*solver='(nystroem|cg|primal)'",
+    (MemoryError, ValueError),
+)
+
+
+def dense_out_of_memory(name: str) -> str:
+    """``solver="dense"`` with the RBF kernel on a machine with less memory available than
+    the n x n Gram matrix needs (``structreg._resources.available_memory`` set to 1 KiB, the
+    working-memory budget below the matrix's size): a clear error before anything is
+    allocated, naming the matrix's size and a scalable solver (``solver='nystroem'`` /
+    ``'cg'`` / ``'primal'``)."""
+    from structreg import _resources
+
+    constraints = getattr(make(name), "_parameter_constraints", {}).get("solver", [])
+    if not any("dense" in getattr(c, "options", ()) for c in constraints):
+        raise NotApplicable
+    # the RBF kernel: the linear one of DRGV / DRLSC / SSDRWang solves on the 3 features
+    params = {"solver": "dense", "kernel": "rbf"}
+    saved = _resources.available_memory
+    _resources.available_memory = lambda: 1024
+    try:
+        with structreg.config_context(working_memory=1 / 1024):
+            est = fit_or_error(name, X_TRAIN, targets(name, Y_TRAIN), DENSE_MEMORY, **params)
+    finally:
+        _resources.available_memory = saved
+    if est is not ERROR:
+        raise CellFailure("solver='dense' fitted with 1 KiB of memory available")
+    return ERROR
+
+
 _LARGEST = np.abs(X_ALL).max()
 EDGE_HIGH = 0.5 * math.sqrt(np.finfo(float).max / (4 * X_ALL.shape[1])) / _LARGEST
 """The factor that puts max|X| at half the largest value whose squared distances are finite
@@ -686,6 +1050,19 @@ CASES: dict[str, Callable[[str], str]] = {
     "poly, coef0=nan": poly_coef0_nan,
     "poly, gamma='scale', variance 1e-220": poly_scale_low_variance,
     "poly, gamma=1e30 (kernel ~1e90)": poly_huge_kernel,
+    "53 points, 50 identical": crowded_point(None),
+    "53 points, 50 identical, n_neighbors=1": crowded_point(1),
+    "53 points, 50 identical, n_neighbors=2": crowded_point(2),
+    "53 points, 50 identical, both labels among them": crowded_point(None, both_labels=True),
+    "53 points, 50 identical, both labels, n_neighbors=1": crowded_point(1, both_labels=True),
+    "copies of points, n_neighbors=1": copies_of_points(1),
+    "copies of points, n_neighbors=2": copies_of_points(2),
+    "gamma='graph', every row twice": graph_gamma_duplicated,
+    "gamma='graph', all rows identical": graph_gamma_identical,
+    "data frame, columns reordered at predict": feature_names_reordered,
+    "labels -1 / +1, all labeled": minus_one_as_class,
+    "pickle round trip": pickle_round_trip,
+    "solver='dense', too little memory": dense_out_of_memory,
 }
 
 

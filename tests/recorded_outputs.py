@@ -6,7 +6,9 @@ compares.  The file was recorded before the fit pipeline was reorganised around 
 entry point per loss, so that test proves the reorganisation changed no answer (to 1e-10).
 Outputs whose change was intended are re-recorded one configuration at a time and listed here:
 PoissonLearning's two-class outputs, when its default ``class_prior`` became ``"auto"`` (the
-class-size correction; with ``class_prior=None`` they equal the first recording exactly).
+class-size correction; with ``class_prior=None`` they equal the first recording exactly); and
+GFHF's ``predict`` on points of graph components without labels, whose class prior is an exact
+tie (0.5 / 0.5) that now goes to the nearest labeled point's class instead of the first class.
 
 Each configuration is fitted twice when recording; outputs that differ between the two fits
 (random initialisations without a seed) are not recorded and are listed when recording.

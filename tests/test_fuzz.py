@@ -1,15 +1,25 @@
 """Hypothesis fuzz of every public estimator (issue 20, point 4).
 
-Each example draws an estimator (its defaults) and a small training set from a strategy that
-includes extreme but finite floats (magnitudes 1e-150 .. 1e150, and single entries far from
-the rest), duplicated rows, constant and all-zero columns, and one to three classes with
-unlabeled points (``-1``).  A fit must either succeed -- with finite decision values or
-outputs on the training points and on new points, and predictions among the training
-labels -- or raise a ``ValueError`` / ``TypeError`` (the clear-error contract of
-``tests/battery_cases.py``; the battery checks the messages case by case).
+Each example draws an estimator (its defaults), a small training set and two options.  The
+training set (:func:`training_sets`) includes extreme but finite floats (magnitudes 1e-150 ..
+1e150, and single entries far from the rest), constant and all-zero columns, one to three
+classes with unlabeled points (``-1``), and duplicated points: a block of copied rows, a few
+rows repeated to 2x or 5x, or most points at one location (e.g. 50 of 53 rows identical,
+labeled ones among them), the copies labeled as the rows they copy, unlabeled, or with new
+(conflicting) labels.  The options: ``n_neighbors`` set to 1 or 2 (about half of the
+examples) for an estimator that has that parameter, and a fit on a data frame with named
+columns (about half; pandas where installed, else the minimal frame of ``battery_cases.py``).
 
-CI runs :data:`CI_EXAMPLES` examples; ``pytest --slow tests/test_fuzz.py`` runs
-:data:`SLOW_EXAMPLES`.
+A fit must either succeed -- with finite decision values or outputs on the training points
+and on new points, and predictions among the training labels; after a fit on a data frame,
+the same columns must give what their values give as an array, and (two or more features)
+the columns in another order a ``ValueError`` on the feature names -- or raise a
+``ValueError`` / ``TypeError`` (the clear-error contract of ``tests/battery_cases.py``; the
+battery checks the messages case by case).
+
+One ``@given`` draws the estimator with the data, so the example counts are totals over all
+estimators (about 1/30 of them each).  CI runs :data:`CI_EXAMPLES` examples;
+``pytest --slow tests/test_fuzz.py`` runs :data:`SLOW_EXAMPLES`.
 """
 
 from __future__ import annotations
@@ -18,20 +28,39 @@ import warnings
 
 import numpy as np
 import pytest
-from battery_cases import ESTIMATORS
-from hypothesis import HealthCheck, given, settings
+from battery_cases import ESTIMATORS, PREDICT_METHODS, data_frame, select_columns
+from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 from sklearn.base import is_classifier, is_regressor
 
 CI_EXAMPLES = 150
-SLOW_EXAMPLES = 10_000
+SLOW_EXAMPLES = 40_000
 
 NAMES = sorted(ESTIMATORS)
 
 
+LABELS_OF_COPIES = ("same", "unlabeled", "independent")
+"""The labels of duplicated rows: those of the rows they copy (a copy of a labeled row is
+labeled alike, of an unlabeled one unlabeled), -1 (unlabeled copies of labeled rows), or
+drawn anew (identical points with conflicting labels)."""
+
+
+def _labels_of_copies(draw, rng, y: np.ndarray, rows: np.ndarray, n_classes: int) -> np.ndarray:
+    mode = draw(st.sampled_from(LABELS_OF_COPIES))
+    if mode == "same":
+        return y[rows]
+    if mode == "unlabeled":
+        return np.full(len(rows), -1)
+    return rng.integers(-1, n_classes, size=len(rows))
+
+
 @st.composite
 def training_sets(draw):
-    """``(X, y)``: 4-30 samples, 1-5 features, 1-3 classes, some unlabeled (-1)."""
+    """``(X, y)``: 4-30 samples (up to 90 with copies), 1-5 features, 1-3 classes, some
+    unlabeled (-1), with duplicated points in one of four ways: none; a block of rows
+    copied over the last ones; one to three rows repeated to 2x or 5x; or most points at one
+    location (10-60 copies of one row beside 1-5 other points, labeled ones among the
+    copies)."""
     n = draw(st.integers(4, 30))
     d = draw(st.integers(1, 5))
     seed = draw(st.integers(0, 2**32 - 1))
@@ -43,15 +72,34 @@ def training_sets(draw):
         X[draw(st.integers(0, n - 1)), draw(st.integers(0, d - 1))] = scale * 10.0 ** draw(
             st.integers(-6, 6)
         )
-    if draw(st.booleans()):  # duplicated rows
-        k = draw(st.integers(1, n // 2))
-        X[n - k :] = X[:k]
-    if d > 1 and draw(st.booleans()):  # a constant or all-zero column
-        X[:, draw(st.integers(0, d - 1))] = draw(st.sampled_from([0.0, scale, -3.0]))
     n_classes = draw(st.integers(1, 3))
     y = rng.integers(0, n_classes, size=n)
     if draw(st.booleans()):  # unlabeled points
         y[rng.random(n) < draw(st.floats(0.1, 0.9))] = -1
+    duplicates = draw(st.sampled_from(["none", "block", "repeated", "crowd"]))
+    if duplicates == "block":  # the first k rows copied over the last k
+        k = draw(st.integers(1, n // 2))
+        X[n - k :] = X[:k]
+        y[n - k :] = _labels_of_copies(draw, rng, y, np.arange(k), n_classes)
+    elif duplicates == "repeated":  # a few rows, each 2x or 5x in all
+        rows = rng.choice(n, size=draw(st.integers(1, min(3, n))), replace=False)
+        copies = np.repeat(rows, [draw(st.sampled_from([1, 4])) for _ in rows])
+        X = np.r_[X, X[copies]]
+        y = np.r_[y, _labels_of_copies(draw, rng, y, copies, n_classes)]
+    elif duplicates == "crowd":  # most points at one location, e.g. 50 of 53
+        others = draw(st.integers(1, min(5, n - 1)))
+        copies = np.zeros(draw(st.integers(10, 60)), dtype=int)
+        labels = _labels_of_copies(draw, rng, y, copies, n_classes)
+        if draw(st.booleans()):  # most of the copies unlabeled
+            labels[rng.random(len(labels)) < 0.8] = -1
+        labels[0] = max(y[0], 0)  # a labeled point among the copies
+        X = np.r_[X[copies], X[1 : 1 + others]]
+        y = np.r_[labels, y[1 : 1 + others]]
+    if duplicates != "none":
+        order = rng.permutation(len(X))
+        X, y = X[order], y[order]
+    if d > 1 and draw(st.booleans()):  # a constant or all-zero column
+        X[:, draw(st.integers(0, d - 1))] = draw(st.sampled_from([0.0, scale, -3.0]))
     return X, y
 
 
@@ -62,32 +110,76 @@ def _semi_supervised(estimator) -> bool:
     return bool(getattr(estimator, "_semi_supervised", False))
 
 
-def _check_fit(name: str, X: np.ndarray, y: np.ndarray) -> str:
-    """``"fitted"`` (and the outputs checked) or ``"refused"`` (a clear error type)."""
+def _outputs(estimator, points):
+    """Decision values, a regressor's predictions or a (non-classifier's) transform; None for
+    a classifier with predictions only."""
+    if hasattr(estimator, "transform") and not is_classifier(estimator):
+        return estimator.transform(points)
+    if hasattr(estimator, "decision_function"):
+        return estimator.decision_function(points)
+    return estimator.predict(points) if is_regressor(estimator) else None
+
+
+def _check_feature_names(name: str, estimator, Xt: np.ndarray, columns: list[str]) -> None:
+    """Fitted on a data frame: the same columns give what their values as an array give (the
+    array ``np.asarray(frame)``, of the frame's memory order, so that BLAS rounds alike), and
+    the columns in another order are refused with scikit-learn's ValueError on feature
+    names by every predict method."""
+    frame = data_frame(Xt, columns)
+    values = np.asarray(frame, dtype=float)
+    reordered = select_columns(frame, columns[::-1]) if len(columns) > 1 else None
+    for method in PREDICT_METHODS:
+        if not hasattr(estimator, method):
+            continue
+        fn = getattr(estimator, method)
+        got, expected = np.asarray(fn(frame)), np.asarray(fn(values))
+        if method == "predict" and is_classifier(estimator):
+            same = np.array_equal(got, expected)
+        else:
+            top = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+            same = np.allclose(got, expected, rtol=1e-9, atol=1e-12 * top)
+        assert same, f"{name}: {method} on a data frame differs from {method} on its values"
+        if reordered is None:
+            continue
+        try:
+            fn(reordered)
+        except ValueError as exc:
+            assert "feature names" in str(exc), f"{name}: {method} on reordered columns: {exc}"
+        else:
+            raise AssertionError(f"{name}: {method} accepted the columns in another order")
+
+
+def _check_fit(
+    name: str, X: np.ndarray, y: np.ndarray, n_neighbors: int | None = None, frame: bool = False
+) -> str:
+    """``"fitted"`` (and the outputs checked) or ``"refused"`` (a clear error type).
+
+    ``n_neighbors`` overrides the parameter of an estimator that has one; ``frame`` fits on a
+    data frame with named columns (:func:`_check_feature_names` checks it at predict)."""
     estimator = ESTIMATORS[name]()
+    if n_neighbors is not None and "n_neighbors" in estimator.get_params(deep=False):
+        estimator.set_params(n_neighbors=n_neighbors)
     target = y.astype(float) if is_regressor(estimator) else y
     if is_regressor(estimator):
         target[y == -1] = np.nan  # regressors mark unlabeled targets with NaN
     Xt = X[::-1] + 0.5 * np.std(X, axis=0)  # new points, on the training data's scale
+    columns = [f"x{j}" for j in range(X.shape[1])]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            estimator.fit(X, target)
+            estimator.fit(data_frame(X, columns) if frame else X, target)
         except (ValueError, TypeError):
             return "refused"
         for points in (X, Xt):
-            if hasattr(estimator, "transform") and not is_classifier(estimator):
-                out = estimator.transform(points)
-            elif hasattr(estimator, "decision_function"):
-                out = estimator.decision_function(points)
-            else:
-                out = estimator.predict(points) if is_regressor(estimator) else None
+            out = _outputs(estimator, points)
             if out is not None:
                 assert np.all(np.isfinite(out)), f"{name}: non-finite outputs"
             if is_classifier(estimator):
                 labels = set(np.unique(y[y != -1] if _semi_supervised(estimator) else y).tolist())
                 predicted = set(np.unique(estimator.predict(points)).tolist())
                 assert predicted <= labels, f"{name}: predicted {predicted} of {labels}"
+        if frame:
+            _check_feature_names(name, estimator, Xt, columns)
     return "fitted"
 
 
@@ -105,9 +197,14 @@ def test_every_estimator_fits_or_refuses_clearly(request):
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
         database=None,
     )
-    @given(name=st.sampled_from(NAMES), data=training_sets())
-    def run(name, data):
-        outcomes[_check_fit(name, *data)] += 1
+    @given(
+        name=st.sampled_from(NAMES),
+        data=training_sets(),
+        n_neighbors=st.sampled_from([None, None, 1, 2]),
+        frame=st.booleans(),
+    )
+    def run(name, data, n_neighbors, frame):
+        outcomes[_check_fit(name, *data, n_neighbors=n_neighbors, frame=frame)] += 1
 
     run()
     print(f"fuzz outcomes: {outcomes}")
@@ -135,3 +232,60 @@ def test_fuzz_check_can_fail(name, monkeypatch):
     )
     with pytest.raises(AssertionError, match="non-finite"):
         _check_fit(name, X, y)
+
+
+def test_feature_name_check_can_fail(monkeypatch):
+    """The data-frame property is not vacuous: a predict that drops the column names before
+    validating (and so answers on permuted features, after a warning) fails it."""
+    cls = type(ESTIMATORS["RLSC"]())
+    for method in ("predict", "decision_function"):
+        original = getattr(cls, method)
+        monkeypatch.setattr(
+            cls, method, lambda self, Z, original=original: original(self, np.asarray(Z))
+        )
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    y = np.r_[np.zeros(10, int), np.ones(10, int)]
+    with pytest.raises(AssertionError, match="accepted the columns in another order"):
+        _check_fit("RLSC", X, y, frame=True)
+
+
+def _multiplicity(X: np.ndarray) -> int:
+    """How many times the most repeated row of X occurs."""
+    return int(np.unique(X, axis=0, return_counts=True)[1].max())
+
+
+def _at_commonest_point(X: np.ndarray) -> np.ndarray:
+    """Mask of the rows equal to the most repeated row of X."""
+    rows, counts = np.unique(X, axis=0, return_counts=True)
+    return (X == rows[np.argmax(counts)]).all(axis=1)
+
+
+@pytest.mark.parametrize(
+    "shape, holds",
+    [
+        ("a row 5x", lambda X, y: _multiplicity(X) == 5),
+        (
+            "most rows at one location, labeled ones among them",
+            lambda X, y: (
+                _multiplicity(X) >= 0.8 * len(X)
+                and len(X) >= 40
+                and np.any(y[_at_commonest_point(X)] != -1)
+            ),
+        ),
+        (
+            "an unlabeled copy of a labeled row",
+            lambda X, y: any(
+                np.any(y[(X == x).all(axis=1)] == -1) and np.any(y[(X == x).all(axis=1)] != -1)
+                for x in X
+            ),
+        ),
+    ],
+)
+def test_strategy_reaches_the_duplicate_shapes(shape, holds):
+    """:func:`training_sets` draws each shape of duplicated points that broke fits."""
+    X, y = find(
+        training_sets(),
+        lambda data: holds(*data),
+        settings=settings(database=None, max_examples=2000, derandomize=True),
+    )
+    assert holds(X, y), shape

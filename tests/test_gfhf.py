@@ -394,3 +394,21 @@ def test_normalized_cut_counts_each_cut_edge_against_its_class():
     W2 = W.copy()
     W2.data *= 7.0  # weights are ignored
     assert normalized_cut(W2, np.array([0, 0, 1, 1, 1])) == pytest.approx(1 / 3 + 1 / 5)
+
+
+def test_exact_ties_go_to_the_nearest_labeled_point():
+    """Points of a component without labels get the class prior; with one label per class
+    that prior is an exact tie, which the nearest labeled point's class breaks (not the
+    first class, as an argmax would), in transduction_ and predict alike."""
+    X = np.r_[np.zeros((5, 1)) + np.arange(5)[:, None] * 0.1, [[10.0], [10.1], [10.2]]]
+    X = np.r_[X, [[30.0], [30.1], [30.2]]]  # a component near the class-1 label's side
+    y = np.full(len(X), -1)
+    y[0], y[5] = 0, 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = GFHF(n_neighbors=2, weights="connectivity").fit(X, y)
+    far = np.arange(8, 11)
+    assert clf.unreachable_[far].all()
+    np.testing.assert_allclose(clf.label_distributions_[far], 0.5, atol=1e-12)  # a tie
+    assert (clf.transduction_[far] == 1).all()  # nearest label: x = 10 (class 1)
+    assert (clf.predict(X[far] + 0.01) == 1).all()

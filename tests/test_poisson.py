@@ -261,7 +261,7 @@ def test_multiclass_prior_weights_the_scores():
     prior = np.array([0.5, 0.3, 0.2])
     clf = PoissonLearning(class_prior=prior * 10).fit(X, y_semi)
     np.testing.assert_allclose(clf.scores_, plain.scores_ * prior / (1 / 3))
-    with pytest.raises(ValueError, match="class_prior must hold 3"):
+    with pytest.raises(ValueError, match="class_prior has 2 entries"):
         PoissonLearning(class_prior=[0.5, 0.5]).fit(X, y_semi)
     with pytest.raises(ValueError, match="class_prior"):
         PoissonLearning(class_prior=[1.0, -1.0, 1.0]).fit(X, y_semi)

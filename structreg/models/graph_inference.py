@@ -22,6 +22,7 @@ This module holds the road from the data to those solves and back:
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -455,6 +456,10 @@ class LabeledGraph:
         return part, weak, labels
 
 
+TIE_RTOL = 64 * float(np.finfo(float).eps)
+"""Two class scores closer than this fraction of the largest training score are a tie
+(:meth:`GraphInferenceClassifier._break_ties`)."""
+
 WEAK_LINK = float(np.sqrt(np.finfo(float).eps))
 """A set of unlabeled vertices joined to the rest of the graph by edges of total weight at most
 this fraction of its smallest degree is solved as one vertex (:meth:`LabeledGraph.weak_sets`):
@@ -525,7 +530,7 @@ def normalized_cut(W: sp.spmatrix, labels: np.ndarray) -> float:
     return float(np.sum(cut_k / np.where(vol_k > 0, vol_k, 1.0)))
 
 
-WEIGHTS_DOC = """weights : {"self-tuning", "heat", "connectivity"}, default="self-tuning"
+WEIGHTS_DOC = """weights : {CHOICES}, default=DEFAULT
         Edge weights of the kNN graph and of the out-of-sample rule.  ``"self-tuning"``:
         ``exp(-4 ||x_i - x_j||^2 / (sigma_i sigma_j))``, ``sigma_i`` the distance from
         ``x_i`` to its ``n_neighbors``-th nearest other training point
@@ -534,7 +539,7 @@ WEIGHTS_DOC = """weights : {"self-tuning", "heat", "connectivity"}, default="sel
         ``exp(-||x_i - x_j||^2 / t)`` with one width ``t`` (Zhu et al.'s Gaussian fields).
         ``"connectivity"``: 1 on every edge."""
 """The ``weights`` entry of the subclasses' parameter lists, which write ``WEIGHTS`` on a
-line of their own in its place."""
+line of their own in its place (``CHOICES`` and ``DEFAULT`` filled in from the subclass)."""
 
 
 class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
@@ -589,13 +594,17 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if cls.__doc__:
-            cls.__doc__ = cls.__doc__.replace("    WEIGHTS\n", "    " + WEIGHTS_DOC + "\n")
         cls._parameter_constraints = {
             **constraints_for(cls),
             "weights": [StrOptions(set(WEIGHT_CHOICES))],
             **getattr(cls, "_constraint_overrides", {}),
         }
+        if cls.__doc__:
+            choices = sorted(cls._parameter_constraints["weights"][0].options)
+            default = inspect.signature(cls.__init__).parameters["weights"].default
+            entry = WEIGHTS_DOC.replace("CHOICES", ", ".join(f'"{c}"' for c in choices))
+            entry = entry.replace("DEFAULT", f'"{default}"')
+            cls.__doc__ = cls.__doc__.replace("    WEIGHTS\n", "    " + entry + "\n")
 
     def fit(self, X, y, unlabeled=None) -> GraphInferenceClassifier:
         """Infer the labels of the unlabeled training points over the graph of all of them.
@@ -647,10 +656,37 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         self.solver_, self.n_iter_ = info["method"], max(1, info["n_iter"])
         scores[self.unreachable_] = prior
         scores = self._finish_scores(scores, labeled, y_codes, prior)
+        self.labeled_ = labeled
+        self.labeled_codes_ = y_codes[labeled]
+        self.score_scale_ = float(np.max(np.abs(scores), initial=0.0))
+        scores = self._break_ties(scores, self.X_)
         setattr(self, self._scores_attribute, scores)
         codes = np.argmax(scores, axis=1)
         codes[labeled] = y_codes[labeled]
         self.transduction_ = self.classes_[codes]
+
+    def _break_ties(self, scores: np.ndarray, points: np.ndarray) -> np.ndarray:
+        """``scores`` (of the rows of ``points``) with every row whose two best scores tie to
+        rounding -- within :data:`TIE_RTOL` of the training scores' largest magnitude,
+        ``score_scale_`` -- raised by that much at the class of the nearest labeled training
+        point, so that the tie goes to it in every output (labels, probabilities, decision
+        values) rather than to the first class.  Rounding cannot decide such ties: the
+        class prior of a component without labels when the labels are balanced, or exact
+        copies of a labeled point in a clique without a net source (Poisson learning)."""
+        if scores.shape[1] < 2:
+            return scores
+        best_two = np.sort(scores, axis=1)[:, -2:]
+        tied = best_two[:, 1] - best_two[:, 0] <= TIE_RTOL * self.score_scale_
+        if not tied.any():
+            return scores
+        index = NearestNeighbors(n_neighbors=1).fit(self.X_[self.labeled_])
+        nearest = index.kneighbors(points[tied], return_distance=False)[:, 0]
+        best = best_two[tied, 1]
+        scores = scores.copy()
+        scores[np.flatnonzero(tied), self.labeled_codes_[nearest]] = best + np.maximum(
+            TIE_RTOL * self.score_scale_, 4 * np.spacing(np.abs(best))
+        )
+        return scores
 
     def _weightings(self) -> tuple[str, ...]:
         """The edge weightings to fit: ``weights`` (``"auto"``: :data:`AUTO_WEIGHTINGS`)."""
@@ -670,6 +706,9 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
             "n_iter_",
             "class_prior_",
             "transduction_",
+            "labeled_",
+            "labeled_codes_",
+            "score_scale_",
             self._scores_attribute,
         )
 
@@ -709,6 +748,21 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
     ) -> np.ndarray:
         """The scores to store, from those of the solve (unreachable rows: the prior)."""
         return scores
+
+    def _checked_class_prior(self) -> np.ndarray:
+        """The subclass's ``class_prior`` array, checked (one finite non-negative number per
+        class, not all zero) and normalised to sum to 1."""
+        prior = np.asarray(self.class_prior, dtype=float).ravel()
+        if prior.shape != self.classes_.shape:
+            raise ValueError(
+                f"class_prior has {prior.size} entries; expected one per class "
+                f"({self.classes_.size}: {self.classes_.tolist()})"
+            )
+        if not (np.all(np.isfinite(prior)) and np.all(prior >= 0) and prior.sum() > 0):
+            raise ValueError(
+                f"class_prior must be finite, non-negative and not all zero, got {prior}"
+            )
+        return prior / prior.sum()
 
     # -- the graph and the out-of-sample rule -------------------------------------------------
 
@@ -785,7 +839,8 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         X = validate_data(self, X, dtype=float, reset=False)
         w, ind = self._neighbour_weights(X)
         scores = getattr(self, self._scores_attribute)
-        return np.einsum("ik,ikc->ic", w, scores[ind]) / w.sum(axis=1, keepdims=True)
+        extended = np.einsum("ik,ikc->ic", w, scores[ind]) / w.sum(axis=1, keepdims=True)
+        return self._break_ties(extended, X)
 
 
 def _warn_unreachable(unreachable: np.ndarray) -> None:

@@ -194,14 +194,8 @@ class GFHF(GraphInferenceClassifier):
         The priors ``q`` of CMN, in the order of ``classes_`` (normalised to sum to 1); None:
         the class frequencies of the labeled points.  Only with
         ``class_mass_normalization=True``.
-    weights : {"auto", "self-tuning", "heat", "connectivity"}, default="auto"
-        Edge weights of the kNN graph and of the out-of-sample rule.  ``"self-tuning"``:
-        ``exp(-4 ||x_i - x_j||^2 / (sigma_i sigma_j))``, ``sigma_i`` the distance from
-        ``x_i`` to its ``n_neighbors``-th nearest other training point
-        (:func:`~structreg.structure.graphs.self_tuning_graph`; a new point's ``sigma`` is
-        its distance to its ``n_neighbors``-th nearest training point).  ``"heat"``:
-        ``exp(-||x_i - x_j||^2 / t)`` with one width ``t`` (Zhu et al.'s Gaussian fields).
-        ``"connectivity"``: 1 on every edge.  ``"auto"``: fits with self-tuning and with
+    WEIGHTS
+        ``"auto"``: fits with self-tuning and with
         heat weights (two solves) and keeps the labeling that cuts fewer kNN edges
         relative to the classes' sizes
         (:func:`~structreg.models.graph_inference.normalized_cut`; ``weights_`` says which).
@@ -245,6 +239,14 @@ class GFHF(GraphInferenceClassifier):
         ``class_prior_`` with CMN).
     class_prior_ : ndarray of shape (n_classes,)
         ``class_mass_normalization=True``: the class priors CMN matched.
+    labeled_ : ndarray of bool, shape (n_samples,)
+        The labeled training points.
+    labeled_codes_ : ndarray of int, shape (n_labeled,)
+        Their class codes (indices into ``classes_``).
+    score_scale_ : float
+        The largest magnitude of the training scores: two class scores closer than
+        ``64 eps`` times it are a tie, which goes to the nearest labeled training point's
+        class (its score is raised by that much, so every output agrees).
     neighbors_ : NearestNeighbors
         Index over ``X_`` for the out-of-sample rule.
 
@@ -313,19 +315,7 @@ class GFHF(GraphInferenceClassifier):
     def _checked_prior(self, labeled_prior: np.ndarray) -> np.ndarray:
         """The priors of CMN: ``class_prior`` checked and normalised, or the labeled
         class frequencies."""
-        if self.class_prior is None:
-            return labeled_prior
-        prior = np.asarray(self.class_prior, dtype=float).ravel()
-        if prior.shape != labeled_prior.shape:
-            raise ValueError(
-                f"class_prior has {prior.size} entries; expected one per class "
-                f"({labeled_prior.size}: {self.classes_.tolist()})"
-            )
-        if not (np.all(np.isfinite(prior)) and np.all(prior >= 0) and prior.sum() > 0):
-            raise ValueError(
-                f"class_prior must be finite, non-negative and not all zero, got {prior}"
-            )
-        return prior / prior.sum()
+        return labeled_prior if self.class_prior is None else self._checked_class_prior()
 
     def _finish_scores(self, F, labeled, y_codes, prior):
         """Class mass normalisation (if asked), then rows normalised to sum to 1."""

@@ -270,6 +270,16 @@ class PoissonLearning(GraphInferenceClassifier):
     n_iter_ : int
         Conjugate-gradient iterations run, summed over the class columns (1 for a direct
         solve alone).
+    weights_ : {"self-tuning", "heat", "connectivity"}
+        The edge weights used.
+    labeled_ : ndarray of bool, shape (n_samples,)
+        The labeled training points.
+    labeled_codes_ : ndarray of int, shape (n_labeled,)
+        Their class codes (indices into ``classes_``).
+    score_scale_ : float
+        The largest magnitude of the training scores: two class scores closer than
+        ``64 eps`` times it are a tie, which goes to the nearest labeled training point's
+        class (its score is raised by that much, so every output agrees).
     neighbors_ : NearestNeighbors
         Index over ``X_`` for the out-of-sample rule.
 
@@ -352,15 +362,7 @@ class PoissonLearning(GraphInferenceClassifier):
             )
             share = float(np.clip(np.mean(F[rows, 1]), 0.0, 1.0))
             return np.array([1.0 - share, share])
-        prior = np.asarray(self.class_prior, dtype=float).ravel()
-        if prior.shape != (n_classes,) or not (
-            np.all(np.isfinite(prior)) and np.all(prior >= 0) and prior.sum() > 0
-        ):
-            raise ValueError(
-                f"class_prior must hold {n_classes} finite non-negative numbers (one per class "
-                f"of {self.classes_.tolist()}), not all zero; got {self.class_prior!r}"
-            )
-        return prior / prior.sum()
+        return self._checked_class_prior()
 
     def decision_function(self, X) -> np.ndarray:
         """Scores of new points: ``u(x) = sum_j w_j u_j / sum_j w_j`` over the ``n_neighbors``
