@@ -412,3 +412,26 @@ def test_exact_ties_go_to_the_nearest_labeled_point():
     np.testing.assert_allclose(clf.label_distributions_[far], 0.5, atol=1e-12)  # a tie
     assert (clf.transduction_[far] == 1).all()  # nearest label: x = 10 (class 1)
     assert (clf.predict(X[far] + 0.01) == 1).all()
+
+
+def test_auto_weights_use_self_tuning_alone_on_large_graphs(monkeypatch):
+    """Beyond AUTO_WEIGHTS_MAX points weights="auto" fits self-tuning weights only (heat
+    weights' CG is too slow there)."""
+    import structreg.models.graph_inference as base
+
+    X, y = make_moons(300, noise=0.1, random_state=0)
+    y_semi = _three_per_class(y, 0)
+    fitted = []
+    original = GFHF._fit_graph
+
+    def spy(self, X):
+        fitted.append(self.weights_)
+        return original(self, X)
+
+    monkeypatch.setattr(GFHF, "_fit_graph", spy)
+    GFHF().fit(X, y_semi)
+    assert fitted == ["self-tuning", "heat"]
+    fitted.clear()
+    monkeypatch.setattr(base, "AUTO_WEIGHTS_MAX", 299)
+    clf = GFHF().fit(X, y_semi)
+    assert fitted == ["self-tuning"] and clf.weights_ == "self-tuning"
