@@ -7,7 +7,7 @@ def pytest_addoption(parser):
         "--slow",
         action="store_true",
         default=False,
-        help="long randomised runs (the fuzz test's 10,000 examples instead of CI's bounded run)",
+        help="long randomised runs (the fuzz test's 40,000 examples instead of CI's bounded run)",
     )
 
 
