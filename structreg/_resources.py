@@ -197,7 +197,7 @@ peak: what it refuses cannot fit, what it lets through may still run out."""
 
 class InsufficientMemoryError(MemoryError):
     """A fit needs an n x n array larger than the memory available on this machine (see
-    :func:`check_dense_memory`); raised before anything is allocated.  A ``MemoryError``, so
+    ``check_dense_memory``); raised before anything is allocated.  A ``MemoryError``, so
     code that already catches numpy's ``MemoryError`` catches it too."""
 
 

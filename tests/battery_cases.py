@@ -828,68 +828,16 @@ def graph_gamma_identical(name: str) -> str:
 # -- feature names, -1 as a class, pickling, memory ------------------------------------------------
 
 
-class Frame:
-    """A minimal data frame, for the feature-name checks where pandas (not a dependency) is
-    not installed: string column names that scikit-learn reads through narwhals'
-    compliant-frame protocol, values through ``__array__``, rows through ``take`` (as
-    ``_safe_indexing`` takes them)."""
-
-    def __init__(self, values, columns):
-        self.values = np.asarray(values, dtype=float)
-        self._columns = list(columns)
-
-    def __narwhals_dataframe__(self):
-        return self
-
-    def _with_version(self, version):
-        self._version = version
-        return self
-
-    @property
-    def _implementation(self):
-        from narwhals import Implementation
-
-        return Implementation.UNKNOWN
-
-    @property
-    def columns(self):
-        return self._columns
-
-    @property
-    def shape(self):
-        return self.values.shape
-
-    def __len__(self):
-        return len(self.values)
-
-    def __array__(self, dtype=None, copy=None):
-        return self.values if dtype is None else self.values.astype(dtype)
-
-    @property
-    def iloc(self):  # marks a frame whose rows _safe_indexing takes with take()
-        return self
-
-    def take(self, indices, axis=0):
-        assert axis == 0
-        return Frame(self.values[indices], self._columns)
-
-    def select(self, columns):
-        return Frame(self.values[:, [self._columns.index(c) for c in columns]], columns)
-
-
 def data_frame(values, columns):
-    """A pandas DataFrame of ``values`` with these column names where pandas is installed,
-    else a :class:`Frame` (scikit-learn reads the names of both)."""
-    try:
-        import pandas as pd
-    except ImportError:
-        return Frame(values, columns)
+    """A pandas DataFrame of ``values`` with these column names."""
+    import pandas as pd
+
     return pd.DataFrame(np.asarray(values), columns=list(columns))
 
 
 def select_columns(frame, columns):
     """The frame's ``columns``, in that order."""
-    return frame.select(list(columns)) if isinstance(frame, Frame) else frame[list(columns)]
+    return frame[list(columns)]
 
 
 FEATURE_NAMES = Expect(r"feature names", (ValueError,))

@@ -580,83 +580,19 @@ def test_fit_path_mixes_auto_and_numeric_graph_weights():
 # -- feature names, and -1 as a class -------------------------------------------------------
 
 
-class _Frame:
-    """A minimal data frame, for the feature-name checks without pandas (not a dependency):
-    string column names that scikit-learn reads through narwhals' compliant-frame protocol,
-    values through ``__array__``, rows through ``take`` (as ``_safe_indexing`` takes them)."""
-
-    def __init__(self, values, columns):
-        self.values = np.asarray(values, dtype=float)
-        self._columns = list(columns)
-
-    def __narwhals_dataframe__(self):
-        return self
-
-    def _with_version(self, version):
-        self._version = version
-        return self
-
-    @property
-    def _implementation(self):
-        from narwhals import Implementation
-
-        return Implementation.UNKNOWN
-
-    @property
-    def columns(self):
-        return self._columns
-
-    @property
-    def shape(self):
-        return self.values.shape
-
-    def __len__(self):
-        return len(self.values)
-
-    def __array__(self, dtype=None, copy=None):
-        return self.values if dtype is None else self.values.astype(dtype)
-
-    @property
-    def iloc(self):  # marks a frame whose rows _safe_indexing takes with take()
-        return self
-
-    def take(self, indices, axis=0):
-        assert axis == 0
-        return _Frame(self.values[indices], self._columns)
-
-    def select(self, columns):
-        return _Frame(self.values[:, [self._columns.index(c) for c in columns]], columns)
-
-
 def _frames(values, columns):
-    """The stub frame and, where pandas is installed, a pandas DataFrame of the same data."""
-    from sklearn.utils.validation import _get_feature_names
+    """A pandas DataFrame of the data, in a list (the tests loop over frame kinds)."""
+    import pandas as pd
 
-    frames = [_Frame(values, columns)]
-    if _get_feature_names(frames[0]) is None:  # a scikit-learn that reads no narwhals frames
-        frames = []
-    try:
-        import pandas as pd
-    except ImportError:
-        pass
-    else:
-        frames.append(pd.DataFrame(values, columns=columns))
-    if not frames:
-        pytest.skip("no data frame whose column names scikit-learn reads")
-    return frames
+    return [pd.DataFrame(values, columns=columns)]
 
 
 def _reordered(frame, columns):
-    return frame.select(columns) if isinstance(frame, _Frame) else frame[columns]
+    return frame[columns]
 
 
 def _renamed(frame, columns):
-    values = np.asarray(frame)
-    return (
-        _Frame(values, columns)
-        if isinstance(frame, _Frame)
-        else type(frame)(values, columns=columns)
-    )
+    return type(frame)(np.asarray(frame), columns=columns)
 
 
 def _searches():

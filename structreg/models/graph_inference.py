@@ -547,6 +547,18 @@ WEIGHTS_DOC = """weights : {CHOICES}, default=DEFAULT
 """The ``weights`` entry of the subclasses' parameter lists, which write ``WEIGHTS`` on a
 line of their own in its place (``CHOICES`` and ``DEFAULT`` filled in from the subclass)."""
 
+TIES_DOC = """    labeled_ : ndarray of bool, shape (n_samples,)
+        The labeled training points.
+    labeled_codes_ : ndarray of int, shape (n_labeled,)
+        Their class codes (indices into ``classes_``).
+    score_scale_ : float
+        The largest magnitude of the training scores: two class scores closer than
+        ``64 eps`` times it are a tie, which goes to the nearest labeled training point's
+        class (its score is raised by that much, so every output agrees).
+"""
+"""The attributes of the tie rule (:meth:`GraphInferenceClassifier._break_ties`), which the
+subclasses' attribute lists write as ``TIES`` on a line of their own."""
+
 
 class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
     """Base of the semi-supervised graph classifiers of the Laplace type (GFHF, Poisson
@@ -611,6 +623,7 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
             entry = WEIGHTS_DOC.replace("CHOICES", ", ".join(f'"{c}"' for c in choices))
             entry = entry.replace("DEFAULT", f'"{default}"')
             cls.__doc__ = cls.__doc__.replace("    WEIGHTS\n", "    " + entry + "\n")
+            cls.__doc__ = cls.__doc__.replace("    TIES\n", TIES_DOC)
 
     def fit(self, X, y, unlabeled=None) -> GraphInferenceClassifier:
         """Infer the labels of the unlabeled training points over the graph of all of them.

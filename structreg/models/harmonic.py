@@ -243,14 +243,7 @@ class GFHF(GraphInferenceClassifier):
         ``class_prior_`` with CMN).
     class_prior_ : ndarray of shape (n_classes,)
         ``class_mass_normalization=True``: the class priors CMN matched.
-    labeled_ : ndarray of bool, shape (n_samples,)
-        The labeled training points.
-    labeled_codes_ : ndarray of int, shape (n_labeled,)
-        Their class codes (indices into ``classes_``).
-    score_scale_ : float
-        The largest magnitude of the training scores: two class scores closer than
-        ``64 eps`` times it are a tie, which goes to the nearest labeled training point's
-        class (its score is raised by that much, so every output agrees).
+    TIES
     neighbors_ : NearestNeighbors
         Index over ``X_`` for the out-of-sample rule.
 

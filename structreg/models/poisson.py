@@ -238,7 +238,8 @@ class PoissonLearning(GraphInferenceClassifier):
         the equivalent correction is used: the threshold of ``u_1 - u_0`` is moved so that
         the share of unlabeled points given each class is ``b``.  ``"auto"``: two classes,
         ``b`` estimated by the class masses of Laplace learning on the same graph (the mean
-        harmonic score of the unlabeled points, :func:`harmonic_function`); more classes, no
+        harmonic score of the unlabeled points,
+        :func:`~structreg.models.harmonic.harmonic_function`); more classes, no
         correction (estimated weights cost more than they gained in the defaults suite: see
         the user guide's defaults page).  None: no correction (plain Algorithm 1).
     tol : float, default=1e-6
@@ -272,14 +273,7 @@ class PoissonLearning(GraphInferenceClassifier):
         solve alone).
     weights_ : {"self-tuning", "heat", "connectivity"}
         The edge weights used.
-    labeled_ : ndarray of bool, shape (n_samples,)
-        The labeled training points.
-    labeled_codes_ : ndarray of int, shape (n_labeled,)
-        Their class codes (indices into ``classes_``).
-    score_scale_ : float
-        The largest magnitude of the training scores: two class scores closer than
-        ``64 eps`` times it are a tie, which goes to the nearest labeled training point's
-        class (its score is raised by that much, so every output agrees).
+    TIES
     neighbors_ : NearestNeighbors
         Index over ``X_`` for the out-of-sample rule.
 
