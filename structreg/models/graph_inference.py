@@ -50,7 +50,7 @@ from ..structure.graphs import (
 from ._base import SemiSupervisedLabelsMixin, check_training_X, missing_as_unlabeled
 from ._degenerate import warn_if_degenerate
 
-__all__ = ["DisconnectedGraphWarning"]
+__all__ = ["DisconnectedGraphWarning", "normalized_cut"]
 
 
 class DisconnectedGraphWarning(UserWarning):
