@@ -191,7 +191,7 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     classes_ : ndarray
     n_features_in_ : int
         Number of features (columns) of the X given to ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names of the X given to ``fit``, when it had string column names (a data
         frame); ``predict``, ``decision_function``, ``predict_proba`` and ``score`` refuse an
         X whose columns are reordered or renamed (scikit-learn's ValueError), and the refit
