@@ -423,8 +423,9 @@ class SemiSupervisedLabelsMixin:
 
 
 DEGENERATE_HINT = (
-    "Try more labeled points, a smaller graph weight (gamma_I), another n_neighbors or kernel "
-    "width (gamma), or a graph method meant for few labels (PoissonLearning)."
+    "Try more labeled points, a weaker structure term (gamma_I, where the model has one), "
+    "another n_neighbors or kernel width, or a graph method meant for few labels "
+    "(PoissonLearning)."
 )
 
 
