@@ -1,0 +1,64 @@
+"""The defaults suite's own logic: its paired test, its leave-one-dataset-out pick, and a
+small run from the command line (the full suite is a benchmark, not a test)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SUITE = Path(__file__).resolve().parents[1] / "benchmarks" / "defaults_suite.py"
+sys.path.insert(0, str(SUITE.parent))
+
+import defaults_suite  # noqa: E402
+
+
+def test_paired_test_marks_a_consistent_loss_and_not_noise():
+    rng = np.random.default_rng(0)
+    ls = rng.uniform(0.7, 0.9, 10)
+    below, p = defaults_suite.paired_below(ls - 0.05 + rng.normal(0, 0.005, 10), ls)
+    assert below and p < 0.01
+    above, _ = defaults_suite.paired_below(ls + 0.05, ls)
+    assert not above
+    noisy, _ = defaults_suite.paired_below(ls + rng.normal(0, 0.05, 10), ls)
+    assert not noisy
+    # no spread: the sign decides; a single draw decides nothing
+    assert defaults_suite.paired_below(ls - 0.01, ls)[0]
+    assert not defaults_suite.paired_below(ls[:1] - 0.5, ls[:1])[0]
+
+
+def test_chance_is_the_expected_accuracy_of_guessing_with_the_labeled_shares():
+    y = np.r_[np.zeros(75, int), np.ones(25, int)]
+    y_semi = np.full(100, -1)
+    y_semi[:5], y_semi[75:80] = 0, 1  # balanced labels
+    # hidden: 70 of class 0, 20 of class 1; guesses 50/50
+    assert defaults_suite.chance(y, y_semi) == pytest.approx(0.5 * 70 / 90 + 0.5 * 20 / 90)
+
+
+def test_leave_one_dataset_out_judges_a_value_on_the_other_sets():
+    """Value "a" gains a little on two sets and loses badly on the third.  Left out, s1 and s2
+    are judged by the pick of the other two (which include s3: "b"); s3 by the pick of s1
+    and s2 ("a"), whose loss there is what the fold reports."""
+    gaps = {"s1": {"a": 2.0, "b": 0.0}, "s2": {"a": 2.0, "b": 0.0}, "s3": {"a": -20.0, "b": 0.0}}
+    verdicts = {c: [((s, 10), "ok", gaps[s][c], 0.0) for s in gaps] for c in ("a", "b")}
+    text = defaults_suite.leave_one_dataset_out(verdicts, ["a", "b"])
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines() if "| s" in line}
+    assert rows["s1"].startswith("| s1 | b | +0.0 |")
+    assert rows["s2"].startswith("| s2 | b | +0.0 |")
+    assert rows["s3"].startswith("| s3 | a | -20.0 |")
+    assert "Picks over the folds: b: 2, a: 1" in text or "Picks over the folds: a: 1, b: 2" in text
+
+
+def test_a_small_run_writes_the_table_and_resumes(tmp_path):
+    args = [sys.executable, str(SUITE), "--sets", "iris", "--labels", "3", "--draws", "2"]
+    args += ["--methods", "GFHF", "--out", str(tmp_path)]
+    first = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    table = (tmp_path / "defaults_suite.md").read_text()
+    assert "| iris | 150 | 3 | 33.3 |" in table and "| GFHF |" in table
+    stored = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert len(stored) == 2 * 4  # chance, RLSC, LS, GFHF on two draws
+    again = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert "0 draws to fit" in again.stderr
+    assert (tmp_path / "results.jsonl").read_text().splitlines() == stored
