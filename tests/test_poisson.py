@@ -8,8 +8,9 @@ import scipy.sparse as sp
 from sklearn.datasets import make_moons
 
 from structreg import GFHF, PoissonLearning
+from structreg.models.graph_inference import LabeledGraph
 from structreg.models.harmonic import DisconnectedGraphWarning
-from structreg.models.poisson import poisson_function
+from structreg.models.poisson import matched_offsets, poisson_function
 
 
 def _semi(y, n_per_class, seed=0):
@@ -102,7 +103,7 @@ def test_components():
     y[[60, 61]] = [1, 1]  # component B: one class
     X = rng.normal(size=(150, 2))
     with pytest.warns(DisconnectedGraphWarning, match="40 unlabeled"):
-        clf = PoissonLearning(graph=W).fit(X, y)
+        clf = PoissonLearning(graph=W, class_prior=None).fit(X, y)
     A = slice(0, 60)
     labeled = np.zeros(60, dtype=bool)
     labeled[[0, 1, 2]] = True
@@ -248,16 +249,23 @@ def test_auto_prior_repairs_unbalanced_classes_with_balanced_labels():
 
 
 def test_multiclass_prior_weights_the_scores():
-    """More than two classes: the scores of class k are multiplied by b_k / ybar_k (Calder et
-    al., Algorithm 1); "auto" leaves them alone."""
+    """More than two classes: a given prior multiplies the scores of class k by b_k / ybar_k
+    (Calder et al., Algorithm 1); "auto" shifts them by one constant per class (on a
+    connected graph) so that the predicted shares are Laplace learning's class masses."""
     rng = np.random.default_rng(0)
     X = np.r_[rng.normal(0, 1, (60, 2)), rng.normal(4, 1, (60, 2)), rng.normal((0, 4), 1, (60, 2))]
     y = np.repeat([0, 1, 2], 60)
     y_semi = _semi(y, 3)
+    unl = y_semi == -1
     plain = PoissonLearning(class_prior=None).fit(X, y_semi)
     auto = PoissonLearning().fit(X, y_semi)
-    np.testing.assert_array_equal(auto.scores_, plain.scores_)
-    assert auto.class_prior_ is None
+    assert len(np.unique(auto.transduction_)) == 3
+    shift = auto.scores_[unl] - plain.scores_[unl]
+    np.testing.assert_allclose(shift, np.broadcast_to(shift[0], shift.shape), atol=1e-9)
+    F = GFHF(weights="self-tuning").fit(X, y_semi).label_distributions_[unl]
+    np.testing.assert_allclose(auto.class_prior_, F.mean(axis=0) / F.mean(axis=0).sum())
+    shares = np.bincount(auto.transduction_[unl], minlength=3) / unl.sum()
+    np.testing.assert_allclose(shares, auto.class_prior_, atol=0.005 + 1 / unl.sum())
     prior = np.array([0.5, 0.3, 0.2])
     clf = PoissonLearning(class_prior=prior * 10).fit(X, y_semi)
     np.testing.assert_allclose(clf.scores_, plain.scores_ * prior / (1 / 3))
@@ -265,3 +273,91 @@ def test_multiclass_prior_weights_the_scores():
         PoissonLearning(class_prior=[0.5, 0.5]).fit(X, y_semi)
     with pytest.raises(ValueError, match="class_prior"):
         PoissonLearning(class_prior=[1.0, -1.0, 1.0]).fit(X, y_semi)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_matched_offsets_minimise_the_dual_of_the_assignment(seed):
+    """The offsets give each class its share of the rows (to one row and 0.5 %), and the
+    dual ``sum_i max_k (U_ik + c_k) - n s . c`` they reach is the minimum that a linear
+    program (HiGHS) finds, to within one row's margin."""
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(seed)
+    n, k = 300, 5
+    U = rng.normal(size=(n, k)) + 2 * rng.normal(size=k)
+    shares = rng.dirichlet(2 * np.ones(k))
+    c = matched_offsets(U, shares)
+    assert abs(c.sum()) < 1e-9
+    counts = np.bincount(np.argmax(U + c, axis=1), minlength=k)
+    assert np.max(np.abs(counts - n * shares)) <= max(1.0, 0.005 * n) + 1e-9
+    # the dual as a linear program in (z, c): min sum z - n s.c, z_i >= U_ik + c_k
+    rows, cols = np.repeat(np.arange(n), k), np.tile(np.arange(k), n)
+    pick = np.arange(n * k)
+    A = sp.hstack(
+        [
+            -sp.csr_matrix((np.ones(n * k), (pick, rows)), (n * k, n)),
+            sp.csr_matrix((np.ones(n * k), (pick, cols)), (n * k, k)),
+        ]
+    )
+    lp = linprog(
+        np.r_[np.ones(n), -n * shares],
+        A_ub=A,
+        b_ub=-U.ravel(),
+        bounds=[(None, None)] * (n + k),
+        method="highs",
+    )
+    dual = np.max(U + c, axis=1).sum() - n * shares @ c
+    assert lp.status == 0
+    assert -1e-7 <= dual - lp.fun <= 0.1
+
+
+def _three_cliques(link_ab: float, seed: int = 0):
+    """Cliques A (15 points, class 0), B (12, class 1), C (20, class 2), A joined to B by one
+    edge of weight ``link_ab`` and B to C by one of 0.01; 3, 2 and 8 labels."""
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for n in (15, 12, 20):
+        upper = np.triu(rng.uniform(0.5, 1.5, (n, n)), 1)
+        blocks.append(upper + upper.T)
+    W = sp.block_diag(blocks).tolil()
+    W[0, 15] = W[15, 0] = link_ab
+    W[16, 27] = W[27, 16] = 0.01
+    y = np.repeat([0, 1, 2], [15, 12, 20])
+    y_semi = np.full(47, -1)
+    y_semi[[1, 2, 3, 16, 17, *range(28, 36)]] = y[[1, 2, 3, 16, 17, *range(28, 36)]]
+    return W.tocsr(), rng.normal(size=(47, 2)), y, y_semi
+
+
+def test_auto_prior_repairs_a_bottleneck_with_unequal_label_counts():
+    """Across a bottleneck the Poisson scores of every class step by an amount set by its
+    label count: behind it, the class with more labels (C: 8) takes the points of the one
+    with fewer (B: 2).  Matching the shares to Laplace learning's class masses repairs it."""
+    W, X, y, y_semi = _three_cliques(1e-3)
+    plain = PoissonLearning(graph=W, class_prior=None).fit(X, y_semi)
+    assert np.mean(plain.transduction_[15:27] == 1) < 0.5  # B given to C's class
+    auto = PoissonLearning(graph=W).fit(X, y_semi)
+    np.testing.assert_array_equal(auto.transduction_, y)
+
+
+def test_labeled_parts_joined_by_a_negligible_edge_are_solved_apart():
+    """An edge of relative weight 1e-14 between two labeled parts: the solve treats them as
+    two components (otherwise their scores would differ by ~1e14, beyond float64's
+    resolution of the variation inside them), so A takes its one class and B, C are
+    solved on their own, with bounded scores."""
+    W, X, y, y_semi = _three_cliques(1e-14)
+    graph = LabeledGraph.build(W, y_semi != -1, np.eye(3)[y_semi[y_semi != -1]])
+    assert np.unique(graph.component).size == 1
+    apart = graph.apart_labeled_parts()
+    assert np.unique(apart.component).size == 2
+    assert apart.W.nnz == graph.W.nnz - 2
+    for prior in (None, "auto"):
+        clf = PoissonLearning(graph=W, class_prior=prior).fit(X, y_semi)
+        assert np.abs(clf.scores_).max() < 1e3
+        np.testing.assert_array_equal(clf.transduction_[:15], 0)
+    BC = slice(15, 47)
+    labeled = y_semi[BC] != -1
+    np.testing.assert_allclose(
+        PoissonLearning(graph=W, class_prior=None).fit(X, y_semi).scores_[BC, 1:],
+        _dense_poisson(W[BC][:, BC], labeled, np.eye(2)[y_semi[BC][labeled] - 1]),
+        atol=1e-9,
+    )

@@ -11,6 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from structreg.clustering import class_clusters
 from structreg.datasets import make_xor_gaussians
+from structreg.models import slmm
 from structreg.models.slmm import SLMM, FixedRhoSOCP, cluster_cone_terms, search_rho
 
 cp = pytest.importorskip("cvxpy")
@@ -222,6 +223,19 @@ def test_errors():
         SLMM(rho=-1.0).fit(X, y)
     with pytest.raises(ValueError, match="class means coincide"):
         SLMM().fit(np.array([[1.0, 0], [-1, 0], [0, 1], [0, -1]]), [0, 0, 1, 1])
+    # means 1e-9 apart next to features of magnitude 3 (a fuzz case): the solvers reported
+    # the always-feasible program infeasible; now refused up front
+    tiny = np.array([5.8e-09, -1.3e-08, 5.8e-09, 5.8e-09, 4.5e-09, 8.2e-09, 5.8e-09, 4.5e-09])
+    X_tiny = np.column_stack([np.full(8, -3.0), tiny])
+    with pytest.raises(ValueError, match="class means coincide"):
+        SLMM().fit(X_tiny, [0, 1, 2, 2, 2, 1, 2, 0])
+
+
+def test_an_unsolved_cone_program_is_a_clear_error(monkeypatch):
+    X, y = two_class_clusters(8, n=5)
+    monkeypatch.setattr(slmm, "_ACCEPTED", ())  # no solver status is taken
+    with pytest.raises(ValueError, match="cone program at rho=.* was not solved"):
+        SLMM(rho=1.0).fit(X, y)
 
 
 def test_missing_cvxpy_gives_an_install_hint(monkeypatch):

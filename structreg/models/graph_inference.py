@@ -433,10 +433,34 @@ class LabeledGraph:
         sets = np.bincount(self.component[np.flatnonzero(inside)[first]])
         return inside, bool((sets > 1).any())
 
-    def _weakly_joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """``(part, weak, labels)``: every vertex's component in the graph of the strong
-        edges, which of these parts are weakly joined sets (labeled or not), and the labeled
-        vertices in each part; None when every edge is strong."""
+    def apart_labeled_parts(self) -> LabeledGraph:
+        """This graph without its weak edges (weight below :data:`WEAK_LINK` times the larger
+        degree of their ends) that join two parts of the strong-edge graph which both hold
+        labeled vertices: each such part becomes a component of its own.
+
+        The harmonic solution barely feels such an edge, but the Poisson solution does:
+        across an edge of weight ``w`` it steps by about the net source that flows through,
+        divided by ``w``, so the two parts' scores are offset by ``1 / WEAK_LINK`` (1e8) or
+        more times their variation inside the parts -- beyond what float64 resolves there --
+        and the offset, set by the parts' label counts rather than by the points, would
+        decide their labels."""
+        found = self._strong_parts()
+        if found is None:
+            return self
+        C, strong, part = found
+        labels = np.bincount(part[self.labeled], minlength=int(part.max()) + 1)
+        between = (part[C.row] != part[C.col]) & (labels[part[C.row]] > 0)
+        drop = ~strong & between & (labels[part[C.col]] > 0)
+        if not drop.any():
+            return self
+        keep = ~drop
+        W = sp.csr_matrix((C.data[keep], (C.row[keep], C.col[keep])), shape=self.W.shape)
+        return LabeledGraph.build(W, self.labeled, self.targets)
+
+    def _strong_parts(self) -> tuple[sp.coo_matrix, np.ndarray, np.ndarray] | None:
+        """``(C, strong, part)``: the edges, which are strong (at least :data:`WEAK_LINK`
+        times the larger degree of their ends) and every vertex's component in the graph of
+        the strong edges; None when every edge is strong."""
         if not self.W.nnz:
             return None
         degree = self.degree
@@ -445,7 +469,18 @@ class LabeledGraph:
         if strong.all():
             return None
         S = sp.csr_matrix((C.data[strong], (C.row[strong], C.col[strong])), shape=self.W.shape)
-        n_sets, part = connected_components(S, directed=False)
+        return C, strong, connected_components(S, directed=False)[1]
+
+    def _weakly_joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """``(part, weak, labels)``: every vertex's component in the graph of the strong
+        edges, which of these parts are weakly joined sets (labeled or not), and the labeled
+        vertices in each part; None when every edge is strong."""
+        found = self._strong_parts()
+        if found is None:
+            return None
+        C, _, part = found
+        degree = self.degree
+        n_sets = int(part.max()) + 1
         size = np.bincount(part, minlength=n_sets)
         labels = np.bincount(part[self.labeled], minlength=n_sets)
         leaving = part[C.row] != part[C.col]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 from sklearn.utils._param_validation import StrOptions
 
 from .._locality import solve_in_locality_order
@@ -33,17 +32,44 @@ from .graph_inference import (
 )
 from .harmonic import harmonic_function
 
-__all__ = ["PoissonLearning", "poisson_function"]
+__all__ = ["PoissonLearning", "matched_offsets", "poisson_function"]
 
 
 def _matched_threshold(U: np.ndarray, rows: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Two-class scores ``U`` shifted (``+c/2`` to one class, ``-c/2`` to the other, so the
     rows still sum as before) so that the share of ``rows`` given the second class is
     ``sizes[1]``: the threshold of ``u_1 - u_0`` moved from 0 to its ``sizes[0]`` quantile."""
-    if not rows.any():
-        return U
-    c = float(np.quantile(U[rows, 1] - U[rows, 0], sizes[0]))
-    return U + np.array([c / 2, -c / 2])
+    return U + matched_offsets(U[rows], sizes) if rows.any() else U
+
+
+MATCH_SWEEPS = 100
+"""The most sweeps of :func:`matched_offsets` over the classes."""
+
+
+def matched_offsets(U: np.ndarray, shares: np.ndarray) -> np.ndarray:
+    """Offsets ``c`` (one per column, summing to 0) such that the rows of ``U + c`` give each
+    column ``k`` -- its largest entry -- to a ``shares[k]`` fraction of the rows.
+
+    ``c`` minimises the convex dual of that assignment, ``sum_i max_k (U_ik + c_k) - n
+    shares . c``; it is found by exact minimisation over one ``c_k`` at a time (the quantile
+    of ``U_ik - max_{j != k} (U_ij + c_j)`` that leaves the share of column ``k`` right),
+    sweeping over the columns until every share is within one row and 0.5 % of its target
+    or for :data:`MATCH_SWEEPS` sweeps.  Two columns: one step, exact."""
+    n, k = U.shape
+    shares = np.asarray(shares, dtype=float)
+    if k == 2:
+        c = float(np.quantile(U[:, 1] - U[:, 0], shares[0]))
+        return np.array([c / 2, -c / 2])
+    c = np.zeros(k)
+    tolerance = max(1.0, 0.005 * n)
+    for _ in range(MATCH_SWEEPS):
+        for j in range(k):
+            others = np.max(np.delete(U + c, j, axis=1), axis=1)
+            c[j] = -float(np.quantile(U[:, j] - others, 1.0 - shares[j]))
+        counts = np.bincount(np.argmax(U + c, axis=1), minlength=k)
+        if np.max(np.abs(counts - shares * n)) <= tolerance:
+            break
+    return c - c.mean()
 
 
 def poisson_function(
@@ -230,18 +256,23 @@ class PoissonLearning(GraphInferenceClassifier):
         symmetric non-negative affinity matrix over the training points (diagonal ignored;
         ``weights`` then only sets the out-of-sample rule).
     class_prior : "auto", array-like of shape (n_classes,) or None, default="auto"
-        Class sizes ``b`` (fractions of the points in each class, in the order of
-        ``classes_``) for the class-size correction of Calder et al. (Algorithm 1: the
-        scores of class k multiplied by ``b_k / ybar_k``, ``ybar`` the labels' class shares).
-        With two classes those weights cannot change any decision (``u_1 = -u_0``), and the
-        zero-mean normalisation puts the boundary where the two classes' volumes balance, so
-        the equivalent correction is used: the threshold of ``u_1 - u_0`` is moved so that
-        the share of unlabeled points given each class is ``b``.  ``"auto"``: two classes,
-        ``b`` estimated by the class masses of Laplace learning on the same graph (the mean
-        harmonic score of the unlabeled points,
-        :func:`~structreg.models.harmonic.harmonic_function`); more classes, no
-        correction (estimated weights cost more than they gained in the defaults suite: see
-        the user guide's defaults page).  None: no correction (plain Algorithm 1).
+        The class-size correction.  An array: class sizes ``b`` (fractions of the points in
+        each class, in the order of ``classes_``) for the correction of Calder et al.
+        (Algorithm 1: the scores of class k multiplied by ``b_k / ybar_k``, ``ybar`` the
+        labels' class shares); with two classes those weights cannot change any decision
+        (``u_1 = -u_0``), and the zero-mean normalisation puts the boundary where the two
+        classes' volumes balance, so the equivalent correction is used: the threshold of
+        ``u_1 - u_0`` is moved so that the share of unlabeled points given each class is
+        ``b``.  ``"auto"``: in every graph component with labels of several classes, the
+        scores of those classes are shifted by one constant each (:func:`matched_offsets`)
+        so that the shares of the component's unlabeled points given to them are the class
+        masses of Laplace learning there (the mean harmonic scores,
+        :func:`~structreg.models.harmonic.harmonic_function`; with two classes, the moved
+        threshold above).  Behind a bottleneck of the graph every class's scores step by an
+        amount set by its label count, so without it a class with more labels takes the
+        points of one with fewer; the defaults suite (user guide, defaults page) chose
+        ``"auto"`` over no correction and over other estimates of the shares.  None: no
+        correction (plain Algorithm 1).
     tol : float, default=1e-6
         Relative residual of the conjugate-gradient solve of large systems.
     max_iter : int or None, default=None
@@ -259,13 +290,16 @@ class PoissonLearning(GraphInferenceClassifier):
         ``weights="self-tuning"``: the training points' ``sigma_i``.
     scores_ : ndarray of shape (n_samples, n_classes)
         The Poisson solution ``u`` at the training points (unreachable rows: the prior),
-        after the class-size correction of ``class_prior``.
+        after the class-size correction of ``class_prior`` (``"auto"``: the scores of the
+        classes without labels in a point's component set below the others).
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training points: the given label of every labeled point, the argmax of
         ``scores_`` elsewhere.
     unreachable_ : ndarray of bool, shape (n_samples,)
     class_prior_ : ndarray of shape (n_classes,) or None
-        The class sizes ``b`` the correction used (None: no correction).
+        The class sizes ``b`` of the correction: ``class_prior`` normalised, or with
+        ``"auto"`` Laplace learning's class masses over all reachable unlabeled points
+        (each component's shares are its own); None: no correction.
     solver_ : {"direct", "cg"}
         How the Poisson equation was solved (:func:`poisson_function`, ``method="auto"``).
     n_iter_ : int
@@ -319,44 +353,59 @@ class PoissonLearning(GraphInferenceClassifier):
         self.class_prior = class_prior
 
     def _solve_system(self, W, labeled, targets):
-        return _poisson(W, labeled, targets, "auto", self.tol, self.max_iter)
+        graph = LabeledGraph.build(W, labeled, targets).apart_labeled_parts()
+        return _poisson(graph.W, labeled, targets, "auto", self.tol, self.max_iter)
 
     def _finish_scores(self, U, labeled, y_codes, prior):
         """A component whose labels are all of one class has no source: it takes that
         class.  Then the class-size correction of ``class_prior``."""
         n_classes = len(self.classes_)
-        _, component = connected_components(self.graph_, directed=False)
+        targets = np.eye(n_classes)[y_codes[labeled]]
+        component = LabeledGraph.build(self.graph_, labeled, targets).apart_labeled_parts()
+        component = component.component
         lab_comp = component[labeled]
+        mixed = []  # the components with labels of two or more classes, and those classes
         for c in np.unique(lab_comp):
             codes = np.unique(y_codes[labeled][lab_comp == c])
             if codes.size == 1:
                 U[component == c] = np.eye(n_classes)[codes[0]]
-        self.class_prior_ = self._sizes(labeled, y_codes)
+            else:
+                mixed.append((c, codes))
+        rows = ~labeled & ~self.unreachable_
+        if isinstance(self.class_prior, str):  # "auto"
+            return self._matched_to_laplace(U, rows, labeled, targets, component, mixed)
+        self.class_prior_ = None if self.class_prior is None else self._checked_class_prior()
         if self.class_prior_ is None:
             return U
-        rows = ~labeled & ~self.unreachable_
         if n_classes == 2:
             return _matched_threshold(U, rows, self.class_prior_)
         label_share = np.bincount(y_codes[labeled], minlength=n_classes) / labeled.sum()
         return U * (self.class_prior_ / label_share)
 
-    def _sizes(self, labeled, y_codes) -> np.ndarray | None:
-        """The class sizes ``b`` of the correction: ``class_prior`` checked and normalised,
-        its estimate (``"auto"``, two classes) or None (no correction)."""
-        n_classes = len(self.classes_)
-        auto = isinstance(self.class_prior, str)  # "auto" (the only string allowed)
-        if self.class_prior is None or (auto and n_classes > 2):
-            return None
-        if auto:  # two classes
-            rows = ~labeled & ~self.unreachable_
-            if not rows.any():
-                return None
-            F, _ = harmonic_function(
-                self.graph_, labeled, np.eye(2)[y_codes[labeled]], tol=self.tol
-            )
-            share = float(np.clip(np.mean(F[rows, 1]), 0.0, 1.0))
-            return np.array([1.0 - share, share])
-        return self._checked_class_prior()
+    def _matched_to_laplace(self, U, rows, labeled, targets, component, mixed):
+        """``class_prior="auto"``: in every component with labels of several classes, the
+        scores of those classes shifted (:func:`matched_offsets`) so that the unlabeled
+        points' predicted shares are the class masses of Laplace learning there; the other
+        classes' scores, without a source in the component, put below them."""
+        self.class_prior_ = None
+        if not rows.any():
+            return U
+        F, _ = harmonic_function(self.graph_, labeled, targets, tol=self.tol)
+        mass = F[rows].mean(axis=0)
+        self.class_prior_ = mass / mass.sum()
+        for c, codes in mixed:
+            members = component == c
+            inside = rows & members  # where the shares are counted
+            if not inside.any():
+                continue
+            shares = F[np.ix_(inside, codes)].mean(axis=0)
+            offsets = matched_offsets(U[np.ix_(inside, codes)], shares / shares.sum())
+            shifted = U[np.ix_(members, codes)] + offsets  # every point of the component
+            U[np.ix_(members, codes)] = shifted
+            absent = np.setdiff1d(np.arange(U.shape[1]), codes)
+            floor = shifted.min(axis=1) - np.abs(shifted).max(axis=1)
+            U[np.ix_(members, absent)] = floor[:, None]
+        return U
 
     def decision_function(self, X) -> np.ndarray:
         """Scores of new points: ``u(x) = sum_j w_j u_j / sum_j w_j`` over the ``n_neighbors``

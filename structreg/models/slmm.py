@@ -85,6 +85,10 @@ RHO_START = 0.125
 RHO_MAX = 1024.0
 """Largest ``rho`` the search evaluates; reaching it with ``F`` still rising warns."""
 
+SEPARATION_RTOL = float(np.sqrt(np.finfo(float).eps))
+"""Class means closer than this fraction of the features' largest magnitude are refused: the
+cone solvers cannot resolve margins along so small a normal."""
+
 _ACCEPTED = ("optimal", "optimal_inaccurate")
 
 
@@ -245,7 +249,12 @@ class FixedRhoSOCP:
             status = self.problem.status
             if status in _ACCEPTED and self.w.value is not None:
                 return status, solver
-        raise RuntimeError(f"the SLMM cone program at rho={rho:g} was not solved ({status})")
+        # the program is always feasible (the slacks are free): a failure is numerical
+        raise ValueError(
+            f"SLMM: the cone program at rho={rho:g} was not solved ({status}) by CLARABEL or "
+            "SCS; the features are probably badly scaled or the classes nearly coincide "
+            "(standardise the features, e.g. with StandardScaler)"
+        )
 
     def __call__(self, rho: float) -> SLMMSolution:
         status, solver = self._solve(rho)
@@ -507,10 +516,14 @@ class SLMM(ClassifierMixin, BaseEstimator):
     def _fit_binary(self, Z, y_pm, cluster_ids, ridge):
         normal = Z[y_pm > 0].mean(axis=0) - Z[y_pm < 0].mean(axis=0)
         scale = max(float(np.abs(Z).max()), np.sqrt(ridge))
-        if not np.linalg.norm(normal) > 1e-10 * scale:
+        # below sqrt(eps) of the features' scale the cone solvers (tolerances near 1e-8)
+        # cannot resolve the margins along the normal: w would be 1 / |mu_+ - mu_-|
+        if not np.linalg.norm(normal) > SEPARATION_RTOL * scale:
             raise ValueError(
-                "SLMM: the two class means coincide in feature space, so the normalisation "
-                "w^T (mu_+ - mu_-) = 1 is impossible; use a nonlinear kernel"
+                "SLMM: the two class means coincide in feature space (to "
+                f"{SEPARATION_RTOL:.1e} of the features' scale), so the normalisation "
+                "w^T (mu_+ - mu_-) = 1 cannot be met; standardise the features or use a "
+                "nonlinear kernel"
             )
         groups, factors, kappa = cluster_cone_terms(Z, y_pm, cluster_ids)
         solve = FixedRhoSOCP(Z, y_pm, groups, factors, kappa, normal, self.C, ridge=ridge)
