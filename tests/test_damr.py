@@ -438,7 +438,7 @@ def test_wang_kernel_on_training_points_and_out_of_sample(rng, kernel, gamma, la
 def test_wang_linear_kernel_closed_form_in_feature_space(rng):
     X = rng.normal(size=(30, 4))
     y = (X[:, 0] > 0).astype(int)
-    clf = SSDRWang(lam=0.7).fit(X, _semi(y, np.arange(8)))
+    clf = SSDRWang(kernel="linear", lam=0.7).fit(X, _semi(y, np.arange(8)))
     mu = X.mean(0)
     Xc = X - mu
     A, B = rng.normal(size=(5, 4)), rng.normal(size=(3, 4))
@@ -474,12 +474,12 @@ def test_wang_zero_lam_is_the_projection_limit(rng):
     X = rng.normal(size=(20, 3))
     y = (X[:, 1] > 0).astype(int)
     y_semi = _semi(y, np.arange(6))
-    f0 = SSDRWang(lam=0.0).fit(X, y_semi).decision_function(X)
-    f_small = SSDRWang(lam=1e-9).fit(X, y_semi).decision_function(X)
+    f0 = SSDRWang(kernel="linear", lam=0.0).fit(X, y_semi).decision_function(X)
+    f_small = SSDRWang(kernel="linear", lam=1e-9).fit(X, y_semi).decision_function(X)
     np.testing.assert_allclose(f0, f_small, atol=1e-6)
     G = _centred_gram(X @ X.T)
     np.testing.assert_allclose(
-        SSDRWang(lam=0.0).fit(X, y_semi).discriminative_kernel(X),
+        SSDRWang(kernel="linear", lam=0.0).fit(X, y_semi).discriminative_kernel(X),
         20 * G @ np.linalg.pinv(G),
         atol=1e-10,
     )
@@ -491,7 +491,9 @@ def test_wang_paper_weights_at_n_points_are_ours_rescaled(rng):
     X = rng.normal(size=(30, 3))
     y_semi = _semi((X[:, 0] > 0).astype(int), np.arange(6))
     gamma_1, lam_paper = 0.05, 2.0
-    clf = SSDRWang(gamma_A=30 * gamma_1, lam=lam_paper / 30, fit_intercept=False).fit(X, y_semi)
+    clf = SSDRWang(
+        kernel="linear", gamma_A=30 * gamma_1, lam=lam_paper / 30, fit_intercept=False
+    ).fit(X, y_semi)
     KD = np.eye(30) - np.linalg.inv(np.eye(30) + _centred_gram(X @ X.T) / lam_paper)
     labeled = y_semi >= 0
     Y = _pm(y_semi[labeled])
@@ -502,7 +504,7 @@ def test_wang_paper_weights_at_n_points_are_ours_rescaled(rng):
 def test_wang_with_intercept_and_multiclass():
     X, y = make_blobs(90, centers=3, random_state=0)
     idx = np.r_[[np.flatnonzero(y == c)[:3] for c in range(3)]].ravel()
-    clf = SSDRWang(fit_intercept=True).fit(X, _semi(y, idx))
+    clf = SSDRWang(kernel="linear", fit_intercept=True).fit(X, _semi(y, idx))
     assert clf.decision_function(X).shape == (90, 3)
     assert np.mean(clf.transduction_ == y) > 0.85
     assert np.all(clf.intercept_ != 0)

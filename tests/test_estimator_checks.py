@@ -55,7 +55,7 @@ NO_FALLBACK_TO_THE_WEIGHTED_CLASS = {
 }
 NO_FALLBACK = {
     "RLSC(kernel='precomputed')",
-    "SSDRWang(fit_intercept=False)",
+    "SSDRWang(fit_intercept=False, kernel='linear')",
 }
 
 # Every public estimator with its defaults (issue 19: defaults are part of the API; EKM,
@@ -123,8 +123,8 @@ ESTIMATORS = DEFAULTS + [
     GFHF(n_neighbors=3),
     DALapRLSC(random_state=0),
     SSDRWu(separation="subtract", gamma_D=1e-3),
-    SSDRWang(kernel="rbf"),
-    SSDRWang(fit_intercept=False),
+    SSDRWang(kernel="linear"),
+    SSDRWang(kernel="linear", fit_intercept=False),
     # class weights (issue 19) and class mass normalisation
     RLSC(class_weight="balanced"),
     LapSVM(class_weight="balanced"),

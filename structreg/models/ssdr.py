@@ -217,8 +217,11 @@ class SSDRWang(StructuralClassifier):
 
     Parameters
     ----------
-    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="linear"
-        Base kernel whose centred Gram matrix is ``G`` (the paper's experiments: linear).
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
+        Base kernel whose centred Gram matrix is ``G``.  The paper's experiments use
+        ``"linear"`` (as the DAMR reproduction does); the default ``"rbf"`` was chosen by the
+        defaults suite, leaving one data set out (picked on all 27 sets of its quick tier;
+        mean gain over LabelSpreading +3.2 points against +0.2 for the linear kernel).
         ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
         test-vs-training kernel (see :class:`~structreg.StructuralClassifier`).
     gamma : float, "scale" or None, default="scale"
@@ -265,7 +268,7 @@ class SSDRWang(StructuralClassifier):
 
     def __init__(
         self,
-        kernel="linear",
+        kernel="rbf",
         gamma="scale",
         degree=3,
         coef0=1.0,
