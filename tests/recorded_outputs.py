@@ -8,7 +8,12 @@ Outputs whose change was intended are re-recorded one configuration at a time an
 PoissonLearning's two-class outputs, when its default ``class_prior`` became ``"auto"`` (the
 class-size correction; with ``class_prior=None`` they equal the first recording exactly); and
 GFHF's ``predict`` on points of graph components without labels, whose class prior is an exact
-tie (0.5 / 0.5) that now goes to the nearest labeled point's class instead of the first class.
+tie (0.5 / 0.5) that now goes to the nearest labeled point's class instead of the first class;
+and LapSVM's default configurations (``LapSVM()``, with ``class_weight``, ``probability`` or a
+precomputed kernel) when ``solver="auto"`` came to mean the primal squared hinge at every size
+-- the earlier ``LapSVM()`` outputs (libsvm's hinge) are kept as ``LapSVM(solver='dense')`` and
+still match exactly, as do the recorded LapSVM paths, now on ``solver="dense"``; SSDRWang's
+recordings were renamed to say ``kernel='linear'`` when its default kernel became ``"rbf"``.
 
 Each configuration is fitted twice when recording; outputs that differ between the two fits
 (random initialisations without a seed) are not recorded and are listed when recording.
@@ -108,7 +113,7 @@ def _path_outputs(sets: dict) -> dict[str, np.ndarray]:
             LapRLSC(solver="nystroem", n_components=20, random_state=0),
             {"gamma_A": [1e-3, 1e-1], "gamma_I": [0.0, 10.0]},
         ),
-        "lapsvm": (LapSVM(), {"gamma_A": [1e-3, 1e-1], "gamma_I": [0.0, 1.0]}),
+        "lapsvm": (LapSVM(solver="dense"), {"gamma_A": [1e-3, 1e-1], "gamma_I": [0.0, 1.0]}),
     }
     for key, (est, grid) in grids.items():
         fits = fit_path(est, X, y, grid)

@@ -88,6 +88,7 @@ DEFAULTS = [
 ESTIMATORS = DEFAULTS + [
     LapRLSC(graph="class-wise", n_neighbors=2),
     LapSVM(multi_class="ovo"),
+    LapSVM(solver="dense"),  # the hinge on libsvm (the default is the primal squared hinge)
     # predict_proba of the hinge loss (issue 19): internal 5-fold calibration
     LapSVM(probability=True),
     SRSVM(probability=True),

@@ -55,7 +55,9 @@ def test_rlsc_closed_form(rng):
 def test_lapsvm_without_graph_term_equals_svc(rng, kernel):
     X, y = make_moons(80, noise=0.2, random_state=0)
     gamma_A = 0.01
-    lap = LapSVM(kernel=kernel, gamma=1.0, gamma_A=gamma_A, gamma_I=0.0, tol=1e-10).fit(X, y)
+    lap = LapSVM(
+        kernel=kernel, gamma=1.0, gamma_A=gamma_A, gamma_I=0.0, tol=1e-10, solver="dense"
+    ).fit(X, y)
     svc = SVC(kernel=kernel, gamma=1.0, coef0=1.0, C=1 / (2 * gamma_A * len(X)), tol=1e-10).fit(
         X, y
     )
@@ -70,7 +72,9 @@ def test_lapsvm_multiclass_ovo_and_ovr(rng):
     svc = SVC(gamma=0.3, C=C, tol=1e-10).fit(X, y)
     Xt = rng.normal(size=(30, 2)) * 5
     np.testing.assert_array_equal(ovo.predict(Xt), svc.predict(Xt))
-    ovr = LapSVM(gamma=0.3, gamma_A=0.02, gamma_I=0.0, multi_class="ovr", tol=1e-10).fit(X, y)
+    ovr = LapSVM(
+        gamma=0.3, gamma_A=0.02, gamma_I=0.0, multi_class="ovr", tol=1e-10, solver="dense"
+    ).fit(X, y)
     F = ovr.decision_function(Xt)
     for k in range(3):
         ref = SVC(gamma=0.3, C=C, tol=1e-10).fit(X, (y == k).astype(int)).decision_function(Xt)
@@ -261,14 +265,16 @@ def test_lapsvm_pickle_round_trip_is_bit_identical(rng):
     X, y = make_moons(100, noise=0.1, random_state=0)
     y_semi, _ = _semi(y, 10, rng)
     X_new = rng.normal(size=(15, 2))
-    for clf in (LapSVM(), LapSVM(probability=True, random_state=0)):
+    for clf in (LapSVM(solver="dense"), LapSVM(solver="dense", probability=True, random_state=0)):
         clf.fit(X, y_semi)
         assert clf.solver_ == "dense" and clf.deformed_kernel_ is None
         _assert_same_outputs(clf, [X, X.copy(), X_new])
+    _assert_same_outputs(LapSVM().fit(X, y_semi), [X, X_new])  # the default: primal
     X3, y3 = make_blobs(90, centers=3, random_state=0)
     y3_semi, _ = _semi(y3, 8, rng)
     for multi_class in ("ovr", "ovo"):
-        _assert_same_outputs(LapSVM(multi_class=multi_class).fit(X3, y3_semi), [X3, X_new])
+        clf = LapSVM(multi_class=multi_class, solver="dense")
+        _assert_same_outputs(clf.fit(X3, y3_semi), [X3, X_new])
 
 
 def _public_classifiers():

@@ -312,7 +312,12 @@ def _lapsvm(g: float, C: float, lam: float, y: np.ndarray, graph: Any = "class-w
     gamma_A = 1.0 / (2.0 * C * n)
     k = int(min(N_NEIGHBORS, np.bincount(y).min() - 1))
     return LapSVM(
-        gamma=g, gamma_A=gamma_A, gamma_I=lam * gamma_A * n**2, graph=graph, n_neighbors=k
+        gamma=g,
+        gamma_A=gamma_A,
+        gamma_I=lam * gamma_A * n**2,
+        graph=graph,
+        n_neighbors=k,
+        solver="dense",  # the paper's hinge loss
     )
 
 

@@ -951,14 +951,18 @@ class StructuralEstimator(BaseEstimator):
                     f"matrix: solver must be 'auto' or 'dense' ('primal' for the hinge loss), "
                     f"got {solver!r}"
                 )
-            return "dense" if solver == "auto" else solver
+            return self._auto_exact_solver if solver == "auto" else solver
         if solver != "auto":
             return solver
         if sp.issparse(X):
             return "cg"
         if self.kernel == "linear" and X.shape[1] < X.shape[0]:
-            return "dense"
-        return "dense" if X.shape[0] <= AUTO_DENSE_MAX else "nystroem"
+            return self._auto_exact_solver
+        return self._auto_exact_solver if X.shape[0] <= AUTO_DENSE_MAX else "nystroem"
+
+    _auto_exact_solver = "dense"
+    """What ``solver="auto"`` picks up to ``AUTO_DENSE_MAX`` samples (and for a precomputed
+    or low-dimensional linear kernel)."""
 
     _exact_kernel_cg = True
     """Whether ``solver="cg"`` with a kernel solves on the full kernel expansion by the

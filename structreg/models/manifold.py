@@ -259,10 +259,12 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         """Laplacian support vector machine.
 
     ``min (1/l) sum_labeled max(0, 1 - y_i f(x_i)) + gamma_A ||f||_K^2 + gamma_I/n^2 f^T L f``
-    with an unpenalised bias, solved as an SVM on the deformed kernel
+    with an unpenalised bias (``solver="dense"``), solved as an SVM on the deformed kernel
     ``k~(x,z) = k(x,z) - k_x^T (gamma_A I + M K)^{-1} M k_z``, ``M = gamma_I/n^2 L``, by
     scikit-learn's libsvm with ``C = 1 / (2 gamma_A l)``: with ``gamma_I=0`` it is
-    ``SVC(C=1 / (2 gamma_A l))`` with the same kernel.
+    ``SVC(C=1 / (2 gamma_A l))`` with the same kernel.  The default (``solver="auto"``)
+    minimises the same objective with the squared hinge ``max(0, 1 - y_i f(x_i))^2`` in the
+    primal (Melacci & Belkin's primal LapSVM), at every number of samples.
 """
         + kernel_doc(gamma_A="1e-4")
         + _GRAPH_DOC
@@ -276,8 +278,12 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         and ``"nystroem"``: the *squared* hinge ``(1/l) sum max(0, 1 - y_i f(x_i))^2`` solved
         in the primal by Newton's method (Chapelle 2007; Melacci & Belkin 2011), on the exact
         kernel map or on ``n_components`` Nystroem centres (O(n m^2 + nnz(L) m) once, then
-        O(l m^2 + m^3) per Newton step), one-vs-rest.  ``"auto"``: dense up to 5000 samples,
-        Nystroem beyond (``solver_`` says which).
+        O(l m^2 + m^3) per Newton step), one-vs-rest.  ``"auto"``: the squared hinge at every
+        size, primal up to 5000 samples and Nystroem beyond (``solver_`` says which), so the
+        default minimises one objective at any n (``multi_class="ovo"``: dense, then
+        Nystroem, which refuses it beyond two classes); the defaults suite picked it over the
+        hinge (``"dense"``) on every data set left out (mean gain over LabelSpreading +1.9
+        points against +1.3, fewer cells significantly below it: 8 against 12 of 81).
     n_components : int, default=1000
         Number of Nystroem centres.
     centers : {"uniform", "k-means++"}, default="uniform"
@@ -325,6 +331,12 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
     True
     """
     )
+
+    @property
+    def _auto_exact_solver(self) -> str:
+        """The squared hinge at every size (see ``solver``); libsvm's hinge for one-vs-one,
+        which the primal solvers do not decompose."""
+        return "dense" if self.multi_class == "ovo" else "primal"
 
     def __init__(
         self,
