@@ -350,7 +350,7 @@ def test_deformed_gram_is_the_deformed_kernel_and_what_the_svm_scores():
 
     X, _, y = _semi(n=60, labeled=20)
     X_new = X[:7] + 0.1
-    lap = LapSVM(gamma=1.5, gamma_A=1e-2, gamma_I=5.0).fit(X, y)
+    lap = LapSVM(gamma=1.5, gamma_A=1e-2, gamma_I=5.0, solver="dense").fit(X, y)
     K = kernel_matrix(X, kernel="rbf", gamma=1.5)
     Kx = kernel_matrix(X_new, X, kernel="rbf", gamma=1.5)
     M = lap.penalty_matrix(X, y).toarray()
@@ -711,3 +711,10 @@ def test_laprlsccv_refuses_minus_one_as_a_class_before_any_fit(monkeypatch):
     # a supervised model's search keeps -1 as a class
     monkeypatch.undo()
     assert list(DRLSCCV(param_grid={"eta": [0.5]}, cv=3).fit(X, y_pm).classes_) == [-1, 1]
+
+
+def test_deformed_gram_of_a_primal_fit_says_it_has_none():
+    X, y = make_moons(60, noise=0.1, random_state=0)
+    lap = LapSVM().fit(X, y)  # the default: the primal squared hinge
+    with pytest.raises(AttributeError, match="solver='primal'.*solver='dense'"):
+        lap.deformed_gram()

@@ -467,14 +467,24 @@ class StructuralEstimator(BaseEstimator):
     # ``basis_`` on demand (an unpivoted factorisation of k(basis_, basis_): the same matrix
     # up to rounding, not to the bit).  A model that scores with a kernel expansion
     # (``dual_coef_``) never needs it; one whose outputs map new points through
-    # ``feature_map_.transform`` (libsvm on the deformed features: LapSVM's default) carries
-    # the factor it was fitted with, so that a pickled model answers bit for bit the same.
+    # ``feature_map_.transform`` (libsvm on the deformed features: LapSVM with
+    # ``solver="dense"``; a wrapped kernel map, as SSDRWang's centred one) carries the factor
+    # it was fitted with, so that a pickled model answers bit for bit the same.
     _FEATURE_FACTOR = "_feature_map_factor"
+
+    @staticmethod
+    def _factored_map(feature_map) -> KernelFeatureMap | None:
+        """The kernel map whose factor ``feature_map.transform`` uses: the map itself, or the
+        ``base`` of a wrapper around one; None for other maps."""
+        if isinstance(feature_map, KernelFeatureMap):
+            return feature_map
+        base = getattr(feature_map, "base", None)
+        return base if isinstance(base, KernelFeatureMap) else None
 
     def __getstate__(self):
         state = super().__getstate__()
-        fm = state.get("feature_map_")
-        if "dual_coef_" in state or not isinstance(fm, KernelFeatureMap):
+        fm = self._factored_map(state.get("feature_map_"))
+        if "dual_coef_" in state or fm is None:
             return state
         factor = fm.cholesky_factor_
         if factor is None:
@@ -486,7 +496,7 @@ class StructuralEstimator(BaseEstimator):
         factor = state.pop(self._FEATURE_FACTOR, None)
         super().__setstate__(state)
         if factor is not None:
-            self.feature_map_.cholesky_factor_ = factor
+            self._factored_map(self.feature_map_).cholesky_factor_ = factor
 
     # -- hooks for presets ------------------------------------------------------------------
     _semi_supervised = True
@@ -1247,7 +1257,13 @@ class StructuralClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, Structura
         training points: ``X=None`` gives the (l, l) matrix the SVM was trained on, otherwise
         the (n_X, l) matrix between ``X`` and them (what ``svm_`` scores).
         """
-        check_is_fitted(self, "svm_")
+        check_is_fitted(self)
+        if not hasattr(self, "svm_"):
+            raise AttributeError(
+                f"{type(self).__name__} was fitted with solver={self.solver_!r}, which solves "
+                "in the primal and has no deformed kernel; fit with solver='dense' (libsvm on "
+                "the deformed kernel) to get it"
+            )
         if X is not None:
             X = self._validated_new(X)
         return self.loss_.deformed_gram(self, X)
