@@ -54,7 +54,7 @@ def matched_offsets(U: np.ndarray, shares: np.ndarray) -> np.ndarray:
     shares . c``; it is found by exact minimisation over one ``c_k`` at a time (the quantile
     of ``U_ik - max_{j != k} (U_ij + c_j)`` that leaves the share of column ``k`` right),
     sweeping over the columns until every share is within one row and 0.5 % of its target
-    or for :data:`MATCH_SWEEPS` sweeps.  Two columns: one step, exact."""
+    or for ``MATCH_SWEEPS`` (100) sweeps.  Two columns: one step, exact."""
     n, k = U.shape
     shares = np.asarray(shares, dtype=float)
     if k == 2:
