@@ -435,3 +435,15 @@ def test_auto_weights_use_self_tuning_alone_on_large_graphs(monkeypatch):
     monkeypatch.setattr(base, "AUTO_WEIGHTS_MAX", 299)
     clf = GFHF().fit(X, y_semi)
     assert fitted == ["self-tuning"] and clf.weights_ == "self-tuning"
+
+
+def test_auto_weights_search_the_neighbours_once(knn_searches):
+    """weights="auto" builds the self-tuning and the heat graph from one neighbour search,
+    and gives what the two weightings give fitted on their own."""
+    X, y = make_moons(300, noise=0.1, random_state=0)
+    y_semi = np.full_like(y, -1)
+    y_semi[[0, 1, 2, 3]] = y[[0, 1, 2, 3]]
+    auto = GFHF().fit(X, y_semi)
+    assert len(knn_searches) == 1  # (below 20,000 points it looks a few neighbours ahead)
+    alone = GFHF(weights=auto.weights_).fit(X, y_semi)
+    np.testing.assert_array_equal(auto.label_distributions_, alone.label_distributions_)

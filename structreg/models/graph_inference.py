@@ -45,6 +45,7 @@ from ..structure.graphs import (
     check_graph,
     knn_graph,
     neighbor_scale,
+    reusing_knn_graphs,
     self_tuning_graph,
 )
 from ._base import SemiSupervisedLabelsMixin, check_training_X, missing_as_unlabeled
@@ -683,11 +684,13 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         y = column_or_1d(y, warn=True)
         self.classes_, y_codes, labeled = self._encode_labels(y, unlabeled)
         fits = []
-        for weights in self._weightings(X.shape[0]):
-            self.weights_ = weights
-            self._fit_graph(X)
-            self._infer(labeled, y_codes)
-            fits.append({k: self.__dict__[k] for k in self._fitted_names() if k in self.__dict__})
+        with reusing_knn_graphs({}):  # weights="auto": one neighbour search for both graphs
+            for weights in self._weightings(X.shape[0]):
+                self.weights_ = weights
+                self._fit_graph(X)
+                self._infer(labeled, y_codes)
+                fitted = self._fitted_names()
+                fits.append({k: self.__dict__[k] for k in fitted if k in self.__dict__})
         if len(fits) > 1:  # weights="auto": the labeling that cuts the kNN graph least
             pattern = fits[0]["graph_"]
             best = min(fits, key=lambda fit: normalized_cut(pattern, fit["transduction_"]))

@@ -407,6 +407,8 @@ def _cut_search(X, n_query: int, store: dict) -> np.ndarray:
     search on this X kept in ``store``, when they are unambiguous (:func:`reusing_knn_graphs`)."""
     key = ("knn_search", id(X))
     held = store.get(key)
+    if held is not None and held[0] is X and held[1].shape[1] == n_query:
+        return held[1]  # the same search again
     if held is None or held[0] is not X or held[1].shape[1] <= n_query:
         m = n_query
         if X.shape[0] < PARALLEL_MIN_QUERIES:
@@ -1024,7 +1026,9 @@ def self_tuning_graph(
     X = _as_points(X)
     _check_algorithm(algorithm)
     n, k = X.shape[0], n_neighbors
-    ind = _knn_indices(X, k, algorithm, cut=False)  # nearest first
+    # nearest first; a search cut from a longer one keeps that order, and it is used only
+    # when no tie straddles the cut, so the k-th distance and the neighbour set are exact
+    ind = _knn_indices(X, k, algorithm, cut=True)
     sigma = _pair_distances(X, np.arange(n), ind[:, -1])
     copies = np.flatnonzero(~(sigma > 0))  # n_neighbors copies: the nearest other point
     if copies.size:
