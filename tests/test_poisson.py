@@ -361,3 +361,11 @@ def test_labeled_parts_joined_by_a_negligible_edge_are_solved_apart():
         _dense_poisson(W[BC][:, BC], labeled, np.eye(2)[y_semi[BC][labeled] - 1]),
         atol=1e-9,
     )
+
+
+def test_matched_offsets_refuse_shares_that_do_not_fit():
+    U = np.zeros((5, 3))
+    with pytest.raises(ValueError, match="shares must be 3 non-negative numbers"):
+        matched_offsets(U, [0.5, 0.5])
+    with pytest.raises(ValueError, match="shares must be 3"):
+        matched_offsets(U, [1.0, -0.5, 0.5])

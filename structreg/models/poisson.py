@@ -53,10 +53,18 @@ def matched_offsets(U: np.ndarray, shares: np.ndarray) -> np.ndarray:
     ``c`` minimises the convex dual of that assignment, ``sum_i max_k (U_ik + c_k) - n
     shares . c``; it is found by exact minimisation over one ``c_k`` at a time (the quantile
     of ``U_ik - max_{j != k} (U_ij + c_j)`` that leaves the share of column ``k`` right),
-    sweeping over the columns until every share is within one row and 0.5 % of its target
-    or for ``MATCH_SWEEPS`` (100) sweeps.  Two columns: one step, exact."""
+    sweeping over the columns until every share is within the larger of one row and 0.5 %
+    of the rows of its target, or for ``MATCH_SWEEPS`` (100) sweeps.  Two columns: one step,
+    exact.  ``shares`` (non-negative, one per column) is normalised to sum to 1."""
+    U = np.asarray(U, dtype=float)
     n, k = U.shape
-    shares = np.asarray(shares, dtype=float)
+    shares = np.asarray(shares, dtype=float).ravel()
+    if shares.shape != (k,) or not (np.all(shares >= 0) and shares.sum() > 0):
+        raise ValueError(
+            f"shares must be {k} non-negative numbers (one per column of U), not all zero; "
+            f"got {shares}"
+        )
+    shares = shares / shares.sum()
     if k == 2:
         c = float(np.quantile(U[:, 1] - U[:, 0], shares[0]))
         return np.array([c / 2, -c / 2])
@@ -361,8 +369,8 @@ class PoissonLearning(GraphInferenceClassifier):
         class.  Then the class-size correction of ``class_prior``."""
         n_classes = len(self.classes_)
         targets = np.eye(n_classes)[y_codes[labeled]]
-        component = LabeledGraph.build(self.graph_, labeled, targets).apart_labeled_parts()
-        component = component.component
+        solved = LabeledGraph.build(self.graph_, labeled, targets).apart_labeled_parts()
+        component = solved.component  # the components the Poisson equation was solved on
         lab_comp = component[labeled]
         mixed = []  # the components with labels of two or more classes, and those classes
         for c in np.unique(lab_comp):
@@ -399,7 +407,9 @@ class PoissonLearning(GraphInferenceClassifier):
             if not inside.any():
                 continue
             shares = F[np.ix_(inside, codes)].mean(axis=0)
-            offsets = matched_offsets(U[np.ix_(inside, codes)], shares / shares.sum())
+            if not shares.sum() > 0:  # no harmonic mass on these classes: nothing to match
+                continue
+            offsets = matched_offsets(U[np.ix_(inside, codes)], shares)
             shifted = U[np.ix_(members, codes)] + offsets  # every point of the component
             U[np.ix_(members, codes)] = shifted
             absent = np.setdiff1d(np.arange(U.shape[1]), codes)
