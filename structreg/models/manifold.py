@@ -263,8 +263,8 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
     ``k~(x,z) = k(x,z) - k_x^T (gamma_A I + M K)^{-1} M k_z``, ``M = gamma_I/n^2 L``, by
     scikit-learn's libsvm with ``C = 1 / (2 gamma_A l)``: with ``gamma_I=0`` it is
     ``SVC(C=1 / (2 gamma_A l))`` with the same kernel.  The default (``solver="auto"``)
-    minimises the same objective with the squared hinge ``max(0, 1 - y_i f(x_i))^2`` in the
-    primal (Melacci & Belkin's primal LapSVM), at every number of samples.
+    minimises this objective with the squared hinge ``max(0, 1 - y_i f(x_i))^2`` in place of
+    the hinge, in the primal (Melacci & Belkin's primal LapSVM), at every number of samples.
 """
         + kernel_doc(gamma_A="1e-4")
         + _GRAPH_DOC
