@@ -362,6 +362,7 @@ class PoissonLearning(GraphInferenceClassifier):
 
     def _solve_system(self, W, labeled, targets):
         graph = LabeledGraph.build(W, labeled, targets).apart_labeled_parts()
+        self._solved_component = graph.component  # for _finish_scores, which drops it
         return _poisson(graph.W, labeled, targets, "auto", self.tol, self.max_iter)
 
     def _finish_scores(self, U, labeled, y_codes, prior):
@@ -369,8 +370,7 @@ class PoissonLearning(GraphInferenceClassifier):
         class.  Then the class-size correction of ``class_prior``."""
         n_classes = len(self.classes_)
         targets = np.eye(n_classes)[y_codes[labeled]]
-        solved = LabeledGraph.build(self.graph_, labeled, targets).apart_labeled_parts()
-        component = solved.component  # the components the Poisson equation was solved on
+        component = self.__dict__.pop("_solved_component")  # the components of the solve
         lab_comp = component[labeled]
         mixed = []  # the components with labels of two or more classes, and those classes
         for c in np.unique(lab_comp):
