@@ -169,3 +169,35 @@ def test_hinge_on_an_unfactored_kernel_needs_a_penalty_root():
     with pytest.raises(ValueError, match="needs a penalty given as a root"):
         clf.fit(X, y)
     NoRoot(loss="hinge").fit(X, y)  # no penalty: the plain kernel
+
+
+def _badly_scaled_gram():
+    """A linear Gram matrix whose first feature direction is 1e5 times longer than the
+    others, with labels it does not separate: its single-precision copy (libsvm's kernel
+    cache) is indefinite and libsvm's SMO, left uncapped, needs ~2e8 iterations here."""
+    Z = np.random.default_rng(0).normal(size=(6, 4)) * [1e5, 1.0, 1.0, 1.0]
+    return Z @ Z.T, np.array([0, 1, 1, 1, 0, 1])
+
+
+def test_libsvm_refuses_a_fit_it_cannot_finish():
+    from structreg.solvers.hinge import PrecomputedSVM
+
+    G, y = _badly_scaled_gram()
+    with pytest.raises(ValueError, match=r"did not converge in 10000000 iterations.*standardize"):
+        PrecomputedSVM(C=1.0).fit(G, y, n_classes=2)
+    # the cap is what stops it: a larger one lets libsvm finish with the SVM's solution
+    exact = PrecomputedSVM(C=1.0, max_iter=400_000_000).fit(G, y, n_classes=2)
+    reference = SVC(kernel="precomputed", C=1.0).fit(G, y)
+    np.testing.assert_allclose(exact.decision_function(G), reference.decision_function(G))
+    # the same matrix at a condition libsvm handles converges under the default cap
+    Z = np.random.default_rng(0).normal(size=(6, 4)) * [1e2, 1.0, 1.0, 1.0]
+    PrecomputedSVM(C=1.0).fit(Z @ Z.T, y, n_classes=2)
+
+
+def test_srsvm_refuses_features_libsvm_cannot_solve():
+    """The fuzz found SRSVM running without end in libsvm on points whose deformed features
+    had one direction ~1e7 times longer than the others; with ``lam=0`` the features are
+    the inputs, so the same happens on the badly scaled points of the Gram test above."""
+    Z = np.random.default_rng(0).normal(size=(6, 4)) * [1e5, 1.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="did not converge.*standardize"):
+        SRSVM(lam=0.0).fit(Z, [0, 1, 1, 1, 0, 1])

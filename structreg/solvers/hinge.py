@@ -33,9 +33,12 @@ one-vs-rest / one-vs-one.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.linalg import cholesky, lapack, solve_triangular
 from sklearn import config_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from .design import penalty_products
@@ -216,6 +219,13 @@ LIBSVM_MAX_GRAM = float(np.finfo(np.float32).max)
 """Largest Gram-matrix value handed to libsvm, whose kernel cache stores single-precision
 floats (``Qfloat``): larger ones overflow there to inf and the dual coefficients with them."""
 
+LIBSVM_MAX_ITER = 10_000_000
+"""Fewest SMO iterations libsvm is given before :class:`PrecomputedSVM` gives up (``100 n``
+when that is more: the cap of libsvm's own command-line tools).  An ordinary problem
+converges in a small fraction of this.  One that does not is one whose Gram matrix libsvm
+cannot hold: values so far apart that its single-precision copy is indefinite (e.g. one
+direction of the features 1e15 times longer than another), where SMO can run for hours."""
+
 
 class PrecomputedSVM:
     """libsvm on a precomputed Gram matrix: binary, one-vs-rest or one-vs-one.
@@ -223,14 +233,35 @@ class PrecomputedSVM:
     ``y`` holds class codes ``0..n_classes-1``.  ``decision_function`` returns shape
     (n,) for two classes, else (n, n_classes) (for "ovo", libsvm's vote-based ovr shape).
     The Gram matrix must be finite (checked here once); scikit-learn's parameter and
-    finiteness validation of the internal SVC fits is skipped.
+    finiteness validation of the internal SVC fits is skipped.  ``max_iter`` caps libsvm's
+    iterations (None: :data:`LIBSVM_MAX_ITER` or ``100 n``); a fit that reaches it raises
+    ``ValueError`` rather than return dual coefficients that do not solve the problem.
     """
 
-    def __init__(self, C: float, multi_class: str = "ovr", tol: float = 1e-3, max_iter: int = -1):
+    def __init__(
+        self, C: float, multi_class: str = "ovr", tol: float = 1e-3, max_iter: int | None = None
+    ):
         self.C, self.multi_class, self.tol, self.max_iter = C, multi_class, tol, max_iter
 
-    def _svc(self, **kw) -> SVC:
-        return _CodedSVC(kernel="precomputed", C=self.C, tol=self.tol, max_iter=self.max_iter, **kw)
+    def _svc(self, max_iter: int, **kw) -> SVC:
+        return _CodedSVC(kernel="precomputed", C=self.C, tol=self.tol, max_iter=max_iter, **kw)
+
+    def _fit_one(self, svc: SVC, G: np.ndarray, y: np.ndarray, sample_weight) -> SVC:
+        """``svc.fit``, refusing a fit that stopped at the iteration cap: its dual
+        coefficients do not solve the problem, so its decisions are not the SVM's."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # raised below instead
+            svc.fit(G, y, sample_weight=sample_weight)
+        if svc.fit_status_ == 1:
+            diagonal = np.abs(np.diag(G))
+            raise ValueError(
+                f"libsvm did not converge in {svc.max_iter} iterations on a Gram matrix with "
+                f"diagonal values from {diagonal.min():.3g} to {diagonal.max():.3g}, which its "
+                "single-precision kernel cache holds too coarsely for the solver (an ordinary "
+                "Gram matrix has values near 1); standardize X (e.g. StandardScaler), or lower "
+                "C or the kernel's gamma"
+            )
+        return svc
 
     def fit(
         self, G: np.ndarray, y: np.ndarray, n_classes: int, sample_weight: np.ndarray | None = None
@@ -251,13 +282,14 @@ class PrecomputedSVM:
         if not (self.C > 0 and np.isfinite(self.C)):
             raise ValueError(f"C must be positive and finite, got {self.C!r}")
         self.n_classes = n_classes
+        max_iter = self.max_iter or max(LIBSVM_MAX_ITER, 100 * len(G))
         with config_context(assume_finite=True, skip_parameter_validation=True):
             if n_classes == 2 or self.multi_class == "ovo":
-                svc = self._svc(decision_function_shape="ovr")
-                self.svms_ = [svc.fit(G, y, sample_weight=sample_weight)]
+                svc = self._svc(max_iter, decision_function_shape="ovr")
+                self.svms_ = [self._fit_one(svc, G, y, sample_weight)]
             else:
                 self.svms_ = [
-                    self._svc().fit(G, (y == k).astype(int), sample_weight=sample_weight)
+                    self._fit_one(self._svc(max_iter), G, (y == k).astype(int), sample_weight)
                     for k in range(n_classes)
                 ]
         return self
