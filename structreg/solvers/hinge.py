@@ -234,8 +234,9 @@ class PrecomputedSVM:
     (n,) for two classes, else (n, n_classes) (for "ovo", libsvm's vote-based ovr shape).
     The Gram matrix must be finite (checked here once); scikit-learn's parameter and
     finiteness validation of the internal SVC fits is skipped.  ``max_iter`` caps libsvm's
-    iterations (None: :data:`LIBSVM_MAX_ITER` or ``100 n``); a fit that reaches it raises
-    ``ValueError`` rather than return dual coefficients that do not solve the problem.
+    iterations (None: libsvm's own ``1e7`` or ``100 n``, whichever is larger); a fit that
+    reaches it raises ``ValueError`` rather than return dual coefficients that do not solve
+    the problem.
     """
 
     def __init__(
