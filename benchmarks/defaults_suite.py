@@ -347,8 +347,10 @@ def summary(verdicts: dict) -> str:
 
 
 def leave_one_dataset_out(verdicts: dict, candidates: list[str]) -> str:
-    """For each set: the candidate with the largest mean gain over LS on the *other* sets, and
-    how it does on the set left out."""
+    """For each set: the candidate picked on the *other* sets, and how it does on the set
+    left out.  The rule for a default has two parts, and the pick follows both in turn: the
+    fewest cells marked significantly below LS or chance on the other sets, then the largest
+    mean gain over LS there."""
     gains = defaultdict(dict)  # set -> candidate -> mean gap over the set's label counts
     for cand in candidates:
         per_set = defaultdict(list)
@@ -366,8 +368,9 @@ def leave_one_dataset_out(verdicts: dict, candidates: list[str]) -> str:
     picks = defaultdict(int)
     for held in sets:
         others = [s for s in sets if s != held]
+        marked = {c: sum(m != "ok" for s in others for m in gains[s][c][1]) for c in candidates}
         score = {c: np.mean([gains[s][c][0] for s in others]) for c in candidates}
-        pick = max(candidates, key=lambda c: score[c])
+        pick = max(candidates, key=lambda c: (-marked[c], score[c]))
         picks[pick] += 1
         best = max(candidates, key=lambda c: gains[held][c][0])
         lines.append(

@@ -103,7 +103,7 @@ fig.tight_layout()
 
 # %%
 # With one or two labels per class LabelSpreading is ahead of both least-squares models in
-# this run; at 5 the three are within a point of each other, and at 10 and 20 the two RLSC
+# this run; at 5 the three are within two points of each other, and at 10 and 20 the two RLSC
 # variants are ahead, S-RLSC above LapRLSC. Two draws on 800 digits are a small sample:
 # differences of a point or two here are within the spread between draws.
 # ``structreg reproduce srlsc --table fig7`` runs the S-RLSC paper's full protocol.

@@ -11,9 +11,17 @@ GFHF's ``predict`` on points of graph components without labels, whose class pri
 tie (0.5 / 0.5) that now goes to the nearest labeled point's class instead of the first class;
 and LapSVM's default configurations (``LapSVM()``, with ``class_weight``, ``probability`` or a
 precomputed kernel) when ``solver="auto"`` came to mean the primal squared hinge at every size
--- the earlier ``LapSVM()`` outputs (libsvm's hinge) are kept as ``LapSVM(solver='dense')`` and
-still match exactly, as do the recorded LapSVM paths, now on ``solver="dense"``; SSDRWang's
-recordings were renamed to say ``kernel='linear'`` when its default kernel became ``"rbf"``.
+-- the earlier ``LapSVM()`` outputs (libsvm's hinge) are kept as ``LapSVM(solver='dense')``
+(they matched exactly until the graph weight changed, see below; on the semi-supervised set
+they still do), and so are the recorded LapSVM paths, now on ``solver="dense"``; SSDRWang's
+recordings were renamed to say ``kernel='linear'`` when its default kernel became ``"rbf"``;
+and every LapRLSC, SSDRWu and LapSVM configuration with ``gamma_I="auto"`` (the ones above
+without an explicit ``gamma_I``; the recorded paths and cross-validation give it explicitly
+and still match) when their "auto" became ``0.1 (n / l) f^T L f / vol(W)`` (LapRLSC, SSDRWu)
+and ``1 (n / l) f^T L f / vol(W)`` (LapSVM) instead of ``10 f^T L f / vol(W)``: the
+supervised (``multiclass``, ``precomputed``) outputs changed, and LapRLSC's and SSDRWu's
+semi-supervised ones (on the semi-supervised set, 8 of 80 points labeled, LapSVM's weight is
+``1 * 80 / 8 = 10`` as before, and its outputs there still match).
 
 Each configuration is fitted twice when recording; outputs that differ between the two fits
 (random initialisations without a seed) are not recorded and are listed when recording.

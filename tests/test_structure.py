@@ -167,22 +167,51 @@ def test_volume_scaled_laplacian_is_the_mean_edge_difference():
         LaplacianPenalty(scale="trace").build(X, labels, labeled)
 
 
-def test_laprlsc_auto_weights_are_the_stated_numbers():
+@pytest.mark.parametrize(
+    "name, stated, text",
+    [
+        ("LapRLSC", 0.1 * 120 / 10, "``0.1 (n / l) f^T L f / vol(W)``"),
+        ("SSDRWu", 0.1 * 120 / 10, "``0.1 (n / l) f^T L f / vol(W)``"),
+        ("LapSVM", 1.0 * 120 / 10, "``1 (n / l) f^T L f / vol(W)``"),
+    ],
+)
+def test_laprlsc_auto_weights_are_the_stated_numbers(name, stated, text):
+    """``gamma_I="auto"`` is the weight of ``f^T L f / vol(W)`` each docstring states (on
+    120 points of which 10 are labeled, ``n / l = 12``)."""
     from sklearn.datasets import make_moons
 
-    from structreg import LapRLSC
+    import structreg
     from structreg.structure.graphs import knn_graph, neighbor_scale
 
+    cls = getattr(structreg, name)
+    assert text in " ".join(cls.__doc__.split())
     X, y = make_moons(120, noise=0.1, random_state=0)
     y_semi = np.where(np.arange(120) < 10, y, -1)
-    auto = LapRLSC().fit(X, y_semi)
+    auto = cls().fit(X, y_semi)
     t = neighbor_scale(X, 6)
     volume = knn_graph(X, 6, weights="heat").sum()
-    explicit = LapRLSC(gamma=1 / (4 * t), gamma_I=10 * 120**2 / volume).fit(X, y_semi)
+    explicit = cls(gamma=1 / (4 * t), gamma_I=stated * 120**2 / volume).fit(X, y_semi)
     assert auto.feature_map_.gamma == pytest.approx(1 / (4 * t))
     np.testing.assert_allclose(
         auto.decision_function(X), explicit.decision_function(X), rtol=1e-8, atol=1e-10
     )
+
+
+def test_laprls_regressor_auto_weight_is_the_stated_number():
+    """The regressor's ``gamma_I="auto"`` is ``10 f^T L f / vol(W)``, as its docstring says
+    (it was not part of the classifiers' defaults suite and keeps the constant weight)."""
+    from sklearn.datasets import make_moons
+
+    from structreg import LapRLSRegressor
+    from structreg.structure.graphs import knn_graph
+
+    assert "``10 f^T L f / vol(W)``" in " ".join(LapRLSRegressor.__doc__.split())
+    X, y = make_moons(120, noise=0.1, random_state=0)
+    y_semi = np.where(np.arange(120) < 10, y.astype(float), np.nan)
+    volume = knn_graph(X, 6, weights="heat").sum()
+    auto = LapRLSRegressor(gamma=1.0, gamma_I="auto").fit(X, y_semi)
+    explicit = LapRLSRegressor(gamma=1.0, gamma_I=10 * 120**2 / volume).fit(X, y_semi)
+    np.testing.assert_allclose(auto.predict(X), explicit.predict(X), rtol=1e-8, atol=1e-10)
 
 
 def test_reusing_knn_graphs_searches_each_graph_once(rng, knn_searches):

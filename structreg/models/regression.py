@@ -24,7 +24,7 @@ from sklearn.utils.validation import (
 
 from ._base import StructuralEstimator, check_unlabeled_mask
 from ._docs import SQUARE_SOLVER_DOC
-from .manifold import _EDGE_DOC, _ManifoldMixin, kernel_doc
+from .manifold import _EDGE_DOC, AUTO_GRAPH_WEIGHT, _ManifoldMixin, kernel_doc
 
 __all__ = ["LapRLSRegressor", "StructuralRegressor", "labeled_rows"]
 
@@ -293,7 +293,7 @@ class LapRLSRegressor(_ManifoldMixin, StructuralRegressor):
     :class:`~sklearn.kernel_ridge.KernelRidge` with ``alpha = l gamma_A`` on the labeled rows.
 """
         + _REGRESSION_DOC
-        + kernel_doc(gamma='"scale"', gamma_I="1.0")
+        + kernel_doc(gamma='"scale"', gamma_I="1.0", auto=AUTO_GRAPH_WEIGHT, per_point=False)
         + """    graph : "knn" or sparse matrix, default="knn"
         ``"knn"``: one graph over labeled and unlabeled points.  A sparse (n_samples,
         n_samples) adjacency matrix over the training points is used as given.  (The
