@@ -20,8 +20,20 @@ and prints the table (``<out>/defaults_suite.md``).
 
 Choosing a default by leave-one-dataset-out: ``--choose "LapSVM:gamma_A=1e-4,1e-2,1"`` adds
 one column per candidate value and prints, for every data set, the value picked on *the other
-sets* (largest mean accuracy gain over LabelSpreading) and how that pick does on the set left
-out.
+sets* (the fewest cells marked v or x there, then the largest mean accuracy gain over
+LabelSpreading) and how that pick does on the set left out.
+
+A method is a class name with optional parameters, ``"LapSVM(gamma_A=1e-2;gamma=graph)"``
+(``;`` or ``,`` between parameters; in ``--methods``, whose items are separated by commas,
+use ``;``).  Two suite-only parameters set what ``gamma_I="auto"`` means for the manifold
+models (LapRLSC, LapSVM, SSDRWu): ``graph_weight=w`` for ``w f^T L f / vol(W)`` and
+``graph_weight_per_point=w`` for ``w (n / l) f^T L f / vol(W)``.  The graph weights of the
+defaults were chosen with them, e.g.
+
+    python benchmarks/defaults_suite.py --tier quick --choose \
+        "LapSVM(graph_weight=10),LapSVM(graph_weight_per_point=1),LapSVM(gamma_A=1e-2;graph_weight_per_point=0.1)"
+
+(``--choose`` also takes such a list of one estimator's candidate methods).
 
     python benchmarks/defaults_suite.py [--tier quick|standard|full] [--sets iris,moons_1e3]
         [--labels 3,10,40] [--draws 10] [--methods GFHF,LapSVM] [--n-jobs 2] [--out DIR]
@@ -179,15 +191,37 @@ def chance(y: np.ndarray, y_semi: np.ndarray) -> float:
 
 
 def parse_method(method: str):
-    """``"Name"`` or ``"Name(p=v,...)"`` -> (class name, {p: v})."""
+    """``"Name"`` or ``"Name(p=v,...)"`` (or ``;`` between parameters) -> (class name,
+    {p: v})."""
     if "(" not in method:
         return method, {}
     name, args = method[:-1].split("(", 1)
     params = {}
-    for item in filter(None, args.split(",")):
+    for item in filter(None, args.replace(";", ",").split(",")):
         key, raw = item.split("=")
         params[key] = _value(raw)
     return name, params
+
+
+GRAPH_WEIGHT_RULES = {"graph_weight": False, "graph_weight_per_point": True}
+"""Suite-only parameters: what ``gamma_I="auto"`` means for a manifold model, ``w f^T L f /
+vol(W)`` or, per point, ``w (n / l) f^T L f / vol(W)`` (``structreg.models.manifold``)."""
+
+
+def make_model(method: str):
+    """The estimator a method names, with any suite-only graph-weight rule applied."""
+    name, params = parse_method(method)
+    rules = {k: params.pop(k) for k in list(params) if k in GRAPH_WEIGHT_RULES}
+    model = getattr(structreg, name)(**params)
+    if len(rules) > 1:
+        raise ValueError(f"{method}: give one of {sorted(GRAPH_WEIGHT_RULES)}, not both")
+    for key, weight in rules.items():
+        if not hasattr(model, "_auto_graph_weight"):
+            raise ValueError(f"{method}: {key} applies to LapRLSC, LapSVM and SSDRWu only")
+        # the private knobs behind gamma_I="auto"; a candidate rule, never a public option
+        model._auto_graph_weight = float(weight)
+        model._auto_per_point = GRAPH_WEIGHT_RULES[key]
+    return model
 
 
 def _value(raw: str):
@@ -205,7 +239,7 @@ def predict_hidden(method: str, X: np.ndarray, y_semi: np.ndarray, seed: int) ->
     if method == "LS":
         return LabelSpreading(kernel="knn").fit(X, y_semi).transduction_[hidden]
     name, params = parse_method(method)
-    model = getattr(structreg, name)(**params)
+    model = make_model(method)
     if "random_state" in model.get_params() and "random_state" not in params:
         model.set_params(random_state=seed)
     if name == "RLSC":
@@ -387,6 +421,20 @@ def leave_one_dataset_out(verdicts: dict, candidates: list[str]) -> str:
     return "\n".join(lines)
 
 
+def choose_candidates(spec: str) -> list[str]:
+    """``--choose``'s candidates: ``"Est:param=v1,v2"`` gives ``Est(param=v1)``,
+    ``Est(param=v2)``; a comma-separated list of methods (``"Est(p=a;q=b),Est(p=c)"``, one
+    estimator) is taken as it is."""
+    if "(" in spec:
+        candidates = [c for c in spec.split(",") if c]
+        if len({parse_method(c)[0] for c in candidates}) != 1:
+            raise SystemExit(f"--choose: candidates of one estimator, got {spec!r}")
+        return candidates
+    name, values_spec = spec.split(":", 1)
+    param, values = values_spec.split("=", 1)
+    return [f"{name}({param}={v})" for v in values.split(",")]
+
+
 # -- main -----------------------------------------------------------------------------------------
 
 
@@ -399,7 +447,11 @@ def main() -> None:
     parser.add_argument("--labels", default="3,10,40")
     parser.add_argument("--draws", type=int, default=10)
     parser.add_argument("--methods", default=",".join(ESTIMATORS))
-    parser.add_argument("--choose", default="", help='"Estimator:param=v1,v2,..."')
+    parser.add_argument(
+        "--choose",
+        default="",
+        help='"Estimator:param=v1,v2,..." or candidate methods "Est(p=a;q=b),Est(p=c),..."',
+    )
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "defaults_suite"))
     parser.add_argument(
@@ -414,11 +466,9 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     store = out / "results.jsonl"
     methods = [m for m in args.methods.split(",") if m]
-    candidates = []
-    if args.choose:
-        name, spec = args.choose.split(":", 1)
-        param, values = spec.split("=", 1)
-        candidates = [f"{name}({param}={v})" for v in values.split(",")]
+    candidates = choose_candidates(args.choose) if args.choose else []
+    if candidates:
+        name = parse_method(candidates[0])[0]
         methods = [m for m in methods if m != name] + candidates
     methods = REFERENCES + methods
     chosen = [p for p in problems() if TIERS[p.tier] <= TIERS[args.tier]]

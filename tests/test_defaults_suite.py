@@ -62,3 +62,47 @@ def test_a_small_run_writes_the_table_and_resumes(tmp_path):
     again = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert "0 draws to fit" in again.stderr
     assert (tmp_path / "results.jsonl").read_text().splitlines() == stored
+
+
+def test_methods_with_several_parameters_and_graph_weight_rules():
+    """``;`` separates parameters; the suite-only rules set what ``gamma_I="auto"`` means: on
+    120 points of which 10 are labeled, the per-point rule at 0.1 is the constant 1.2 (and is
+    LapRLSC's default), and a constant 10 is another model."""
+    from sklearn.datasets import make_moons
+
+    assert defaults_suite.parse_method("LapSVM(gamma_A=1e-2;graph_weight_per_point=0.1)") == (
+        "LapSVM",
+        {"gamma_A": 0.01, "graph_weight_per_point": 0.1},
+    )
+    X, y = make_moons(120, noise=0.1, random_state=0)
+    y_semi = np.where(np.arange(120) < 10, y, -1)
+
+    def scores(method):
+        return defaults_suite.make_model(method).fit(X, y_semi).decision_function(X)
+
+    default = scores("LapRLSC")
+    np.testing.assert_allclose(scores("LapRLSC(graph_weight_per_point=0.1)"), default)
+    np.testing.assert_allclose(scores("LapRLSC(graph_weight=1.2)"), default, rtol=1e-8)
+    assert not np.allclose(scores("LapRLSC(graph_weight=10)"), default)
+    with pytest.raises(ValueError, match="LapRLSC, LapSVM and SSDRWu only"):
+        defaults_suite.make_model("GFHF(graph_weight=1)")
+    assert defaults_suite.choose_candidates("LapSVM(graph_weight=10),LapSVM(gamma_A=1e-2)") == [
+        "LapSVM(graph_weight=10)",
+        "LapSVM(gamma_A=1e-2)",
+    ]
+    assert defaults_suite.choose_candidates("GFHF:weights=heat,auto") == [
+        "GFHF(weights=heat)",
+        "GFHF(weights=auto)",
+    ]
+
+
+def test_leave_one_dataset_out_puts_the_fewest_significant_losses_first():
+    """"a" gains more on average but is significantly below LS on two sets; "b" never is.
+    Every fold picks "b", although "a"'s mean gain on the other sets is the larger."""
+    gaps = {"s1": (5.0, "v"), "s2": (5.0, "v"), "s3": (5.0, "ok"), "s4": (-1.0, "ok")}
+    verdicts = {
+        "a": [((s, 10), mark, gap, 0.0) for s, (gap, mark) in gaps.items()],
+        "b": [((s, 10), "ok", 0.5, 0.0) for s in gaps],
+    }
+    text = defaults_suite.leave_one_dataset_out(verdicts, ["a", "b"])
+    assert "Picks over the folds: b: 4" in text
