@@ -257,7 +257,8 @@ def load_dataset(
     return_X_y : bool, default=False
         Return ``(data, target)`` instead of a :class:`~sklearn.utils.Bunch`.
     missing : {"impute", "drop", "error"}, default="impute"
-        What to do with empty (missing) cells; only dermatology and automobile have any.
+        What to do with empty (missing) cells; only dermatology, automobile and horse
+        have any.
 
         - ``"impute"``: numeric columns get the mean of their observed values, nominal columns
           their most frequent value (ties broken by the alphabetically first word).  Imputation
