@@ -208,17 +208,25 @@ def _stored_cells(store: Path, paper: str) -> int | None:
         return None
 
 
+ALL = "all"
+"""``structreg reproduce all``: every paper in turn, each into ``OUT/<paper>``."""
+
+
 def reproduce(args: argparse.Namespace) -> int:
-    from .experiments import Options, paper_tables, run_table
+    from .experiments import Options, paper_tables
     from .experiments.engine import STORE_NAME
-    from .experiments.store import ResultsStore, StoreDamaged, recover
 
     if args.list_tables:
-        for table in paper_tables(args.paper):
-            aliases = f" (also: {', '.join(table.aliases)})" if table.aliases else ""
-            print(f"{table.name:<6} {table.title}{aliases}")
+        for paper in sorted(PAPERS) if args.paper == ALL else [args.paper]:
+            for table in paper_tables(paper):
+                aliases = f" (also: {', '.join(table.aliases)})" if table.aliases else ""
+                prefix = f"{paper:<6} " if args.paper == ALL else ""
+                print(f"{prefix}{table.name:<6} {table.title}{aliases}")
         return EXIT_OK
-    tables = _tables(args.paper, args.table)
+    if args.paper == ALL and args.table is not None:
+        raise ValueError("--table names one paper's table: give the paper instead of 'all'")
+    papers = list(PAPERS) if args.paper == ALL else [args.paper]
+    tables = {paper: _tables(paper, args.table) for paper in papers}
     extra: dict[str, object] = {}
     if args.datasets:
         extra["datasets"] = args.datasets
@@ -229,45 +237,103 @@ def reproduce(args: argparse.Namespace) -> int:
     n_jobs = None if args.scheduler else args.n_jobs  # on a cluster: all of its workers
     options = Options(quick=args.quick, draws=args.draws, n_jobs=n_jobs, extra=extra)
     progress = {"auto": None, "on": True, "off": False}[args.progress]
-    store = args.out / STORE_NAME
+    outs = {p: args.out / p if args.paper == ALL else args.out for p in papers}
     _check_data_home()  # refused before any file is made
-    try:
-        if store.exists():  # a damaged store is found before any work; a new one is made
-            ResultsStore(store).close()  # by the first table, once its plan is made
-    except StoreDamaged as exc:
-        if not args.recover:
-            raise StoreError(
-                f"{exc}\n  run again with --recover to move it aside and keep the cells SQLite "
-                "can still read"
-            ) from exc
-        aside, kept = recover(store)
-        print(f"moved the damaged store to {aside}; kept the {kept} cells SQLite could read")
+    for paper in papers:
+        _open_store(outs[paper] / STORE_NAME, args.recover)
+    entries, not_run = [], {}
+    paper = papers[0]
     try:
         with contextlib.ExitStack() as stack:
             if args.scheduler:
                 _on_dask_cluster(args.scheduler, stack)
-            for table in tables:
-                run = run_table(table, args.out, options, progress=progress)
-                print(run.paths[0].read_text())
-                print(
-                    f"{args.paper} table {table.name}: {run.n_computed} cells computed, "
-                    f"{run.n_cached} reused from {store}; {run.wall_time_s:.1f} s"
-                )
-                if run.paths[0].parent != args.out:
-                    print(
-                        f"{args.out} is not writable: the report files went to a temporary folder"
-                    )
-                print("written: " + ", ".join(str(p) for p in run.paths) + "\n")
+            for paper in papers:
+                for table in tables[paper]:
+                    entry = _run_one(table, outs[paper], options, progress)
+                    entries.append(entry)
+                    not_run[f"{paper} {table.name}"] = entry.skipped
     except KeyboardInterrupt:  # each finished cell is stored as it finishes: nothing is lost
-        kept = _stored_cells(store, args.paper)
-        what = "the cells" if kept is None else f"{kept} cells of {args.paper}"
+        store = outs[paper] / STORE_NAME
+        kept = _stored_cells(store, paper)
+        what = "the cells" if kept is None else f"{kept} cells of {paper}"
         print(
             f"structreg: interrupted; {what} already stored in {store} are kept: run the same "
             "command again to resume",
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
+    from .experiments.index import collect_not_run, status_verdicts, write_index
+
+    lines = collect_not_run(not_run)
+    if lines:  # once per run, not once per table
+        print("Not run (each table's report lists its own):\n" + "\n".join(lines) + "\n")
+    if args.paper == ALL:
+        index = write_index(args.out, entries, quick=args.quick, verdicts=status_verdicts())
+        print(f"index of {len(entries)} tables: {index}")
     return EXIT_OK
+
+
+def _open_store(store: Path, recover: bool) -> None:
+    """Refuse a damaged results store before any work (or, with ``recover``, move it aside and
+    keep what SQLite can read); a missing one is made by the first table, once planned."""
+    from .experiments.store import ResultsStore, StoreDamaged
+    from .experiments.store import recover as recover_store
+
+    try:
+        if store.exists():
+            ResultsStore(store).close()
+    except StoreDamaged as exc:
+        if not recover:
+            raise StoreError(
+                f"{exc}\n  run again with --recover to move it aside and keep the cells SQLite "
+                "can still read"
+            ) from exc
+        aside, kept = recover_store(store)
+        print(f"moved the damaged store to {aside}; kept the {kept} cells SQLite could read")
+
+
+def _run_one(table: Table, out: Path, options, progress: bool | None):
+    """Run one table into ``out``, print its report (without its "Not run" list, which the
+    caller prints once) and what was computed; return its index entry."""
+    from .experiments import run_table
+    from .experiments.engine import STORE_NAME
+    from .experiments.index import IndexEntry
+
+    run = run_table(table, out, options, progress=progress)
+    print(_without_not_run(run.paths[0].read_text()))
+    print(
+        f"{table.paper} table {table.name}: {run.n_computed} cells computed, "
+        f"{run.n_cached} reused from {out / STORE_NAME}; {run.wall_time_s:.1f} s"
+    )
+    if run.paths[0].parent != out:
+        print(f"{out} is not writable: the report files went to a temporary folder")
+    print("written: " + ", ".join(str(p) for p in run.paths) + "\n")
+    return IndexEntry(
+        paper=table.paper,
+        table=table.name,
+        title=table.title,
+        report=run.paths[0],
+        n_cells=len(run.results),
+        n_computed=run.n_computed,
+        skipped=dict(run.skipped),
+    )
+
+
+def _without_not_run(report: str) -> str:
+    """A report's Markdown without its ``Not run:`` list (``- row: reason`` lines)."""
+    out, skipping, listed = [], False, False
+    for line in report.splitlines():
+        if line == "Not run:":
+            skipping, listed = True, False
+            continue
+        if skipping and line.startswith("- "):
+            listed = True
+            continue
+        if skipping and not line.strip() and not listed:  # the blank line before the list
+            continue
+        skipping = False
+        out.append(line)
+    return "\n".join(out).rstrip() + "\n"
 
 
 def _on_dask_cluster(address: str, stack: contextlib.ExitStack) -> None:
@@ -341,7 +407,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
     )
     p.add_argument(
-        "paper", choices=sorted(PAPERS), help="; ".join(f"{k}: {v[1]}" for k, v in PAPERS.items())
+        "paper",
+        choices=[*sorted(PAPERS), ALL],
+        help="; ".join(f"{k}: {v[1]}" for k, v in PAPERS.items())
+        + f"; {ALL}: every paper in turn, each into OUT/<paper> (its own results store), then "
+        "OUT/index.md listing every table with its cells and the verdict of the project's "
+        "status table",
     )
     p.add_argument(
         "--table", help="one table/figure (default: all of the paper's; see --list-tables)"

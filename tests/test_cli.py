@@ -231,3 +231,63 @@ def test_a_data_file_that_is_not_gzip_is_named_with_the_reason(
     assert f"- Sonar: skipped: 'sonar' could not be loaded ({sonar}" in captured.out
     assert f"- Pima: skipped: 'pima' could not be loaded ({pima}" in captured.out
     assert "| Bupa |" in captured.out and "damr table 3: 2 cells computed" in captured.out
+
+
+@pytest.fixture
+def two_papers(monkeypatch):
+    """``reproduce all`` over two of the papers only (damr and srlsc), to keep the test short."""
+    from structreg import cli
+    from structreg.experiments import registry
+
+    subset = {k: v for k, v in registry.PAPERS.items() if k in ("damr", "srlsc")}
+    monkeypatch.setattr(registry, "PAPERS", subset)
+    monkeypatch.setattr(cli, "PAPERS", subset)
+
+
+ALL_TINY = ["reproduce", "all", "--quick", "--draws", "2", "--datasets", "sonar"]
+
+
+def test_reproduce_all_one_store_per_paper_an_index_and_one_not_run_list(
+    tmp_path, capsys, two_papers
+):
+    assert main([*ALL_TINY, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for paper in ("damr", "srlsc"):
+        assert (tmp_path / paper / "results.sqlite").exists()
+    assert (tmp_path / "damr" / "damr_3.md").exists() and (tmp_path / "srlsc").is_dir()
+    # the skipped sets are printed once for the run, naming the tables that skipped them
+    assert out.count("Not run") == 1 and out.count("Biomed") == 1
+    assert "Biomed, Ethn, Isolet: skipped: not among structreg's data sets (damr 3, damr 4" in out
+    index = (tmp_path / "index.md").read_text()
+    tables = ("damr | 3", "damr | 4", "damr | 5", "srlsc | fig7", "srlsc | 4")
+    assert all(f"| {t} |" in index for t in tables)
+    assert "| damr | 3 | " in index and "2 (2 new)" in index and "`damr/damr_3.md`" in index
+    assert "DA_LapRLSC >= LapRLSC at 10 labels" in index  # the status table's verdict row
+    assert "reduced protocol" in index
+    # the same command again resumes: nothing is computed
+    assert main([*ALL_TINY, "--out", str(tmp_path)]) == 0
+    assert "2 (0 new)" in (tmp_path / "index.md").read_text()
+    assert "damr table 3: 0 cells computed, 2 reused" in capsys.readouterr().out
+
+
+def test_reproduce_all_refuses_a_table_name_and_lists_every_papers_tables(capsys):
+    assert main(["reproduce", "all", "--table", "3"]) == 2
+    assert "give the paper instead of 'all'" in capsys.readouterr().err
+    assert main(["reproduce", "all", "--list-tables"]) == 0
+    out = capsys.readouterr().out
+    assert "damr   3 " in out and "srlsc  fig7 " in out and "drlsc  4-5 " in out
+
+
+def test_every_status_row_rests_on_a_report_of_a_known_paper():
+    """The index copies a status row beside a table by the report file the row names."""
+    from structreg.experiments.index import status_verdicts
+    from structreg.experiments.registry import PAPERS
+
+    rows = status_verdicts()
+    assert len(rows) >= 15
+    for row in rows:
+        assert row.files(), row.claim
+        assert all(name.split("_")[0] in PAPERS for name in row.files()), row.claim
+        assert row.verdict and row.ours
+    named = set().union(*(row.files() for row in rows))
+    assert {"damr_3", "damr_4", "srlsc_fig7", "srlsc_4", "drlsc_4-5"} <= named

@@ -106,7 +106,8 @@ class Table:
 
 @dataclass
 class TableRun:
-    """What :func:`run_table` did: output paths, results, cells reused / computed, time."""
+    """What :func:`run_table` did: output paths, results, cells reused / computed, time, and
+    the data sets the table could not run (with the reason)."""
 
     table: Table
     paths: list[Path]
@@ -114,6 +115,7 @@ class TableRun:
     n_cached: int
     n_computed: int
     wall_time_s: float
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 def _execute(cell: Cell, threads: int | None) -> tuple[CellKey, dict[str, Any], float]:
@@ -206,4 +208,4 @@ def run_table(
     paths = table.report(plan, results, report_to, options)
     seconds = time.perf_counter() - start
     n_computed = len(results) - n_cached
-    return TableRun(table, paths, results, n_cached, n_computed, seconds)
+    return TableRun(table, paths, results, n_cached, n_computed, seconds, dict(plan.skipped))
