@@ -97,7 +97,7 @@ def test_methods_with_several_parameters_and_graph_weight_rules():
 
 
 def test_leave_one_dataset_out_puts_the_fewest_significant_losses_first():
-    """"a" gains more on average but is significantly below LS on two sets; "b" never is.
+    """ "a" gains more on average but is significantly below LS on two sets; "b" never is.
     Every fold picks "b", although "a"'s mean gain on the other sets is the larger."""
     gaps = {"s1": (5.0, "v"), "s2": (5.0, "v"), "s3": (5.0, "ok"), "s4": (-1.0, "ok")}
     verdicts = {

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .report import markdown_table, write_markdown
 
-__all__ = ["Verdict", "collect_not_run", "status_verdicts", "write_index"]
+__all__ = ["IndexEntry", "Verdict", "collect_not_run", "status_verdicts", "write_index"]
 
 INDEX_NAME = "index.md"
 
