@@ -291,3 +291,20 @@ def test_every_status_row_rests_on_a_report_of_a_known_paper():
         assert row.verdict and row.ours
     named = set().union(*(row.files() for row in rows))
     assert {"damr_3", "damr_4", "srlsc_fig7", "srlsc_4", "drlsc_4-5"} <= named
+
+
+def test_reproduce_all_quick_every_paper(tmp_path, capsys, request):
+    """The reviewer's one command, every paper's reduced protocol (about 20 minutes on 2
+    cores, so it runs only with ``pytest --slow``): every table gets a report and an index row."""
+    if not request.config.getoption("--slow", default=False):
+        pytest.skip("every paper's --quick protocol takes ~20 minutes: run with --slow")
+    from structreg.experiments import paper_tables
+    from structreg.experiments.registry import PAPERS
+
+    assert main(["reproduce", "all", "--quick", "--n-jobs", "2", "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.count("Not run (") == 1
+    index = (tmp_path / "index.md").read_text()
+    for paper in PAPERS:
+        assert (tmp_path / paper / "results.sqlite").exists()
+        for table in paper_tables(paper):
+            assert f"| {paper} | {table.name} |" in index
