@@ -23,6 +23,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
+from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import lars_path_gram
@@ -169,7 +170,6 @@ class _Dictionary(_Atoms):
     sigma: np.ndarray
     left: np.ndarray
     full_rank: bool  # well-conditioned, linearly independent atoms (a unique least squares fit)
-    parallel: bool  # two atoms are (anti)parallel: the l1 minimiser may not be unique
     scale: float  # root-mean-square norm of the atoms
 
     @classmethod
@@ -179,8 +179,6 @@ class _Dictionary(_Atoms):
         top = sigma[0] if sigma.size else 0.0
         rank = int(np.sum(sigma > top * max(atoms.shape) * np.finfo(float).eps))
         norms = np.sqrt(np.diag(gram)[:-1])
-        cosines = np.abs(gram[:-1, :-1]) - np.outer(norms, norms) * (1 - 1e-12)
-        np.fill_diagonal(cosines, -1.0)
         return cls(
             atoms=atoms,
             gram=gram,
@@ -188,7 +186,6 @@ class _Dictionary(_Atoms):
             sigma=sigma[:rank],
             left=left[:rank],
             full_rank=rank == atoms.shape[0] and (rank == 0 or sigma[rank - 1] > 1e-6 * top),
-            parallel=bool(np.any((cosines >= 0) & (norms[:, None] > 0) & (norms > 0))),
             scale=float(np.sqrt(np.mean(norms**2))) if norms.size else 1.0,
         )
 
@@ -334,7 +331,7 @@ def _fast_codes(work, targets, epsilon):
     out = np.sqrt(np.maximum(norms**2 - inside, 0.0))  # distance to the atoms' span
     near = np.abs(out - epsilon) <= 1e-6 * epsilon  # feasibility unclear in floating point
     zero = norms <= epsilon
-    lars = ~zero & (near | (epsilon == 0) | work.parallel)
+    lars = ~zero & (near | (epsilon == 0))
     infeasible = ~zero & ~lars & (out > epsilon)
     if work.full_rank:
         codes[infeasible] = work.least_squares(targets[infeasible])
@@ -354,8 +351,36 @@ def _lars_chunk(work, targets, epsilon):
     return _lars_codes(work.atoms, work.gram, targets, epsilon)
 
 
+PARALLEL_COSINE = 1 - 1e-12
+"""Atoms whose cosine is at least this in absolute value are taken as (anti)parallel."""
+
+
+def _distinct_atoms(dictionary: np.ndarray) -> np.ndarray:
+    """Indices of the atoms that remain when, of every group of (anti)parallel atoms, only
+    the longest (the first of the longest) is kept; atoms of norm zero are dropped.
+
+    Among atoms along one direction, any code can move its weight onto the longest of them
+    without changing ``x @ dictionary`` or increasing ``||x||_1`` (a coefficient ``c`` on an
+    atom ``t`` times as long as another does the other's ``t c``), so the l1 problems of
+    :func:`noisy_basis_pursuit` keep their minimum on the reduced dictionary, where the
+    lasso path is well defined (duplicated atoms make LARS stop early, off the path).
+    """
+    norms = np.linalg.norm(dictionary, axis=1)
+    unit = dictionary[norms > 0] / norms[norms > 0, None]
+    alive = np.flatnonzero(norms > 0)
+    close = np.abs(unit @ unit.T) >= PARALLEL_COSINE
+    np.fill_diagonal(close, False)
+    if not close.any():
+        return alive
+    _, group = connected_components(sp.csr_matrix(close), directed=False)
+    order = np.lexsort((alive, -norms[alive], group))  # by group, longest first, then index
+    first = np.r_[True, group[order][1:] != group[order][:-1]]
+    return np.sort(alive[order[first]])
+
+
 def _sparse_codes(dictionary, targets, epsilon, n_jobs, *, fast):
-    """Validate, share the per-dictionary work, and run ``solver`` over chunks of targets."""
+    """Validate, keep one atom per direction (:func:`_distinct_atoms`), share the
+    per-dictionary work, and run the solver over chunks of targets."""
     dictionary = np.asarray(dictionary, dtype=float)
     targets = np.atleast_2d(np.asarray(targets, dtype=float))
     if epsilon < 0:
@@ -368,16 +393,22 @@ def _sparse_codes(dictionary, targets, epsilon, n_jobs, *, fast):
     # The fast solver's products are small: BLAS threads only add overhead (10-40x slower on
     # a busy 2-core machine); n_jobs parallelises over targets instead.
     solver, work_of = (_fast_codes, _Dictionary.of) if fast else (_lars_chunk, _Atoms.of)
+    kept = _distinct_atoms(dictionary)
+    n_targets = targets.shape[0]
     with blas_threads(1 if fast else None):
-        work = work_of(dictionary)
-        n_targets = targets.shape[0]
+        work = work_of(dictionary[kept])
         workers = min(effective_n_jobs(n_jobs), max(n_targets, 1))
         if workers == 1:
-            return sp.csr_matrix(solver(work, targets, epsilon))
-        chunks = Parallel(n_jobs=workers)(
-            delayed(solver)(work, targets[s], epsilon) for s in gen_even_slices(n_targets, workers)
-        )
-    return sp.csr_matrix(np.vstack(chunks))
+            codes = solver(work, targets, epsilon)
+        else:
+            chunks = Parallel(n_jobs=workers)(
+                delayed(solver)(work, targets[s], epsilon)
+                for s in gen_even_slices(n_targets, workers)
+            )
+            codes = np.vstack(chunks)
+    full = np.zeros((n_targets, dictionary.shape[0]))
+    full[:, kept] = codes
+    return sp.csr_matrix(full)
 
 
 def _noisy_basis_pursuit_lars(
@@ -408,11 +439,12 @@ def noisy_basis_pursuit(
     targets proposes ``(A, s)``, primal-dual active-set steps correct it, and the solution is
     returned only once it passes the KKT certificate (``|D' r| <= lambda`` with equality and
     matching signs on ``A``), so every code is exact; a target that is not certified (and
-    every target for ``epsilon = 0``, near-infeasible targets and dictionaries with
-    (anti)parallel atoms) is solved by the lasso homotopy instead (LARS-lasso to the segment
-    where the residual norm crosses ``epsilon``, solved in closed form on that segment).  The
+    every target for ``epsilon = 0`` and near-infeasible targets) is solved by the lasso
+    homotopy instead (LARS-lasso to the segment where the residual norm crosses ``epsilon``,
+    solved in closed form on that segment).  The
     Gram matrix, the SVD and the factorisations of the dictionary are computed once for all
-    targets.  ``||y|| <= epsilon`` gives ``x = 0``.
+    targets.  ``||y|| <= epsilon`` gives ``x = 0``.  Of (anti)parallel atoms (duplicates
+    included) only the longest gets weight, which leaves the minimum unchanged.
 
     When no code reaches ``epsilon`` (``y`` is farther than epsilon from the atoms' span) the
     least-squares fit is returned (the smallest-l1 one when it is not unique, from the end of
