@@ -40,9 +40,11 @@ def test_spd_block_equals_direct_solve():
     assert not res.negative_curvature
     assert res.x.shape == (60, 3) and res.n_iter == res.column_iter.max() >= 1
     np.testing.assert_allclose(res.x, np.linalg.solve(H, C), rtol=1e-8, atol=1e-10)
-    # the stopping rule: every column's residual within tol of its right-hand side
+    # the stopping rule: every column's residual within tol of its right-hand side (CG stops
+    # on its updated residual; the one recomputed here differs by rounding, ~1e-12 relative
+    # with numpy 2.4, hence the factor 10)
     R = C - H @ res.x
-    assert np.all(np.linalg.norm(R, axis=0) <= 1e-12 * np.linalg.norm(C, axis=0))
+    assert np.all(np.linalg.norm(R, axis=0) <= 1e-11 * np.linalg.norm(C, axis=0))
     # one column solved alone gives that column of the block (columns are independent)
     one = conjugate_gradient(_plain(H), C[:, 1], tol=1e-12)
     assert one.x.shape == (60,)
