@@ -592,6 +592,10 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             w, U = eigh(K)
             keep = w > tol
             w, U = w[keep][::-1], U[:, keep][:, ::-1]
+            # LAPACK may return either sign of an eigenvector, and builds differ: fix it (the
+            # entry of largest magnitude positive) so the map is the same with every build
+            top = U[np.argmax(np.abs(U), axis=0), np.arange(U.shape[1])]
+            U = U * np.where(top < 0, -1.0, 1.0)
             idx, R, proj, V = np.arange(n), None, U / np.sqrt(w), U * np.sqrt(w)
         self.basis_indices_ = idx
         self.basis_ = idx if self.kernel == "precomputed" else B[idx]

@@ -105,3 +105,15 @@ def test_kernel_matrix_gives_scikit_learns_bits(kernel, params):
     bad[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN or infinity"):
         kernel_matrix(bad, Y, kernel=kernel, **params)
+
+
+def test_empirical_map_fixes_each_eigenvectors_sign(rng):
+    """LAPACK builds may return either sign of an eigenvector: the map fixes it (each
+    column's entry of largest magnitude on the training points is positive), so transform is
+    the same with every build, and a negated eigenvector basis would give the same map."""
+    X = rng.normal(size=(25, 3))
+    ekm = EmpiricalKernelMap(kernel="rbf", gamma=0.5).fit(X)
+    Z = ekm.transform(X)
+    top = Z[np.argmax(np.abs(Z), axis=0), np.arange(Z.shape[1])]
+    assert np.all(top > 0)
+    np.testing.assert_allclose(Z @ Z.T, ekm.kernel_(X), atol=1e-8)

@@ -25,4 +25,6 @@ def test_output_equals_the_recorded_one(current, key):
     assert new.shape == old.shape, f"{key}: shape {new.shape} != recorded {old.shape}"
     scale = max(1.0, float(np.max(np.abs(old), initial=0.0)))
     err = float(np.max(np.abs(new - old), initial=0.0))
-    assert err <= 1e-10 * scale, f"{key}: differs from the recorded output by {err:.3g}"
+    # an iterative solve is as exact as its tolerance, and its rounding depends on the BLAS
+    tol = 1e-6 if "solver='cg'" in key else 1e-10
+    assert err <= tol * scale, f"{key}: differs from the recorded output by {err:.3g}"
