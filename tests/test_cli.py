@@ -293,9 +293,12 @@ def test_every_status_row_rests_on_a_report_of_a_known_paper():
     assert {"damr_3", "damr_4", "srlsc_fig7", "srlsc_4", "drlsc_4-5"} <= named
 
 
-def test_reproduce_all_quick_every_paper(tmp_path, capsys):
-    """The reviewer's one command, every paper's reduced protocol (about 90 s on 2 cores):
-    every table gets a report, a row in the index and its paper a results store."""
+def test_reproduce_all_quick_every_paper(tmp_path, capsys, request):
+    """The reviewer's one command, every paper's reduced protocol (about 90 s on 2 cores, so
+    only with ``pytest --slow``, to keep CI's suite short; the two-paper test above runs the
+    same code path): every table gets a report, a row in the index and a results store."""
+    if not request.config.getoption("--slow", default=False):
+        pytest.skip("every paper's --quick protocol (~90 s): run with --slow")
     from structreg.experiments import paper_tables
     from structreg.experiments.registry import PAPERS
 
