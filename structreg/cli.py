@@ -300,7 +300,7 @@ def _run_one(table: Table, out: Path, options, progress: bool | None):
     from .experiments.index import IndexEntry
 
     run = run_table(table, out, options, progress=progress)
-    print(_without_not_run(run.paths[0].read_text()))
+    print(_without_not_run(run.paths[0].read_text(), run.skipped))
     print(
         f"{table.paper} table {table.name}: {run.n_computed} cells computed, "
         f"{run.n_cached} reused from {out / STORE_NAME}; {run.wall_time_s:.1f} s"
@@ -319,21 +319,13 @@ def _run_one(table: Table, out: Path, options, progress: bool | None):
     )
 
 
-def _without_not_run(report: str) -> str:
-    """A report's Markdown without its ``Not run:`` list (``- row: reason`` lines)."""
-    out, skipping, listed = [], False, False
-    for line in report.splitlines():
-        if line == "Not run:":
-            skipping, listed = True, False
-            continue
-        if skipping and line.startswith("- "):
-            listed = True
-            continue
-        if skipping and not line.strip() and not listed:  # the blank line before the list
-            continue
-        skipping = False
-        out.append(line)
-    return "\n".join(out).rstrip() + "\n"
+def _without_not_run(report: str, skipped: dict[str, str]) -> str:
+    """A report's Markdown without the ``Not run:`` list that
+    :func:`~structreg.experiments.report.skipped_lines` wrote into it for ``skipped``."""
+    from .experiments.report import skipped_lines
+
+    listed = "\n".join(skipped_lines(skipped))
+    return report.replace(listed, "", 1) if listed else report
 
 
 def _on_dask_cluster(address: str, stack: contextlib.ExitStack) -> None:
