@@ -324,10 +324,13 @@ def _admm_codes(work, targets, epsilon):
 
 
 def _fast_codes(work, targets, epsilon):
+    """Codes of the rows of ``targets``: zero, least squares, certified (batched ADMM and
+    active-set steps) or, where none of those applies, the lasso homotopy."""
     n_targets = targets.shape[0]
     codes = np.zeros((n_targets, work.atoms.shape[0]))
     norms = np.linalg.norm(targets, axis=1)
-    inside = np.einsum("ij,ij->i", targets @ work.left.T, targets @ work.left.T)
+    y_left = targets @ work.left.T
+    inside = np.einsum("ij,ij->i", y_left, y_left)
     out = np.sqrt(np.maximum(norms**2 - inside, 0.0))  # distance to the atoms' span
     near = np.abs(out - epsilon) <= 1e-6 * epsilon  # feasibility unclear in floating point
     zero = norms <= epsilon
