@@ -677,6 +677,13 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         -------
         self
         """
+        from .distributed import fit_on_cluster, is_dask_collection
+
+        if is_dask_collection(X):  # a dask array: fitted on the cluster (models.distributed)
+            fit_on_cluster(self, X, y, unlabeled)
+            if self.unreachable_.any():
+                _warn_unreachable(self.unreachable_)
+            return self
         self._validate_params()
         y = missing_as_unlabeled(y, unlabeled)
         X, y = validate_data(self, X, y, dtype=float, y_numeric=False)

@@ -1,0 +1,320 @@
+"""GFHF and Poisson learning fitted on a Dask cluster, the data partitioned across workers.
+
+``GFHF().fit(X, y)`` and ``PoissonLearning().fit(X, y)`` with a ``dask.array`` ``X`` run here
+(:meth:`GraphInferenceClassifier.fit <structreg.models.graph_inference.
+GraphInferenceClassifier.fit>` hands them over), under the current ``dask.distributed``
+client; :func:`fit_on_cluster` does the same for an in-memory ``X`` split into partitions.
+
+- The kNN graph is built on the workers, one block of rows per partition of ``X``
+  (:func:`~structreg.structure.distributed_graphs.partitioned_knn_graph`): the same exact
+  neighbours, edges and weights as the in-memory graph.
+- The system of the estimator (GFHF's harmonic system, Poisson learning's Laplacian system)
+  is solved by the one conjugate-gradient routine
+  (:func:`~structreg.solvers.cg.conjugate_gradient`), Jacobi-scaled as in memory, whose
+  products with the graph run on the workers: each iteration sends the search directions
+  (n x columns) to every worker and gathers each block's rows of ``W p``.  The client holds
+  vectors of length n; the rows of ``W`` never leave their worker.
+- Everything after the solve (the class prior of points no label reaches, class mass
+  normalisation, Poisson learning's class-size correction, the tie rule, ``transduction_``)
+  is the in-memory estimator's own code, run on those vectors.
+
+What the in-memory fit handles and this one refuses: a precomputed ``graph``; edges so weak
+next to their ends' degrees that the in-memory solvers merge or cut them (self-tuning weights
+where a tight cluster meets sparse points; :data:`WEAK_LINK`); a point with ``n_neighbors``
+exact copies under self-tuning weights.  Each is a ``ValueError`` that names it.  The solve is
+always conjugate gradients (in memory, small or slow systems are factorised instead): the
+scores agree to the solve's tolerance.  The fitted estimator holds ``X_`` gathered on the
+client (the out-of-sample rule needs it); ``graph_`` is None (the rows of ``W`` were on the
+workers and are released after the fit).
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.neighbors import NearestNeighbors
+from sklearn.utils.validation import column_or_1d
+
+from .._numerics import check_representable
+from ..solvers.cg import conjugate_gradient
+from ..structure.distributed_graphs import PartitionedGraph, _client, partitioned_knn_graph
+from ._base import missing_as_unlabeled
+from ._degenerate import warn_if_degenerate
+
+__all__ = ["fit_on_cluster", "is_dask_collection"]
+
+WEAK_LINK = float(np.sqrt(np.finfo(float).eps))
+"""An edge lighter than this fraction of the larger degree of its ends is weak; the in-memory
+solvers merge or cut the sets such edges join (``structreg.models.graph_inference.WEAK_LINK``,
+the same value; that module imports this one, so it is not imported here).  The cluster fit
+refuses graphs with weak edges."""
+
+
+def is_dask_collection(X) -> bool:
+    """Whether ``X`` is a Dask collection (a ``dask.array``): False without importing Dask
+    when it has not been imported (then nothing can be one)."""
+    if "dask" not in sys.modules:
+        return False
+    from dask.base import is_dask_collection as dask_collection
+
+    return bool(dask_collection(X))
+
+
+def fit_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_partitions: int = 2):
+    """Fit a GFHF or PoissonLearning ``estimator`` with the graph and its solve on a Dask
+    cluster; what ``estimator.fit(X, y, unlabeled)`` does for a ``dask.array`` ``X``.
+
+    Parameters
+    ----------
+    estimator : GFHF or PoissonLearning
+    X : dask.array.Array or array-like of shape (n_samples, n_features)
+        A dask array's row chunks are the partitions; an in-memory array is split into
+        ``n_partitions`` blocks of rows (and sent to the cluster).
+    y : array-like of shape (n_samples,)
+        Labels, ``-1`` (``None`` for string labels) or missing where unlabeled; a dask array
+        is computed.
+    unlabeled : array-like of bool, shape (n_samples,), optional
+    client : distributed.Client or None
+        None: the current client.
+    n_partitions : int, default=2
+        Blocks of an in-memory ``X``.
+
+    Returns
+    -------
+    estimator
+        Fitted, with the attributes of the in-memory fit (``graph_`` None, ``solver_``
+        ``"cg"``); the warning of unreachable points is the caller's
+        (:meth:`~structreg.models.graph_inference.GraphInferenceClassifier.fit` issues it).
+    """
+    import dask.array as da
+
+    client = _client(client)
+    if not is_dask_collection(X):
+        X = np.asarray(X, dtype=float)
+        X = da.from_array(X, chunks=(-(-X.shape[0] // max(1, int(n_partitions))), -1))
+    estimator._validate_params()
+    _check_cluster_fit(estimator)
+    X = _checked(estimator, X.astype(float))
+    y = np.asarray(y.compute()) if is_dask_collection(y) else y
+    y = missing_as_unlabeled(y, unlabeled)
+    y = column_or_1d(np.asarray(y) if not hasattr(y, "dtype") else y, warn=True)
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} samples but y has {y.shape[0]} labels")
+    estimator.classes_, y_codes, labeled = estimator._encode_labels(y, unlabeled)
+    estimator.n_features_in_ = X.shape[1]
+    estimator.__dict__.pop("feature_names_in_", None)
+
+    edges = partitioned_knn_graph(X, estimator.n_neighbors, client=client)
+    fits, graphs = [], []
+    with _solving_on_cluster(estimator):
+        for weights in estimator._weightings(X.shape[0]):
+            for name in ("t_", "local_scale_"):  # a refit with other weights
+                estimator.__dict__.pop(name, None)
+            estimator.weights_, estimator.X_ = weights, X
+            graph = edges.weighted(weights, estimator.t)
+            if weights == "self-tuning":
+                estimator.local_scale_ = graph.local_scale
+            elif weights == "heat":
+                estimator.t_ = float(graph.t)
+            estimator.graph_ = graph
+            estimator._infer(labeled, y_codes)
+            estimator.graph_ = None
+            names = estimator._fitted_names()
+            fits.append({k: estimator.__dict__[k] for k in names if k in estimator.__dict__})
+            graphs.append(graph)
+    if len(fits) > 1:  # weights="auto": the labeling that cuts the kNN graph least
+        cuts = [graphs[0].normalized_cut(fit["transduction_"]) for fit in fits]
+        for name in estimator._fitted_names():
+            estimator.__dict__.pop(name, None)
+        estimator.__dict__.update(fits[int(np.argmin(cuts))])
+    for graph in graphs:
+        graph.release()
+    estimator.X_ = X.compute()
+    estimator.neighbors_ = NearestNeighbors(n_neighbors=min(estimator.n_neighbors, X.shape[0])).fit(
+        estimator.X_
+    )
+    scores = getattr(estimator, estimator._scores_attribute)
+    warn_if_degenerate(estimator, scores, labeled, y_codes, estimator._degenerate_hint)
+    return estimator
+
+
+def _check_cluster_fit(estimator) -> None:
+    """Refuse what the cluster fit does not do: a precomputed graph, other estimators."""
+    if estimator._scores_attribute not in _SYSTEMS:
+        raise ValueError(
+            f"{type(estimator).__name__} cannot be fitted on a Dask cluster (GFHF and "
+            "PoissonLearning can)"
+        )
+    if not (isinstance(estimator.graph, str) and estimator.graph == "knn"):
+        raise ValueError(
+            "a fit on a dask array builds its kNN graph on the cluster: graph must be 'knn', "
+            "not a precomputed matrix (fit X.compute() in memory to use one)"
+        )
+    estimator._check_width()
+
+
+def _checked(estimator, X):
+    """``X`` (rows chunked, all columns in one chunk) after the in-memory fit's checks of the
+    values, computed on the cluster: finite, squares representable, not all one point."""
+    import dask.array as da
+
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got a dask array of shape {X.shape}")
+    X = X.rechunk({1: -1})
+    finite, low, high = da.compute(da.isfinite(X).all(), X.min(axis=0), X.max(axis=0))
+    owner = type(estimator).__name__
+    if not finite:
+        raise ValueError(f"{owner}: X contains NaN or infinity")
+    check_representable(np.vstack([low, high]), owner)
+    if X.shape[0] > 1 and np.all(low == high):
+        raise ValueError(
+            f"{owner}: X has zero variance: all {X.shape[0]} samples are the same point, so "
+            "there is nothing to learn from"
+        )
+    return X
+
+
+# ---------------------------------------------------------------------------------------------
+# the systems, solved with the products on the workers
+
+
+@contextmanager
+def _solving_on_cluster(estimator):
+    """Within the block the estimator's own ``_infer`` solves its system on the cluster:
+    ``graph_`` is a :class:`PartitionedGraph` and ``_solve_system`` is this module's."""
+    solve = _SYSTEMS[estimator._scores_attribute]
+    estimator.__dict__["_solve_system"] = lambda W, labeled, targets: solve(
+        estimator, W, labeled, targets
+    )
+    try:
+        yield
+    finally:
+        estimator.__dict__.pop("_solve_system", None)
+        estimator.__dict__.pop("_solved_component", None)
+        estimator.graph_ = None
+
+
+class _ClusterSystem:
+    """The checked inputs of a solve on a :class:`PartitionedGraph`: the degrees, the
+    connected components and the unlabeled points no label reaches."""
+
+    def __init__(self, graph: PartitionedGraph, labeled: np.ndarray, estimator):
+        self.graph, self.labeled = graph, labeled
+        self.tol, self.max_iter = estimator.tol, estimator.max_iter
+        self.degree = graph.degree()
+        if graph.count_weak_edges(self.degree, WEAK_LINK):
+            self._check_weak_edges(estimator._scores_attribute == "scores_")
+        self.component = graph.components()
+        counts = np.bincount(self.component[labeled], minlength=graph.n)
+        self.unreachable = ~labeled & (counts[self.component] == 0)
+
+    def _check_weak_edges(self, poisson: bool) -> None:
+        """Refuse the weak edges that the in-memory solvers treat apart: weakly joined sets
+        without labels (merged into one vertex by GFHF and Poisson learning), and for
+        Poisson learning any weakly joined set and weak edges between labeled parts (cut)."""
+        weak_sets, labels, apart = self.graph.weakly_joined(self.degree, WEAK_LINK, self.labeled)
+        refused = weak_sets if poisson else weak_sets & (labels == 0)
+        if refused.any() or (poisson and apart):
+            raise ValueError(
+                "the graph has edges lighter than "
+                f"{WEAK_LINK:.2g} times the degree of their ends that join sets of points "
+                "weakly (self-tuning weights where a tight cluster meets sparse points): the "
+                "in-memory fit merges or cuts them, the cluster fit does not; use "
+                "weights='connectivity' or 'heat', another n_neighbors, or fit in memory"
+            )
+
+    def solve(self, rows: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, int]:
+        """``X`` with ``(D - W) X = C`` on the vertices ``rows`` (X is 0 on the others), by
+        conjugate gradients on the Jacobi-scaled system, the products on the workers; and the
+        iterations summed over the columns.  Singular consistent systems (a Laplacian on whole
+        components) are solved as in memory: CG stays in the range."""
+        n = self.graph.n
+        diagonal = self.degree[rows]
+        s = (1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0)))[:, None]
+
+        def apply(V: np.ndarray, _) -> np.ndarray:
+            full = np.zeros((n, V.shape[1]))
+            full[rows] = s * V
+            return s * (diagonal[:, None] * full[rows] - self.graph.product(full)[rows])
+
+        cap = 10 * int(rows.sum()) if self.max_iter is None else int(self.max_iter)
+        result = conjugate_gradient(apply, s * C, tol=self.tol, max_iter=cap)
+        return s * result.x, int(result.column_iter.sum())
+
+
+def _harmonic_on_cluster(estimator, graph, labeled, targets):
+    """GFHF's system (``structreg.models.harmonic``): the harmonic scores of the points
+    with a label in their component, the labeled rows clamped; one column fewer solved, as
+    the one-of-c rows sum to 1."""
+    system = _ClusterSystem(graph, labeled, estimator)
+    F, iterations = _harmonic_scores(system, targets)
+    return F, system.unreachable, {"method": "cg", "n_iter": iterations}
+
+
+def _harmonic_scores(system: _ClusterSystem, targets: np.ndarray) -> tuple[np.ndarray, int]:
+    labeled, n = system.labeled, system.graph.n
+    free = ~labeled & ~system.unreachable
+    F = np.full((n, targets.shape[1]), np.nan)
+    F[labeled] = targets
+    iterations = 0
+    if free.any():
+        clamped = np.zeros((n, targets.shape[1] - 1))
+        clamped[labeled] = targets[:, :-1]
+        U, iterations = system.solve(free, system.graph.product(clamped)[free])
+        rest = np.clip(1.0 - U.sum(axis=1), 0.0, 1.0)  # in [0, 1], as harmonic functions
+        F[free] = np.column_stack([U, rest])
+    return F, iterations
+
+
+def _poisson_on_cluster(estimator, graph, labeled, targets):
+    """Poisson learning's system (``structreg.models.poisson``): ``L u = b`` with the
+    labeled values minus their component's mean as sources, ``u`` of zero degree-weighted
+    mean on every component, one column fewer solved (the rows of ``u`` sum to 0).  With
+    ``class_prior="auto"`` also GFHF's scores, which the class-size correction matches."""
+    system = _ClusterSystem(graph, labeled, estimator)
+    n, comp = graph.n, system.component
+    reach = ~system.unreachable
+    per_component = sp.csr_matrix(
+        (np.ones(int(labeled.sum())), (comp[labeled], np.arange(int(labeled.sum())))),
+        shape=(n, int(labeled.sum())),
+    )
+    label_means = (per_component @ targets) / np.maximum(per_component.sum(axis=1).A, 1)
+    sources = np.zeros((n, targets.shape[1]))
+    sources[labeled] = targets - label_means[comp[labeled]]
+    u, iterations = system.solve(reach, sources[reach][:, :-1])
+    volume = np.bincount(comp[reach], weights=system.degree[reach], minlength=n)
+    for j in range(u.shape[1]):  # the zero degree-weighted mean of every component
+        mass = np.bincount(comp[reach], weights=system.degree[reach] * u[:, j], minlength=n)
+        u[:, j] -= (mass / np.where(volume > 0, volume, 1.0))[comp[reach]]
+    U = np.full((n, targets.shape[1]), np.nan)
+    U[reach] = np.column_stack([u, -u.sum(axis=1)])
+    estimator._solved_component = comp  # what PoissonLearning._solve_system leaves
+    if isinstance(estimator.class_prior, str):  # "auto": matched to Laplace learning's masses
+        F, more = _harmonic_scores(system, targets)
+        estimator.graph_ = _graph_of_scores(F, labeled, targets)
+        iterations += more
+    return U, system.unreachable, {"method": "cg", "n_iter": iterations}
+
+
+def _graph_of_scores(F: np.ndarray, labeled: np.ndarray, targets: np.ndarray) -> sp.csr_matrix:
+    """A graph whose harmonic scores are ``F``: each unlabeled point joined to one labeled
+    point of every class with weight ``F[i, class]`` (its harmonic value is the weighted
+    mean of their one-of-c labels, ``F[i]``, as its row sums to 1; a NaN row joins
+    nothing).  Poisson learning's class-size correction reads GFHF's scores as
+    ``harmonic_function(graph_, ...)``: given this graph it reads those of the cluster."""
+    n = F.shape[0]
+    present, first = np.unique(np.argmax(targets, axis=1), return_index=True)
+    owner = np.flatnonzero(labeled)[first]  # the first labeled point of every class
+    rows = np.flatnonzero(~labeled & np.all(np.isfinite(F), axis=1))
+    data = F[rows][:, present]
+    cols = np.broadcast_to(owner, data.shape)
+    r = np.broadcast_to(rows[:, None], data.shape)
+    A = sp.csr_matrix((data.ravel(), (r.ravel(), cols.ravel())), shape=(n, n))
+    return sp.csr_matrix(A + A.T)
+
+
+_SYSTEMS = {"label_distributions_": _harmonic_on_cluster, "scores_": _poisson_on_cluster}
+"""The system of each estimator, by the attribute of its scores (GFHF, PoissonLearning)."""

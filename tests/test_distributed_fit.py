@@ -1,0 +1,211 @@
+"""GFHF and Poisson learning fitted on a Dask cluster (structreg.models.distributed) against
+the in-memory fit: the same kNN graph, the same labels, scores to 1e-8.
+
+One LocalCluster of 2 worker processes serves the module.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+from sklearn.datasets import make_blobs, make_moons
+
+distributed = pytest.importorskip("distributed", reason="the Dask fit needs dask.distributed")
+da = pytest.importorskip("dask.array")
+
+from structreg.models import GFHF, PoissonLearning  # noqa: E402
+from structreg.models import distributed as cluster_fit  # noqa: E402
+from structreg.models.graph_inference import WEAK_LINK, DisconnectedGraphWarning  # noqa: E402
+from structreg.structure.distributed_graphs import partitioned_knn_graph  # noqa: E402
+from structreg.structure.graphs import knn_graph, self_tuning_graph  # noqa: E402
+
+TOL = 1e-12  # of both solves: the scores then agree to 1e-8
+
+
+@pytest.fixture(scope="module")
+def client():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the cluster's own start-up warnings
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+    with cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def few_labels(y, per_class, seed=0):
+    rng = np.random.default_rng(seed)
+    out = np.full_like(y, -1)
+    for k in np.unique(y):
+        out[rng.choice(np.flatnonzero(y == k), per_class, replace=False)] = k
+    return out
+
+
+def moons(n=600):
+    X, y = make_moons(n, noise=0.12, random_state=0)  # one graph component
+    return X, y, few_labels(y, 3)
+
+
+def blobs():  # three overlapping classes in 3-D, one graph component
+    X, y = make_blobs(450, centers=3, n_features=3, cluster_std=2.5, random_state=1)
+    return X, y, few_labels(y, 4)
+
+
+def chunked(X, sizes):
+    return da.from_array(X, chunks=(tuple(sizes), X.shape[1]))
+
+
+def assert_same_fit(memory, cluster, X):
+    scores = memory._scores_attribute
+    assert cluster.weights_ == memory.weights_
+    np.testing.assert_array_equal(cluster.classes_, memory.classes_)
+    assert cluster.n_features_in_ == memory.n_features_in_
+    np.testing.assert_allclose(getattr(cluster, scores), getattr(memory, scores), rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(cluster.transduction_, memory.transduction_)
+    np.testing.assert_array_equal(cluster.unreachable_, memory.unreachable_)
+    new = X + 0.01
+    np.testing.assert_array_equal(cluster.predict(new), memory.predict(new))
+    assert cluster.solver_ == "cg" and cluster.n_iter_ >= 1 and cluster.graph_ is None
+
+
+# -- the graph --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sizes", [(300, 300), (100, 345, 150, 5)])
+def test_the_partitioned_graph_is_the_in_memory_graph(client, sizes):
+    X, _, _ = moons()
+    X = np.vstack([X, X[:3], X[:3]])[:600]  # points with copies (fewer than n_neighbors)
+    edges = partitioned_knn_graph(chunked(X, sizes), 7)
+    W, sigma = self_tuning_graph(X, 7)
+    W.eliminate_zeros()
+    np.testing.assert_array_equal(edges.local_scale, sigma)
+    for weights, expected in [
+        ("self-tuning", W),
+        ("heat", knn_graph(X, 7, weights="heat")),
+        ("connectivity", knn_graph(X, 7)),
+    ]:
+        got = edges.weighted(weights).gather()
+        assert got.shape == expected.shape
+        np.testing.assert_array_equal(got.indptr, expected.indptr)
+        np.testing.assert_array_equal(got.indices, expected.indices)
+        np.testing.assert_allclose(got.data, expected.data, rtol=1e-12, atol=0)
+
+
+def test_components_and_cut_are_those_of_the_gathered_graph(client):
+    X, y = make_blobs(300, centers=[[0, 0], [30, 0], [0, 30]], random_state=0)
+    graph = partitioned_knn_graph(chunked(X, (120, 100, 80)), 5).weighted("connectivity")
+    found = graph.components()
+    W = graph.gather()
+    n, expected = connected_components(W, directed=False)
+    assert n == 3
+    pairs = {(a, b) for a, b in zip(found, expected, strict=True)}
+    assert len(pairs) == 3  # the same partition of the vertices
+    labels = np.where(X[:, 0] > 10, "b", "a")
+    from structreg.models.graph_inference import normalized_cut
+
+    assert graph.normalized_cut(labels) == pytest.approx(normalized_cut(W, labels), rel=1e-12)
+
+
+def test_weak_link_is_the_in_memory_one():
+    assert cluster_fit.WEAK_LINK == WEAK_LINK
+
+
+# -- the estimators ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "data, sizes",
+    [(moons, (250, 200, 150)), (blobs, (100, 150, 120, 80))],
+)
+@pytest.mark.parametrize("Estimator", [GFHF, PoissonLearning])
+def test_the_cluster_fit_is_the_in_memory_fit(client, data, sizes, Estimator):
+    X, _, y = data()
+    memory = Estimator(tol=TOL).fit(X, y)
+    cluster = Estimator(tol=TOL).fit(chunked(X, sizes), y)
+    assert_same_fit(memory, cluster, X)
+
+
+def test_two_thousand_points(client):
+    X, _, y = moons(2000)
+    memory = PoissonLearning(tol=TOL).fit(X, y)
+    cluster = PoissonLearning(tol=TOL).fit(chunked(X, (700, 700, 600)), y)
+    assert_same_fit(memory, cluster, X)
+
+
+@pytest.mark.parametrize(
+    "Estimator, params",
+    [
+        (GFHF, {"class_mass_normalization": True, "weights": "self-tuning"}),
+        (GFHF, {"weights": "connectivity", "n_neighbors": 10}),
+        (PoissonLearning, {"class_prior": None}),
+        (PoissonLearning, {"class_prior": [0.3, 0.7], "weights": "heat"}),
+    ],
+)
+def test_other_settings(client, Estimator, params):
+    X, _, y = moons(500)
+    memory = Estimator(tol=TOL, **params).fit(X, y)
+    cluster = Estimator(tol=TOL, **params).fit(chunked(X, (300, 200)), y)
+    assert_same_fit(memory, cluster, X)
+
+
+def test_string_labels_a_dask_y_and_an_in_memory_x_on_the_cluster(client):
+    X, _, y = moons(400)
+    names = np.array(["left", "right"], dtype=object)
+    y_str = np.where(y >= 0, names[np.maximum(y, 0)], None)
+    memory = PoissonLearning(tol=TOL).fit(X, y_str)
+    cluster = PoissonLearning(tol=TOL).fit(chunked(X, (200, 200)), y_str)
+    assert_same_fit(memory, cluster, X)
+    on_cluster = cluster_fit.fit_on_cluster(GFHF(tol=TOL), X, da.from_array(y), n_partitions=3)
+    assert_same_fit(GFHF(tol=TOL).fit(X, y), on_cluster, X)
+
+
+def test_points_no_label_reaches_get_the_prior_as_in_memory(client):
+    X, y = make_blobs(300, centers=[[0, 0], [40, 0], [0, 40]], random_state=0)
+    y = few_labels(y, 3)
+    y[(X[:, 1] > 20) & (y >= 0)] = -1  # the third blob without labels
+    for Estimator in (GFHF, PoissonLearning):
+        with pytest.warns(DisconnectedGraphWarning):
+            memory = Estimator(tol=TOL).fit(X, y)
+        with pytest.warns(DisconnectedGraphWarning):
+            cluster = Estimator(tol=TOL).fit(chunked(X, (150, 150)), y)
+        assert cluster.unreachable_.sum() == 100
+        assert_same_fit(memory, cluster, X)
+
+
+# -- what the cluster fit refuses -------------------------------------------------------------
+
+
+def test_a_precomputed_graph_is_refused(client):
+    X, _, y = moons(200)
+    W = knn_graph(X, 7)
+    with pytest.raises(ValueError, match="graph must be 'knn'"):
+        GFHF(graph=W).fit(chunked(X, (100, 100)), y)
+
+
+def test_weak_edges_are_refused(client):
+    rng = np.random.default_rng(0)
+    tight = rng.normal(scale=0.05, size=(40, 2))  # a tight cluster among sparse points
+    sparse = rng.uniform(-6, 6, size=(60, 2))
+    X = np.vstack([tight, sparse])
+    W, _ = self_tuning_graph(X, 7)
+    degree = np.asarray(W.sum(axis=1)).ravel()
+    C = sp.coo_matrix(W)
+    assert np.any(C.data < WEAK_LINK * np.maximum(degree[C.row], degree[C.col]))
+    y = np.full(100, -1)
+    y[[0, 1, 50, 51]] = [0, 0, 1, 1]
+    with pytest.raises(ValueError, match="join sets of points"):
+        PoissonLearning().fit(chunked(X, (50, 50)), y)
+
+
+def test_points_with_n_neighbors_copies_are_refused_with_self_tuning_weights(client):
+    X, _, y = moons(200)
+    X = np.vstack([X, np.repeat(X[:1], 8, axis=0)])
+    y = np.concatenate([y, np.full(8, -1)])
+    with pytest.raises(ValueError, match="exact copies"):
+        PoissonLearning().fit(chunked(X, (104, 104)), y)
+    memory = GFHF(weights="heat", tol=TOL).fit(X, y)  # heat weights take them
+    assert_same_fit(memory, GFHF(weights="heat", tol=TOL).fit(chunked(X, (104, 104)), y), X)
