@@ -269,6 +269,8 @@ def test_auto_switches_to_a_factorisation_when_cg_is_slow(rng, monkeypatch):
     import structreg.models.graph_inference as base
     import structreg.models.harmonic as harmonic
 
+    monkeypatch.setattr(base, "_cholmod_fits", lambda A: False)  # the LU of bounded fill
+
     monkeypatch.setattr(base, "HARMONIC_DIRECT_MAX", 10)
     monkeypatch.setattr(base, "HARMONIC_CG_PROBE", 20)
     chain, blob = _chain_and_blob_graphs(rng)
@@ -296,9 +298,13 @@ def test_cg_reaches_the_harmonic_labels_on_a_large_graph(rng):
 
 def test_a_factorisation_that_would_not_fit_is_not_taken(rng, monkeypatch):
     """The expander's LU fills in beyond HARMONIC_FILL_MAX: when the probe asks for a
-    factorisation (a 2-iteration probe), CG goes on instead, to the dense solution."""
+    factorisation (a 2-iteration probe), CG goes on instead, to the dense solution (with
+    CHOLMOD and multigrid out of the way: tests/test_laplace_solvers.py covers them)."""
     import structreg.models.graph_inference as base
     import structreg.models.harmonic as harmonic
+
+    monkeypatch.setattr(base, "_cholmod_fits", lambda A: False)
+    monkeypatch.setattr(base, "amg_available", lambda: False)
 
     chain, blob = _chain_and_blob_graphs(rng)
     A = (sp.diags(np.asarray(blob.sum(axis=1)).ravel() + 0.1) - blob).tocsr()

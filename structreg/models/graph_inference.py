@@ -15,8 +15,10 @@ This module holds the road from the data to those solves and back:
   lets one-of-c problems solve one column fewer.
 - :func:`solve_laplace_system`, the solve of a Laplace-type system: a sparse factorisation
   for small systems, Jacobi-scaled conjugate gradients
-  (:func:`~structreg.solvers.cg.conjugate_gradient`) for large ones, switching to a
-  factorisation of bounded fill when CG turns out slow.
+  (:func:`~structreg.solvers.cg.conjugate_gradient`) for large ones, switching, when CG
+  turns out slow (mesh-like graphs of low-dimensional data), to a sparse Cholesky
+  factorisation (CHOLMOD, where scikit-sparse is installed), a LU of bounded fill or
+  multigrid-preconditioned CG (:mod:`structreg.solvers.multigrid`), by measured crossover.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .._params import constraints_for
-from .._resources import blas_threads
+from .._resources import available_memory, blas_threads
 from ..solvers.cg import conjugate_gradient, warn_not_converged
+from ..solvers.multigrid import amg_available, amg_conjugate_gradient
 from ..structure.graphs import (
     _nearest_distinct_distance,
     check_graph,
@@ -102,13 +105,32 @@ without pivoting is stable for diagonally dominant matrices).  On the 1e5-point 
 system: fill 4.6x instead of COLAMD's 11.4x, 1.1 s instead of 3.3 s."""
 
 
-METHODS = ("auto", "direct", "cg")
+AMG_MIN_UNKNOWNS = 500_000
+"""``method="auto"``, when CG turns out slow and CHOLMOD is not installed: systems of at least
+this many unknowns go to multigrid-preconditioned CG, smaller ones to a LU of bounded fill
+(multigrid when it does not fit).  Measured on two moons (self-tuning weights, 2 cores under
+load): 1e5 unknowns LU 0.7-0.8 s, multigrid 1.0-3.0 s (mostly set-up); 1e6 unknowns LU 24 s,
+multigrid 21 s, and the LU's fill grows faster than the points."""
+
+AMG_MAX_ITER = 500
+"""``method="auto"``: multigrid-preconditioned CG that has not converged after this many
+iterations (tens are usual) gives way to plain CG."""
+
+CHOLMOD_FILL_BYTES = HARMONIC_FILL_MAX * 12
+"""``method="auto"`` factorises a slow system by CHOLMOD only when this many bytes per nonzero
+of the system (``HARMONIC_FILL_MAX`` times the nonzeros, 8-byte values and 4-byte indices) fit
+in half the available memory: CHOLMOD's fill is not bounded in advance, as the LU's is.  On
+two moons its factor holds 3-4 times the system's nonzeros (1e5-1e6 unknowns: 0.3-0.5 s and
+7 s, against 0.7 s and 24 s for the LU and 1-3 s and 21 s for multigrid)."""
+
+
+METHODS = ("auto", "direct", "cg", "amg")
 
 
 def check_method(method: str) -> None:
     """Refuse a ``method`` other than those of :func:`solve_laplace_system`."""
     if method not in METHODS:
-        raise ValueError(f"method must be 'auto', 'direct' or 'cg', got {method!r}")
+        raise ValueError(f"method must be 'auto', 'direct', 'cg' or 'amg', got {method!r}")
 
 
 def solve_laplace_system(
@@ -134,15 +156,21 @@ def solve_laplace_system(
     ----------
     M : scipy.sparse.csr_matrix of shape (m, m)
     C : ndarray of shape (m, k)
-    method : {"auto", "direct", "cg"}
+    method : {"auto", "direct", "cg", "amg"}
         ``"direct"``: sparse LU (dense Cholesky for dense systems).  ``"cg"``: conjugate
         gradients on the Jacobi-scaled system ``S M S Y = S C``, ``X = S Y``,
-        ``S = diag(M)^{-1/2}`` (1 on zero rows), all columns as one block.  ``"auto"``: direct
-        up to :data:`HARMONIC_DIRECT_MAX` unknowns, CG beyond, switching to a factorisation
-        of bounded fill when a probe of :data:`HARMONIC_CG_PROBE` iterations predicts slow
-        convergence.
+        ``S = diag(M)^{-1/2}`` (1 on zero rows), all columns as one block.  ``"amg"``: CG
+        on the scaled system preconditioned by a smoothed-aggregation multigrid V-cycle
+        (:func:`~structreg.solvers.multigrid.amg_conjugate_gradient`).  ``"auto"``: direct up
+        to :data:`HARMONIC_DIRECT_MAX` unknowns, CG beyond; when a probe of
+        :data:`HARMONIC_CG_PROBE` iterations predicts slow convergence, CHOLMOD's sparse
+        Cholesky factorisation where scikit-sparse is installed and the factor fits
+        (:data:`CHOLMOD_FILL_BYTES`), else a LU of bounded fill below
+        :data:`AMG_MIN_UNKNOWNS` unknowns and multigrid from there on (or when the LU does
+        not fit), CG going on from the probe if none of them gives the solution.
     tol : float
-        CG: the relative residual of the scaled system per column.
+        CG: the relative residual of the scaled system per column (``"amg"``: in the norm of
+        the V-cycle).
     max_iter : int or None
         CG iteration cap (None: ``10 m``); not reaching ``tol`` warns
         (``ConvergenceWarning``).
@@ -155,9 +183,9 @@ def solve_laplace_system(
     -------
     X : ndarray of shape (m, k)
     info : dict
-        ``"method"``: ``"direct"`` or ``"cg"``, the method that gave ``X``; ``"n_iter"``: the
-        CG iterations run, summed over the columns (including those of a probe before a
-        factorisation).
+        ``"method"``: ``"direct"``, ``"cg"`` or ``"amg"``, the method that gave ``X``;
+        ``"n_iter"``: the CG iterations run, summed over the columns (including those of a
+        probe before another method).
     """
     project = _unchanged if project is None else project
 
@@ -170,9 +198,40 @@ def solve_laplace_system(
     diagonal = M.diagonal()
     s = 1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0))  # isolated vertices: zero rows
     N = sp.csr_matrix(M.multiply(s[:, None]).multiply(s[None, :]))
-    bounded = functools.partial(_bounded_factor_solve, tol=tol)
-    Y, info = _cg_or_factor(N, s[:, None] * C, method, tol, max_iter, lambda: factorised(bounded))
-    if info["method"] == "direct":
+
+    def multigrid(cap: int | None) -> tuple[np.ndarray, dict, bool]:
+        # the scaled Laplacian's null vector S^-1 1 is what the coarse levels must keep
+        with blas_threads(1):
+            result = amg_conjugate_gradient(
+                N, s[:, None] * C, near_null=1 / s, tol=tol, max_iter=cap
+            )
+        info = {"method": "amg", "n_iter": int(result.column_iter.sum())}
+        return project(s[:, None] * result.x), info, bool(result.converged)
+
+    if method == "amg":
+        X, info, converged = multigrid(max_iter)
+        if not converged:
+            warn_not_converged(np.array([converged]), tol, max_iter or 10 * N.shape[0])
+        return X, info
+
+    def instead_of_slow_cg() -> tuple[np.ndarray, dict] | None:
+        """The solve that replaces a slow CG, by measured crossover, or None."""
+        if _cholmod_fits(M):
+            X = factorised(_cholmod_solve)
+            if X is not None:
+                return X, {"method": "direct", "n_iter": 0}
+        if M.shape[0] < AMG_MIN_UNKNOWNS or not amg_available():
+            X = factorised(functools.partial(_bounded_factor_solve, tol=tol))
+            if X is not None:
+                return X, {"method": "direct", "n_iter": 0}
+        if amg_available():
+            X, info, converged = multigrid(AMG_MAX_ITER)
+            if converged:
+                return X, info
+        return None
+
+    Y, info = _cg_or_replace(N, s[:, None] * C, method, tol, max_iter, instead_of_slow_cg)
+    if info["method"] != "cg":
         return Y, info
     return project(s[:, None] * Y), info
 
@@ -270,6 +329,29 @@ def excess_solve(weights: sp.spmatrix | np.ndarray, excess: np.ndarray, B: np.nd
     return X
 
 
+def _cholmod_fits(A: sp.spmatrix) -> bool:
+    """Whether ``method="auto"`` may factorise ``A`` by CHOLMOD: scikit-sparse imports and
+    :data:`CHOLMOD_FILL_BYTES` per nonzero fit in half the available memory."""
+    try:
+        import sksparse.cholmod  # noqa: F401
+    except ImportError:
+        return False
+    available = available_memory()
+    return available is None or A.nnz * CHOLMOD_FILL_BYTES <= available / 2
+
+
+def _cholmod_solve(A: sp.spmatrix, B: np.ndarray) -> np.ndarray | None:
+    """``A^{-1} B`` by CHOLMOD's sparse Cholesky factorisation (fill-reducing ordering of its
+    own choice), or None when ``A`` is not numerically positive definite."""
+    from sksparse.cholmod import CholmodNotPositiveDefiniteError, cholesky
+
+    try:
+        factor = cholesky(sp.csc_matrix(A))
+    except CholmodNotPositiveDefiniteError:
+        return None
+    return np.asarray(factor(np.asarray(B, dtype=float))).reshape(B.shape)
+
+
 def _bounded_factor_solve(A: sp.spmatrix, B: np.ndarray, tol: float) -> np.ndarray | None:
     """``A^{-1} B`` by a sparse LU allowed :data:`HARMONIC_FILL_MAX` times the nonzeros of
     ``A`` (SuperLU's incomplete LU with no drop tolerance: the complete LU when it fits), or
@@ -284,21 +366,21 @@ def _bounded_factor_solve(A: sp.spmatrix, B: np.ndarray, tol: float) -> np.ndarr
     return F if np.all(residual <= tol * norms) else None
 
 
-def _cg_or_factor(
+def _cg_or_replace(
     N: sp.csr_matrix,
     C: np.ndarray,
     method: str,
     tol: float,
     max_iter: int | None,
-    factor: Callable[[], np.ndarray | None],
+    replace: Callable[[], tuple[np.ndarray, dict] | None],
 ) -> tuple[np.ndarray, dict]:
     """CG on ``N Y = C`` (symmetric positive (semi)definite, consistent): ``(Y, info)``.
 
     With ``method="auto"``, when the first :data:`HARMONIC_CG_PROBE` iterations of some
-    column predict that it would need more than twice as many again, ``factor()`` (a solution
-    of the unscaled system by a factorisation of bounded fill, or None) is tried; when it
-    fits, ``(its solution, info)`` is returned with ``info["method"] == "direct"``, else CG
-    goes on from the probe's iterate.
+    column predict that it would need more than twice as many again, ``replace()`` (the final
+    solution of the unscaled system and its ``info`` by another method, or None) is tried;
+    when it gives one, that is returned (its ``"n_iter"`` plus the probe's), else CG goes on
+    from the probe's iterate.
     """
     cap = 10 * N.shape[0] if max_iter is None else int(max_iter)
 
@@ -320,9 +402,10 @@ def _cg_or_factor(
     reached = np.max(relative)
     rate = reached ** (1.0 / HARMONIC_CG_PROBE) if 0 < reached < 1 else 1.0
     if rate >= 1.0 or np.log(tol / reached) / np.log(rate) > 2 * HARMONIC_CG_PROBE:
-        direct = factor()
-        if direct is not None:
-            return direct, {"method": "direct", "n_iter": used}
+        replaced = replace()
+        if replaced is not None:
+            X, info = replaced
+            return X, {**info, "n_iter": used + info["n_iter"]}
     rest = cg(cap - HARMONIC_CG_PROBE, x0=probe.x)
     warn_not_converged(rest.column_converged, tol, cap)
     return rest.x, {"method": "cg", "n_iter": used + int(rest.column_iter.sum())}

@@ -54,12 +54,15 @@ def harmonic_function(
     labeled : ndarray of bool, shape (n,)
     targets : ndarray of shape (n_labeled, n_outputs)
         Values at the labeled points, in the order of ``np.flatnonzero(labeled)``.
-    method : {"auto", "direct", "cg"}, default="auto"
+    method : {"auto", "direct", "cg", "amg"}, default="auto"
         ``"direct"``: sparse LU (dense Cholesky for dense blocks).  ``"cg"``: conjugate
         gradients on the Jacobi-scaled system ``S A S (S^-1 F_u) = S B``, ``S = D_uu^{-1/2}``
         (:func:`~structreg.solvers.conjugate_gradient`, all output columns as one block).
-        ``"auto"``: direct up to ``HARMONIC_DIRECT_MAX`` unknowns, CG beyond, switching to a
-        factorisation when CG turns out slow (``structreg.models.graph_inference``).
+        ``"amg"``: the same CG preconditioned by algebraic multigrid
+        (:mod:`structreg.solvers.multigrid`).  ``"auto"``: direct up to
+        ``HARMONIC_DIRECT_MAX`` unknowns, CG beyond, switching to a sparse factorisation or
+        multigrid when CG turns out slow
+        (:func:`~structreg.models.graph_inference.solve_laplace_system`).
     tol : float, default=1e-6
         CG: stop when every column's residual of the scaled system is at most ``tol`` times
         its right-hand side.
@@ -228,11 +231,11 @@ class GFHF(GraphInferenceClassifier):
         ``weights="self-tuning"``: the training points' ``sigma_i``.
     weights_ : {"self-tuning", "heat", "connectivity"}
         The edge weights used (what ``weights="auto"`` picked).
-    solver_ : {"direct", "cg"}
+    solver_ : {"direct", "cg", "amg"}
         How the harmonic system was solved (:func:`harmonic_function`, ``method="auto"``).
     n_iter_ : int
         Conjugate-gradient iterations run, summed over the class columns (including those
-        before a switch to the direct solve; 1 for a direct solve alone).
+        before a switch to another method; 1 for a direct solve alone).
     label_distributions_ : ndarray of shape (n_samples, n_classes)
         Harmonic class scores of the training points, rows normalised to sum to 1; labeled
         rows are their one-of-c labels.

@@ -109,11 +109,12 @@ def poisson_function(
     targets : ndarray of shape (n_labeled, n_outputs)
         Values at the labeled points (one-of-c labels), in the order of
         ``np.flatnonzero(labeled)``.
-    method : {"auto", "direct", "cg"}, default="auto"
+    method : {"auto", "direct", "cg", "amg"}, default="auto"
         ``"direct"``: sparse LU of the system with one point per component grounded
         (``u = 0`` there; then shifted to ``d``-weighted mean 0).  ``"cg"``: conjugate
         gradients on the consistent singular system ``S L S v = S b``, ``S = D^{-1/2}``,
-        ``u = S v`` (as graphlearning solves it).  ``"auto"``: as
+        ``u = S v`` (as graphlearning solves it); ``"amg"``: the same, preconditioned by
+        algebraic multigrid.  ``"auto"``: as
         :func:`~structreg.models.harmonic.harmonic_function`.
     tol : float, default=1e-6
         CG: relative residual of the scaled system per column.
@@ -308,7 +309,7 @@ class PoissonLearning(GraphInferenceClassifier):
         The class sizes ``b`` of the correction: ``class_prior`` normalised, or with
         ``"auto"`` Laplace learning's class masses over all reachable unlabeled points
         (each component's shares are its own); None: no correction.
-    solver_ : {"direct", "cg"}
+    solver_ : {"direct", "cg", "amg"}
         How the Poisson equation was solved (:func:`poisson_function`, ``method="auto"``).
     n_iter_ : int
         Conjugate-gradient iterations run, summed over the class columns (1 for a direct

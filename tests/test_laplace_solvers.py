@@ -1,0 +1,171 @@
+"""The solvers of Laplace-type systems beyond the direct size: multigrid-preconditioned CG,
+CHOLMOD's sparse Cholesky (where scikit-sparse is installed) and the measured crossover of
+``method="auto"`` (structreg.models.graph_inference.solve_laplace_system), each against a
+dense solve of the same system."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_moons
+from sklearn.exceptions import ConvergenceWarning
+
+import structreg.models.graph_inference as base
+from structreg.models.harmonic import GFHF, _harmonic
+from structreg.models.poisson import PoissonLearning, _poisson
+from structreg.solvers.multigrid import amg_conjugate_gradient, amg_preconditioner
+from structreg.structure.graphs import self_tuning_graph
+
+
+def _moons_graph(n=3000, seed=0):
+    """A mesh-like kNN graph (2-D data: plain CG is slow on it) with 3 labels per class."""
+    X, y = make_moons(n, noise=0.1, random_state=seed)
+    W = self_tuning_graph(X, 7)[0]
+    rng = np.random.default_rng(seed)
+    labeled = np.zeros(n, dtype=bool)
+    for c in (0, 1):
+        labeled[rng.choice(np.flatnonzero(y == c), 3, replace=False)] = True
+    return W, labeled, np.eye(2)[y[labeled]], y
+
+
+def _dense_solution(solve, W, labeled, targets):
+    """The same problem by the dense path (every system below HARMONIC_DIRECT_MAX is)."""
+    F, _, info = solve(W, labeled, targets, "direct", 1e-12, None)
+    assert info["method"] == "direct"
+    return F
+
+
+def test_the_v_cycle_is_a_symmetric_positive_definite_operator():
+    W, labeled, _, _ = _moons_graph(1500)
+    free = ~labeled
+    A = (sp.diags(np.asarray(W.sum(axis=1)).ravel()[free]) - W[free][:, free]).tocsr()
+    apply = amg_preconditioner(A)
+    V = np.random.default_rng(0).normal(size=(A.shape[0], 4))
+    G = V.T @ apply(V)
+    np.testing.assert_allclose(G, G.T, rtol=1e-10, atol=1e-12 * np.abs(G).max())
+    assert np.linalg.eigvalsh((G + G.T) / 2).min() > 0
+
+
+@pytest.mark.parametrize("solve", [_harmonic, _poisson], ids=["harmonic", "poisson"])
+def test_multigrid_gives_the_direct_solution(solve):
+    W, labeled, targets, _ = _moons_graph()
+    F, unreachable, info = solve(W, labeled, targets, "amg", 1e-10, None)
+    assert info["method"] == "amg" and 0 < info["n_iter"] < 200
+    assert not unreachable.any()
+    reference = _dense_solution(solve, W, labeled, targets)
+    scale = np.abs(reference).max()
+    np.testing.assert_allclose(F, reference, atol=1e-7 * scale)
+
+
+def test_multigrid_solves_a_graph_of_several_components():
+    """Poisson learning's singular Laplacian with two labeled components (two null vectors):
+    the multigrid CG on the consistent system, then centred per component, as the LU."""
+    W1, labeled1, targets1, _ = _moons_graph(2500, seed=1)
+    W2, labeled2, targets2, _ = _moons_graph(2500, seed=2)
+    W = sp.block_diag([W1, W2]).tocsr()
+    labeled = np.concatenate([labeled1, labeled2])
+    targets = np.vstack([targets1, targets2])
+    U, _, info = _poisson(W, labeled, targets, "amg", 1e-10, None)
+    assert info["method"] == "amg"
+    reference = _dense_solution(_poisson, W, labeled, targets)
+    np.testing.assert_allclose(U, reference, atol=1e-7 * np.abs(reference).max())
+
+
+def test_multigrid_cg_on_a_plain_spd_system_against_numpy():
+    """amg_conjugate_gradient on its own: a shifted 2-D grid Laplacian, several columns."""
+    n = 40
+    T = sp.diags([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1])
+    A = (sp.kronsum(T, T) + 1e-3 * sp.eye(n * n)).tocsr()
+    C = np.random.default_rng(1).normal(size=(n * n, 3))
+    result = amg_conjugate_gradient(A, C, tol=1e-12)
+    assert result.converged and result.n_iter < 60
+    np.testing.assert_allclose(result.x, np.linalg.solve(A.toarray(), C), rtol=1e-8, atol=1e-9)
+
+
+def test_multigrid_that_does_not_converge_warns():
+    W, labeled, targets, _ = _moons_graph()
+    with pytest.warns(ConvergenceWarning):
+        _harmonic(W, labeled, targets, "amg", 1e-14, 2)
+
+
+@pytest.fixture
+def slow_cg(monkeypatch):
+    """Every system above 10 unknowns goes to CG, whose probe of 5 iterations is slow."""
+    monkeypatch.setattr(base, "HARMONIC_DIRECT_MAX", 10)
+    monkeypatch.setattr(base, "HARMONIC_CG_PROBE", 5)
+    return monkeypatch
+
+
+def _auto(solve=_harmonic):
+    W, labeled, targets, _ = _moons_graph()
+    F, _, info = solve(W, labeled, targets, "auto", 1e-10, None)
+    np.testing.assert_allclose(
+        F, _dense_solution(solve, W, labeled, targets), atol=1e-7 * np.abs(F).max()
+    )
+    return info
+
+
+@pytest.mark.parametrize("solve", [_harmonic, _poisson], ids=["harmonic", "poisson"])
+def test_auto_takes_multigrid_for_large_slow_systems(slow_cg, solve):
+    slow_cg.setattr(base, "_cholmod_fits", lambda A: False)
+    slow_cg.setattr(base, "AMG_MIN_UNKNOWNS", 100)
+    info = _auto(solve)
+    assert info["method"] == "amg" and info["n_iter"] > 5  # the probe counted too
+
+
+def test_auto_takes_the_bounded_lu_below_the_multigrid_size(slow_cg):
+    slow_cg.setattr(base, "_cholmod_fits", lambda A: False)
+    assert _auto()["method"] == "direct"
+
+
+def test_auto_takes_multigrid_when_the_lu_does_not_fit(slow_cg):
+    slow_cg.setattr(base, "_cholmod_fits", lambda A: False)
+    slow_cg.setattr(base, "HARMONIC_FILL_MAX", 0.5)  # no LU fits
+    assert _auto()["method"] == "amg"
+
+
+def test_auto_goes_on_with_cg_when_nothing_replaces_it(slow_cg):
+    slow_cg.setattr(base, "_cholmod_fits", lambda A: False)
+    slow_cg.setattr(base, "HARMONIC_FILL_MAX", 0.5)
+    slow_cg.setattr(base, "amg_available", lambda: False)
+    assert _auto()["method"] == "cg"
+
+
+def test_auto_takes_cholmod_where_installed(slow_cg):
+    pytest.importorskip("sksparse.cholmod", reason="CHOLMOD needs scikit-sparse (optional)")
+    slow_cg.setattr(base, "amg_available", lambda: False)
+    slow_cg.setattr(base, "HARMONIC_FILL_MAX", 0.5)  # the LU would not fit: CHOLMOD solved
+    info = _auto(_poisson)
+    assert info["method"] == "direct"
+
+
+def test_cholmod_is_not_taken_when_its_factor_may_not_fit(monkeypatch):
+    pytest.importorskip("sksparse.cholmod", reason="CHOLMOD needs scikit-sparse (optional)")
+    A = sp.eye(100, format="csr")
+    assert base._cholmod_fits(A)
+    monkeypatch.setattr(base, "available_memory", lambda: 100 * base.CHOLMOD_FILL_BYTES)
+    assert not base._cholmod_fits(A)
+
+
+def test_cholmod_refuses_a_singular_system():
+    pytest.importorskip("sksparse.cholmod", reason="CHOLMOD needs scikit-sparse (optional)")
+    L = sp.csr_matrix(np.array([[1.0, -1.0], [-1.0, 1.0]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # CHOLMOD's own warning about the matrix
+        assert base._cholmod_solve(L, np.ones((2, 1))) is None
+
+
+@pytest.mark.parametrize("Estimator", [GFHF, PoissonLearning])
+def test_estimators_report_multigrid(Estimator, slow_cg):
+    slow_cg.setattr(base, "_cholmod_fits", lambda A: False)
+    slow_cg.setattr(base, "AMG_MIN_UNKNOWNS", 100)
+    X, y = make_moons(3000, noise=0.1, random_state=0)
+    y_semi = np.full_like(y, -1)
+    y_semi[:10] = y[:10]
+    clf = Estimator(weights="self-tuning", tol=1e-10).fit(X, y_semi)
+    assert clf.solver_ == "amg"
+    slow_cg.setattr(base, "amg_available", lambda: False)
+    reference = Estimator(weights="self-tuning", tol=1e-10).fit(X, y_semi)
+    assert reference.solver_ == "direct"
+    np.testing.assert_array_equal(clf.transduction_, reference.transduction_)
