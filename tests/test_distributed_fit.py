@@ -159,8 +159,9 @@ def test_string_labels_a_dask_y_and_an_in_memory_x_on_the_cluster(client):
     memory = PoissonLearning(tol=TOL).fit(X, y_str)
     cluster = PoissonLearning(tol=TOL).fit(chunked(X, (200, 200)), y_str)
     assert_same_fit(memory, cluster, X)
-    on_cluster = cluster_fit.fit_on_cluster(GFHF(tol=TOL), X, da.from_array(y), n_partitions=3)
-    assert_same_fit(GFHF(tol=TOL).fit(X, y), on_cluster, X)
+    model = GFHF(weights="heat", tol=TOL)
+    on_cluster = cluster_fit.fit_on_cluster(model, X, da.from_array(y), n_partitions=3)
+    assert_same_fit(GFHF(weights="heat", tol=TOL).fit(X, y), on_cluster, X)
 
 
 def test_points_no_label_reaches_get_the_prior_as_in_memory(client):
@@ -179,11 +180,34 @@ def test_points_no_label_reaches_get_the_prior_as_in_memory(client):
 # -- what the cluster fit refuses -------------------------------------------------------------
 
 
+def test_an_empty_partition(client):
+    X, _, y = moons(200)
+    memory = GFHF(weights="connectivity", tol=TOL).fit(X, y)
+    uneven = GFHF(weights="connectivity", tol=TOL).fit(chunked(X, (120, 0, 80)), y)
+    assert_same_fit(memory, uneven, X)
+
+
+def test_a_dask_dataframe(client):
+    dd = pytest.importorskip("dask.dataframe")  # needs pyarrow
+    pd = pytest.importorskip("pandas")
+    X, _, y = moons(200)
+    frame = dd.from_pandas(pd.DataFrame(X, columns=["a", "b"]), npartitions=2)
+    memory = GFHF(weights="connectivity", tol=TOL).fit(X, y)
+    assert_same_fit(memory, GFHF(weights="connectivity", tol=TOL).fit(frame, y), X)
+
+
 def test_a_precomputed_graph_is_refused(client):
     X, _, y = moons(200)
     W = knn_graph(X, 7)
     with pytest.raises(ValueError, match="graph must be 'knn'"):
         GFHF(graph=W).fit(chunked(X, (100, 100)), y)
+
+
+def test_blocks_of_unknown_size_are_refused(client):
+    X, _, y = moons(200)
+    unknown = chunked(X, (100, 100))[da.from_array(np.ones(200, dtype=bool), chunks=100)]
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        GFHF().fit(unknown, y)
 
 
 def test_weak_edges_are_refused(client):

@@ -92,6 +92,8 @@ def fit_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_partitions
     import dask.array as da
 
     client = _client(client)
+    if hasattr(X, "to_dask_array"):  # a dask DataFrame
+        X = X.to_dask_array(lengths=True)
     if not is_dask_collection(X):
         X = np.asarray(X, dtype=float)
         X = da.from_array(X, chunks=(-(-X.shape[0] // max(1, int(n_partitions))), -1))
@@ -163,7 +165,10 @@ def _checked(estimator, X):
 
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D, got a dask array of shape {X.shape}")
-    X = X.rechunk({1: -1})
+    if np.isnan(X.shape[0]):
+        raise ValueError("X has row blocks of unknown sizes; call X.compute_chunk_sizes() first")
+    rows = tuple(size for size in X.chunks[0] if size != 0)  # empty blocks dropped
+    X = X.rechunk((rows, X.shape[1]))
     finite, low, high = da.compute(da.isfinite(X).all(), X.min(axis=0), X.max(axis=0))
     owner = type(estimator).__name__
     if not finite:

@@ -417,9 +417,8 @@ def _row_blocks(X) -> tuple[list, np.ndarray]:
     sizes = np.asarray(X.chunks[0], dtype=np.int64)
     if np.isnan(sizes.astype(float)).any():
         raise ValueError("X has rows of unknown sizes; call X.compute_chunk_sizes() first")
-    sizes = sizes[sizes > 0]
-    bounds = np.concatenate([[0], np.cumsum(sizes)])
-    return [b for b in X.to_delayed().ravel()], bounds
+    blocks = [b for b, size in zip(X.to_delayed().ravel(), sizes, strict=True) if size > 0]
+    return blocks, np.concatenate([[0], np.cumsum(sizes[sizes > 0])])
 
 
 def partitioned_knn_graph(X, n_neighbors: int = 7, *, client=None) -> PartitionedGraph:
