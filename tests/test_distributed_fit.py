@@ -6,6 +6,7 @@ One LocalCluster of 2 worker processes serves the module.
 
 from __future__ import annotations
 
+import pickle
 import warnings
 
 import numpy as np
@@ -70,6 +71,8 @@ def assert_same_fit(memory, cluster, X):
     new = X + 0.01
     np.testing.assert_array_equal(cluster.predict(new), memory.predict(new))
     assert cluster.solver_ == "cg" and cluster.n_iter_ >= 1 and cluster.graph_ is None
+    restored = pickle.loads(pickle.dumps(cluster))  # nothing of the cluster is kept
+    np.testing.assert_array_equal(restored.predict(new), memory.predict(new))
 
 
 # -- the graph --------------------------------------------------------------------------------

@@ -222,24 +222,28 @@ def _cut_counts(W: sp.csr_matrix, start: int, codes: np.ndarray, n_classes: int)
     )
 
 
-class _Block:
-    """A Dask actor on a worker that holds one block's edges (:class:`_Rows`) and their
-    weightings: the client's calls reach it directly, without the scheduler (a round trip
-    several times shorter than a task's)."""
+class _Blocks:
+    """A Dask actor on a worker that holds the blocks of that worker (their edges,
+    :class:`_Rows`, and their weightings): the client's calls reach it directly, without the
+    scheduler (a round trip several times shorter than a task's), and one call serves all of
+    the worker's blocks, so a vector sent to it travels once per worker."""
 
-    def __init__(self, rows: _Rows):
-        self.rows = rows
+    def __init__(self, *rows: _Rows):
+        self.rows = list(rows)
         self.weighted: dict = {}
 
-    def weigh(self, weights: str, t: float | None, sigma: np.ndarray | None) -> int:
-        self.weighted[weights] = _weigh(self.rows, weights, t, sigma)
-        return self.weighted[weights].nnz
+    def weigh(self, weights: str, t: float | None, sigma: np.ndarray | None) -> None:
+        self.weighted[weights] = [_weigh(r, weights, t, sigma) for r in self.rows]
 
-    def call(self, func: Callable, weights: str | None, *args, **kwargs):
-        """``func(block, *args, **kwargs)``, the block being the edges (``weights`` None) or
-        the rows of ``W`` of a weighting."""
-        block = self.rows if weights is None else self.weighted[weights]
-        return func(block, *args, **kwargs)
+    def call(self, func: Callable, weights: str | None, with_start: bool, *args, **kwargs):
+        """``[func(block, *args, **kwargs)]`` over the worker's blocks (their edges when
+        ``weights`` is None, else their rows of ``W`` of that weighting), each block's first
+        row passed after it when ``with_start``."""
+        blocks = self.rows if weights is None else self.weighted[weights]
+        return [
+            func(b, r.start, *args, **kwargs) if with_start else func(b, *args, **kwargs)
+            for b, r in zip(blocks, self.rows, strict=True)
+        ]
 
     def forget(self, weights: str) -> None:
         self.weighted.pop(weights, None)
@@ -255,7 +259,7 @@ class PartitionedGraph:
     block of consecutive rows per partition of the data.
 
     Built by :func:`partitioned_knn_graph` (the edges and their lengths) and
-    :meth:`weighted` (the weights).  Each block is held by an actor on its worker; only
+    :meth:`weighted` (the weights).  The blocks of a worker are held by one actor there; only
     vectors of length n and per-block numbers travel between the client and the workers.
 
     Attributes
@@ -264,7 +268,7 @@ class PartitionedGraph:
     bounds : ndarray of int, shape (P + 1,)
         Block ``b`` holds rows ``bounds[b]`` to ``bounds[b + 1] - 1``.
     blocks : list of distributed.Actor
-        Each block's holder.
+        One holder per worker, of a run of consecutive blocks.
     local_scale : ndarray of shape (n,)
         Every point's distance to its ``n_neighbors``-th nearest other point.
     weights : str or None
@@ -286,17 +290,17 @@ class PartitionedGraph:
 
     def map(self, func: Callable, *args, **kwargs) -> list:
         """``func(block, *args, **kwargs)`` on every block's worker (the block being its rows
-        of ``W``, or its edges before weighting); the results, in block order."""
-        calls = [b.call(func, self.weights, *args, **kwargs) for b in self.blocks]
-        return [c.result() for c in calls]
+        of ``W``, or its edges before weighting); the results, in block order.  The
+        arguments travel once to every worker."""
+        return self._call(func, False, args, kwargs)
 
     def map_rows(self, func: Callable, *args, **kwargs) -> list:
         """As :meth:`map`, with each block's first row passed after the block."""
-        calls = [
-            b.call(func, self.weights, int(s), *args, **kwargs)
-            for b, s in zip(self.blocks, self.bounds[:-1], strict=True)
-        ]
-        return [c.result() for c in calls]
+        return self._call(func, True, args, kwargs)
+
+    def _call(self, func: Callable, with_start: bool, args, kwargs) -> list:
+        calls = [h.call(func, self.weights, with_start, *args, **kwargs) for h in self.blocks]
+        return [out for c in calls for out in c.result()]
 
     def weighted(self, weights: str, t: float | None = None) -> PartitionedGraph:
         """The graph with ``weights`` on its edges, as :func:`~structreg.structure.graphs.
@@ -321,7 +325,7 @@ class PartitionedGraph:
                 "give them the in-memory scale (the distance to the nearest point that is not "
                 "a copy): deduplicate X, raise n_neighbors, or fit in memory"
             )
-        for call in [b.weigh(weights, t, sigma) for b in self.blocks]:
+        for call in [h.weigh(weights, t, sigma) for h in self.blocks]:
             call.result()
         return PartitionedGraph(self.client, self.bounds, self.blocks, self.local_scale, weights, t)
 
@@ -400,7 +404,7 @@ class PartitionedGraph:
     def release(self) -> None:
         """Let the workers drop this weighting's rows of ``W``."""
         if self.weights is not None:
-            for call in [b.forget(self.weights) for b in self.blocks]:
+            for call in [h.forget(self.weights) for h in self.blocks]:
                 call.result()
 
 
@@ -475,5 +479,11 @@ def partitioned_knn_graph(X, n_neighbors: int = 7, *, client=None) -> Partitione
         client.submit(_assemble, knn[b], n, int(bounds[b + 1]), *pieces[b], pure=False)
         for b in range(len(parts))
     ]
-    blocks = [f.result() for f in [client.submit(_Block, r, actor=True, pure=False) for r in rows]]
+    workers = sorted(client.scheduler_info()["workers"])
+    groups = np.array_split(np.arange(len(rows)), min(len(workers), len(rows)))
+    holders = [
+        client.submit(_Blocks, *(rows[b] for b in g), actor=True, workers=[w], pure=False)
+        for g, w in zip(groups, workers, strict=False)
+    ]
+    blocks = [h.result() for h in holders]
     return PartitionedGraph(client, bounds, blocks, sigma)
