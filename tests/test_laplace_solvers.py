@@ -169,3 +169,13 @@ def test_estimators_report_multigrid(Estimator, slow_cg):
     reference = Estimator(weights="self-tuning", tol=1e-10).fit(X, y_semi)
     assert reference.solver_ == "direct"
     np.testing.assert_array_equal(clf.transduction_, reference.transduction_)
+
+
+@pytest.mark.parametrize("Estimator", [GFHF, PoissonLearning])
+def test_estimators_say_which_neighbour_search_built_the_graph(Estimator):
+    X, y = make_moons(300, noise=0.1, random_state=0)
+    y_semi = np.full_like(y, -1)
+    y_semi[:6] = y[:6]
+    assert Estimator().fit(X, y_semi).knn_algorithm_ == "exact"
+    W = self_tuning_graph(X, 7)[0]
+    assert Estimator(graph=W).fit(X, y_semi).knn_algorithm_ == "precomputed"

@@ -48,6 +48,7 @@ from ..structure.graphs import (
     check_graph,
     knn_graph,
     neighbor_scale,
+    resolve_algorithm,
     reusing_knn_graphs,
     self_tuning_graph,
 )
@@ -674,6 +675,10 @@ TIES_DOC = """    labeled_ : ndarray of bool, shape (n_samples,)
         The largest magnitude of the training scores: two class scores closer than
         ``64 eps`` times it are a tie, which goes to the nearest labeled training point's
         class (its score is raised by that much, so every output agrees).
+    knn_algorithm_ : {"exact", "approximate", "precomputed"}
+        The neighbour search that built the graph: exact, or NN-descent (``pynndescent``)
+        for large high-dimensional data (:func:`~structreg.structure.graphs.knn_graph`,
+        ``algorithm="auto"``); ``"precomputed"`` for a graph given as a matrix.
 """
 """The attributes of the tie rule (:meth:`GraphInferenceClassifier._break_ties`), which the
 subclasses' attribute lists write as ``TIES`` on a line of their own."""
@@ -859,6 +864,7 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
             "labeled_",
             "labeled_codes_",
             "score_scale_",
+            "knn_algorithm_",
             self._scores_attribute,
         )
 
@@ -932,12 +938,14 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
             self.__dict__.pop(name, None)
         self.X_ = X
         self.neighbors_ = NearestNeighbors(n_neighbors=min(self.n_neighbors, n)).fit(X)
+        self.knn_algorithm_ = "precomputed"
         if isinstance(self.graph, str):
             if self.graph != "knn":
                 raise ValueError(
                     f"{type(self).__name__} takes graph='knn' or a precomputed affinity "
                     f"matrix, got graph={self.graph!r}"
                 )
+            self.knn_algorithm_ = resolve_algorithm(X, "auto")
             if self.weights_ == "self-tuning":
                 self.graph_, self.local_scale_ = self_tuning_graph(X, self.n_neighbors)
                 self.graph_.eliminate_zeros()  # weights that underflowed join nothing

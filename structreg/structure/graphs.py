@@ -453,7 +453,10 @@ def _library_indices(X, queries, n_query: int, return_distance: bool = False):
     k-d tree on 5-10-d mixtures and uniform data of 2e4-1e5 points), the rest by scikit-learn's
     ``NearestNeighbors``.  The tree's answer is put in (distance, index) order, and a row
     whose ``n_query``-th distance ties with the next one is searched again for twice as many
-    neighbours until the tie is inside, so that ties at the cut go by index too."""
+    neighbours until the tie is inside, so that ties at the cut go by index too.  When the
+    queries are the points themselves they are searched in the tree's leaf order, so that
+    consecutive queries walk the same branches (two moons of 1e7 points: 33 s instead of
+    84 s in the input's random order)."""
     parallel = queries.shape[0] >= PARALLEL_MIN_QUERIES
     if sp.issparse(X) or sp.issparse(queries) or X.shape[1] >= TREE_MAX_FEATURES:
         ind, dist = _sklearn_search(X, queries, n_query, parallel)
@@ -462,6 +465,8 @@ def _library_indices(X, queries, n_query: int, return_distance: bool = False):
     ind = np.empty((queries.shape[0], n_query), dtype=np.intp)
     dist = np.empty(ind.shape)
     rows, m = np.arange(queries.shape[0]), n_query
+    if queries is X:
+        rows = np.asarray(tree.indices, dtype=np.intp)
     while rows.size:
         m = min(2 * m if m > n_query else m + 1, n)
         d, i = tree.query(queries[rows], m, workers=-1 if rows.size >= PARALLEL_MIN_QUERIES else 1)
