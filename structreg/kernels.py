@@ -637,18 +637,28 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def transform(self, X):
         given, X = X, self._validated_new(X)
+        return self._map(X, output_dtype(given))
+
+    def _map(self, X: np.ndarray, dtype=float) -> np.ndarray:
+        """``transform`` of validated samples (no checks): the features of X's rows."""
         # row blocks keep the kernel section k(X, basis) at O(block * n_basis) memory
-        out = np.empty((X.shape[0], self.n_components_), dtype=output_dtype(given))
-        for rows, Kx in kernel_blocks(self.kernel_, X, self.basis_) if out.size else ():
+        n, p = X.shape[0], self.n_components_
+        out = None
+        for rows, Kx in kernel_blocks(self.kernel_, X, self.basis_) if n * p else ():
             if self.cholesky_factor_ is None:
-                out[rows] = Kx @ self.projection_
+                F = Kx @ self.projection_
             else:  # Kx R^{-1}: a triangular solve on Kx^T (Fortran-ordered), in place when
                 # Kx is the block's own array (2-2.5x faster than a solve into a copy)
                 own = not np.may_share_memory(Kx, X)
-                out[rows] = solve_triangular(
+                F = solve_triangular(
                     self.cholesky_factor_, Kx.T, trans="T", overwrite_b=own, check_finite=False
                 ).T
-        return out
+            if rows.stop - rows.start == n and F.dtype == dtype:
+                return F  # one block: the features themselves, not copied
+            if out is None:
+                out = np.empty((n, p), dtype=dtype)
+            out[rows] = F
+        return np.empty((n, p), dtype=dtype) if out is None else out
 
     def decision(self, X: np.ndarray, dual_coef: np.ndarray) -> np.ndarray:
         """``k(X, basis_) @ dual_coef``, formed in row blocks (``kernel_product``)."""
@@ -732,13 +742,23 @@ class LandmarkFeatureMap(KernelFeatureMap):
         return "cholesky"
 
     def fit_transform(self, X, y=None):
+        given, X = X, self.fit_landmarks(X)
+        Z = self.transform(X)
+        self.set_explained(X, float(np.einsum("ij,ij->", Z, Z)))
+        return in_dtype_of(given, Z)
+
+    def fit_landmarks(self, X) -> np.ndarray:
+        """Everything of ``fit_transform`` but mapping X and ``unexplained_trace_``: the
+        parameters and X checked, ``gamma_`` resolved on X, the landmarks factored.  Returns
+        the validated X, whose features a caller may then form a block of rows at a time
+        (``transform``) and whose explained trace it passes to :meth:`set_explained`."""
         self._validate_params()
         if self.kernel == "precomputed":
             raise ValueError(
                 "LandmarkFeatureMap does not take kernel='precomputed': its landmarks are "
                 "points, whose kernel values a Gram matrix of the samples does not hold"
             )
-        given, X = X, validate_data(self, X, dtype=float)
+        X = validate_data(self, X, dtype=float)
         check_representable(X, type(self).__name__)
         if self.landmarks is None:
             raise ValueError("LandmarkFeatureMap needs landmarks")
@@ -750,14 +770,17 @@ class LandmarkFeatureMap(KernelFeatureMap):
             )
         self.gamma_ = resolve_gamma(X, self.kernel, self.gamma)
         self._factor_basis(C)
-        Z = self.transform(X)
+        return X
+
+    def set_explained(self, X: np.ndarray, explained: float) -> float:
+        """Set and return ``unexplained_trace_`` from ``explained = sum_i ||phi(x_i)||^2``
+        over the training samples X (validated)."""
         diag = kernel_diagonal(
             X, kernel=self.kernel, gamma=self.gamma_, degree=self.degree, coef0=self.coef0
         )
         trace = float(diag.sum())
-        explained = float(np.einsum("ij,ij->", Z, Z))
         self.unexplained_trace_ = max(0.0, 1.0 - explained / trace) if trace > 0 else 0.0
-        return in_dtype_of(given, Z)
+        return self.unexplained_trace_
 
 
 class EmpiricalKernelMap(KernelFeatureMap):

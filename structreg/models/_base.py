@@ -51,6 +51,7 @@ from ..kernels import (
     select_centers,
     validated_samples,
 )
+from ..solvers.design import RowDesign
 from ..structure import build_penalties
 from ..structure.graphs import reusing_knn_graphs
 from ..structure.penalties import checked_terms
@@ -696,6 +697,8 @@ class StructuralEstimator(BaseEstimator):
         key = memo_key(self.feature_map_) if memo is not None else None
         if key is not None and ("feature_map", key) in memo:
             self.feature_map_, Z = memo["feature_map", key]
+        elif self._features_by_rows(X, memo):
+            Z = self._row_design(X)
         elif isinstance(self.feature_map_, KernelExpansion):  # iterative exact kernel: no Z
             self._check_dense_memory(X, labeled)
             Z = None
@@ -709,12 +712,42 @@ class StructuralEstimator(BaseEstimator):
             if key is not None:
                 memo["feature_map", key] = (self.feature_map_, Z)
         unexplained = None  # share of the kernel the Nystroem centres miss
-        if self.solver_ == "nystroem":
+        if self.solver_ == "nystroem" and not isinstance(Z, RowDesign):  # (RowDesign: _fit)
             unexplained = getattr(self.feature_map_, "unexplained_trace_", None)
         if unexplained is not None:
             self._warn_nystroem(unexplained, Z.shape[1])
         self._prepare(self._structure_points(X, Z), Z, y_codes, labeled)
         return y_codes, labeled, Z, unexplained
+
+    def _features_by_rows(self, X, memo: dict | None) -> bool:
+        """Whether the Nystroem features are formed a block of rows at a time rather than
+        held (:class:`~structreg.solvers.design.RowDesign`): a single fit (no grid ``memo``)
+        of the square loss without intercept, with a ridge and without a ``_prepare`` step,
+        whose n x m features pass the largest kernel matrix kept whole
+        (:func:`~structreg._resources.kernel_store_bytes`, 16 memory blocks).  It solves the
+        same normal equations, formed in blocks."""
+        return (
+            memo is None
+            and type(self.feature_map_) is LandmarkFeatureMap
+            and self.loss_.name == "square"
+            and self.solver_ != "cg"
+            and not self.loss_.has_intercept(self)
+            and self._ridge() > 0
+            and type(self)._prepare is StructuralEstimator._prepare
+            and 8 * X.shape[0] * len(self.feature_map_.landmarks) > _resources.kernel_store_bytes()
+        )
+
+    def _row_design(self, X) -> RowDesign:
+        """The Nystroem features of X as a :class:`~structreg.solvers.design.RowDesign`:
+        rows mapped when read, ``Z @ V`` as the kernel expansion ``k(X, C) R^{-1} V``."""
+        fmap = self.feature_map_
+        X = fmap.fit_landmarks(X)
+        return RowDesign(
+            X.shape[0],
+            fmap.n_components_,
+            rows=lambda idx: fmap._map(X[idx]),
+            product=lambda V: fmap.decision(X, fmap.dual_coef(V)),
+        )
 
     def _problem(
         self,
@@ -795,6 +828,9 @@ class StructuralEstimator(BaseEstimator):
     def _fit(self, X, y, unlabeled):
         problem = self._problem(X, y, unlabeled)
         fitted = self.loss_.fit_grid(problem, [self])[0]
+        if isinstance(problem.Z, RowDesign):  # the penalty pass measured ||Z||_F^2
+            problem.unexplained = self.feature_map_.set_explained(X, problem.Z.squared_norm())
+            self._warn_nystroem(problem.unexplained, problem.Z.shape[1])
         fitted = self._finish_fit(problem, fitted, X)
         if fitted is not None and getattr(self, "classes_", None) is not None:
             warn_if_degenerate(self, fitted, problem.labeled, problem.y_codes, DEGENERATE_HINT)

@@ -10,7 +10,9 @@ the square-loss normal equations are assembled from
 and their weighted sum (:func:`add_weighted`); the matrix-free solvers need only
 ``M F`` (:func:`penalty_products`) and ``diag(A^T M A)`` (:func:`design_penalty_diagonal`, a
 Jacobi preconditioner).  The penalty products run in blocks of rows (or columns), so the
-memory is O(q^2 + block * q) besides Z and M, never O(n^2) or a copy of Z.
+memory is O(q^2 + block * q) besides Z and M, never O(n^2) or a copy of Z.  A design too
+large to hold is a :class:`RowDesign`, whose rows are formed when read: then not even Z is
+held.
 """
 
 from __future__ import annotations
@@ -54,6 +56,111 @@ def add_weighted(H: np.ndarray, weights: Sequence[float], parts: Sequence) -> np
         if w != 0:
             H += w * P
     return H
+
+
+class RowDesign:
+    """A design ``Z`` (n x p) computed a block of rows at a time instead of held (Nystroem
+    features of more points than the memory budget keeps: n x m floats).
+
+    Parameters
+    ----------
+    n_rows, n_cols : int
+    rows : callable
+        ``rows(idx)`` returns ``Z[idx]`` (float64, shape ``(len(idx), n_cols)``) for an array
+        of row indices.
+    product : callable or None
+        ``product(V)`` returns ``Z @ V`` (e.g. a kernel expansion ``k(X, C) R^{-1} V``
+        that skips forming Z); None: row blocks of ``rows`` times V.
+
+    It takes ``Z[idx]`` and ``Z @ V``, and :func:`design_penalty_gram` (without intercept)
+    forms ``Z^T M Z`` from it in row blocks, computing each row of Z once for a sparse M
+    whose nonzeros lie near the diagonal in the locality order (the rest are recomputed);
+    that pass also records ``squared_norm_``, ``||Z||_F^2`` (None before it;
+    :meth:`squared_norm` computes it when no such pass ran).
+    """
+
+    ndim = 2
+
+    def __init__(self, n_rows: int, n_cols: int, rows, product=None) -> None:
+        self.shape = (int(n_rows), int(n_cols))
+        self._rows = rows
+        self._product = product
+        self.squared_norm_: float | None = None
+
+    def __getitem__(self, idx) -> np.ndarray:
+        if isinstance(idx, slice):
+            idx = np.arange(*idx.indices(self.shape[0]))
+        elif np.asarray(idx).dtype == bool:
+            idx = np.flatnonzero(idx)
+        return np.asarray(self._rows(np.atleast_1d(idx)), dtype=float).reshape(-1, self.shape[1])
+
+    def __matmul__(self, V) -> np.ndarray:
+        if self._product is not None:
+            return self._product(V)
+        V = np.asarray(V, dtype=float)
+        out = np.empty((self.shape[0], *V.shape[1:]))
+        for blk in _chunks.row_blocks(self.shape[0], self.shape[1]):
+            out[blk] = self[blk] @ V
+        return out
+
+    def squared_norm(self) -> float:
+        """``||Z||_F^2``: the value a penalty pass recorded, else one pass over the rows."""
+        if self.squared_norm_ is None:
+            blocks = _chunks.row_blocks(self.shape[0], self.shape[1])
+            self.squared_norm_ = float(
+                sum(np.einsum("ij,ij->", B, B) for B in map(self.__getitem__, blocks))
+            )
+        return self.squared_norm_
+
+
+def _row_design_penalty_gram(Z: RowDesign, M, block_bytes: int) -> np.ndarray:
+    """``Z^T M Z`` for a :class:`RowDesign` and a sparse (or dense) symmetric M.
+
+    The rows are taken in the locality order of M (:func:`~structreg._locality.
+    locality_order`) in blocks of ``b`` rows within ``block_bytes``; block k's share is
+    ``Z_k^T (M Z)_k`` with ``(M Z)_k = M[k, :] Z``, whose columns of M inside the window of
+    blocks k-1, k, k+1 read Z's rows kept from the previous block (each block of Z is formed
+    once and kept while a window holds it: memory about five blocks) and whose other
+    columns (far from the diagonal in that order) read rows formed again for them, a block
+    at a time.  Sets ``Z.squared_norm_``."""
+    n, p = Z.shape
+    M = sp.csr_matrix(M) if not sp.issparse(M) else M.tocsr()
+    step = _chunks.rows_per_block(p, block_bytes)
+    order = locality_order(M, min_rows=1) if step < n else None  # (the window needs it at
+    if order is None:  # every size, not only where the cache does)
+        order = np.arange(n)
+    else:
+        M = M[order][:, order].tocsr()
+    G = np.zeros((p, p))
+    kept: dict[int, np.ndarray] = {}
+    norm = 0.0
+
+    def block(j: int) -> np.ndarray:
+        nonlocal norm
+        if j not in kept:
+            kept[j] = Z[order[j * step : (j + 1) * step]]
+            norm += float(np.einsum("ij,ij->", kept[j], kept[j]))
+        return kept[j]
+
+    n_blocks = -(-n // step)
+    for k in range(n_blocks):
+        for j in [j for j in kept if j < k - 1]:
+            del kept[j]
+        s, e = k * step, min(n, (k + 1) * step)
+        Mk = M[s:e]
+        MZ = np.zeros((e - s, p))
+        for j in range(max(k - 1, 0), min(k + 2, n_blocks)):
+            part = Mk[:, j * step : (j + 1) * step]
+            if part.nnz:
+                MZ += part @ block(j)
+        lo, hi = max(0, s - step), min(n, e + step)
+        far = np.unique(Mk.indices[(Mk.indices < lo) | (Mk.indices >= hi)])
+        for start in range(0, len(far), step):
+            cols = far[start : start + step]
+            MZ += Mk[:, cols] @ Z[order[cols]]
+        G += block(k).T @ MZ
+    Z.squared_norm_ = norm
+    return 0.5 * (G + G.T)
 
 
 def _row_sliceable(penalty) -> bool:
@@ -125,6 +232,12 @@ def design_penalty_gram(
     G = np.zeros((q, q))
     if penalty is None:
         return G
+    if isinstance(Z, RowDesign):
+        if fit_intercept:
+            raise ValueError("a design computed by rows is solved without an intercept")
+        if not _row_sliceable(penalty):  # only products of M: the rows of Z all at once
+            return design_penalty_gram(Z[:], penalty, fit_intercept=False)
+        return _row_design_penalty_gram(Z, penalty, 8 * block_elements)
     for Ab, MAb, axis, blk in _penalty_blocks(Z, penalty, fit_intercept, block_elements):
         if axis == 0:
             G += Ab.T @ MAb

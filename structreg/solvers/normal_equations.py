@@ -20,7 +20,7 @@ import numpy as np
 
 from .._numerics import far_scale
 from .complement import Complement, complement_basis, restricted_loss, restricted_penalties
-from .design import add_weighted, dense_array, design_penalty_gram, weighted_gram
+from .design import RowDesign, add_weighted, dense_array, design_penalty_gram, weighted_gram
 from .solution import LeastSquaresSolution
 
 RIDGE_MAX = 1e250
@@ -80,7 +80,7 @@ class NormalEquations:
         fit_intercept: bool,
         design_cache: dict | None,
     ) -> None:
-        Z = dense_array(Z)
+        Z = Z if isinstance(Z, RowDesign) else dense_array(Z)  # rows computed when read
         Y = np.asarray(Y, dtype=float)
         c = np.asarray(loss_weights, dtype=float)
         # with a bias, the rank and definiteness tests compare the features' part of the
