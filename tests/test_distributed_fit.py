@@ -1,13 +1,13 @@
 """GFHF and Poisson learning fitted on a Dask cluster (structreg.models.distributed) against
 the in-memory fit: the same kNN graph, the same labels, scores to 1e-8.
 
-One LocalCluster of 2 worker processes serves the module.
+The suite's LocalCluster of 2 worker processes (``dask_scheduler`` in conftest.py) serves
+the module through one client.
 """
 
 from __future__ import annotations
 
 import pickle
-import warnings
 
 import numpy as np
 import pytest
@@ -28,13 +28,9 @@ TOL = 1e-12  # of both solves: the scores then agree to 1e-8
 
 
 @pytest.fixture(scope="module")
-def client():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the cluster's own start-up warnings
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        )
-    with cluster, distributed.Client(cluster) as c:
+def client(dask_scheduler):
+    """A client of the suite's LocalCluster (2 worker processes, 1 thread each)."""
+    with distributed.Client(dask_scheduler) as c:
         yield c
 
 
@@ -46,7 +42,7 @@ def few_labels(y, per_class, seed=0):
     return out
 
 
-def moons(n=600):
+def moons(n=400):
     X, y = make_moons(n, noise=0.12, random_state=0)  # one graph component
     return X, y, few_labels(y, 3)
 
@@ -78,10 +74,10 @@ def assert_same_fit(memory, cluster, X):
 # -- the graph --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sizes", [(300, 300), (100, 345, 150, 5)])
+@pytest.mark.parametrize("sizes", [(200, 200), (100, 145, 150, 5)])
 def test_the_partitioned_graph_is_the_in_memory_graph(client, sizes):
     X, _, _ = moons()
-    X = np.vstack([X, X[:3], X[:3]])[:600]  # points with copies (fewer than n_neighbors)
+    X = np.vstack([X[:394], X[:3], X[:3]])  # points with copies (fewer than n_neighbors)
     edges = partitioned_knn_graph(chunked(X, sizes), 7)
     W, sigma = self_tuning_graph(X, 7)
     W.eliminate_zeros()
@@ -122,7 +118,7 @@ def test_weak_link_is_the_in_memory_one():
 
 @pytest.mark.parametrize(
     "data, sizes",
-    [(moons, (250, 200, 150)), (blobs, (100, 150, 120, 80))],
+    [(moons, (170, 130, 100)), (blobs, (100, 150, 120, 80))],
 )
 @pytest.mark.parametrize("Estimator", [GFHF, PoissonLearning])
 def test_the_cluster_fit_is_the_in_memory_fit(client, data, sizes, Estimator):
@@ -149,9 +145,9 @@ def test_two_thousand_points(client):
     ],
 )
 def test_other_settings(client, Estimator, params):
-    X, _, y = moons(500)
+    X, _, y = moons(400)
     memory = Estimator(tol=TOL, **params).fit(X, y)
-    cluster = Estimator(tol=TOL, **params).fit(chunked(X, (300, 200)), y)
+    cluster = Estimator(tol=TOL, **params).fit(chunked(X, (250, 150)), y)
     assert_same_fit(memory, cluster, X)
 
 
