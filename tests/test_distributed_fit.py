@@ -59,6 +59,7 @@ def chunked(X, sizes):
 def assert_same_fit(memory, cluster, X):
     scores = memory._scores_attribute
     assert cluster.weights_ == memory.weights_
+    assert cluster.knn_algorithm_ == memory.knn_algorithm_ == "exact"
     np.testing.assert_array_equal(cluster.classes_, memory.classes_)
     assert cluster.n_features_in_ == memory.n_features_in_
     np.testing.assert_allclose(getattr(cluster, scores), getattr(memory, scores), rtol=0, atol=1e-8)

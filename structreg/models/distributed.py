@@ -116,6 +116,7 @@ def fit_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_partitions
             for name in ("t_", "local_scale_"):  # a refit with other weights
                 estimator.__dict__.pop(name, None)
             estimator.weights_, estimator.X_ = weights, X
+            estimator.knn_algorithm_ = "exact"  # every block pair searched exactly
             graph = edges.weighted(weights, estimator.t)
             if weights == "self-tuning":
                 estimator.local_scale_ = graph.local_scale
