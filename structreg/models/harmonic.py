@@ -198,17 +198,16 @@ class GFHF(GraphInferenceClassifier):
         the class frequencies of the labeled points.  Only with
         ``class_mass_normalization=True``.
     WEIGHTS
-        ``"auto"``: up to 200,000 points, fits with self-tuning and
+        ``"auto"``: up to 2,000,000 points, fits with self-tuning and
         with heat weights (two solves) and keeps the labeling that cuts fewer kNN edges
         relative to the classes' sizes
         (:func:`~structreg.models.graph_inference.normalized_cut`; ``weights_`` says which).
-        Beyond, self-tuning weights alone: heat weights' conjugate gradients run for
-        thousands of iterations on large graphs (and on two moons of 1e6 points the smaller
-        cut kept self-tuning's 90.6 % over heat's 99.8 %).  Neither weighting wins
-        everywhere: local scales follow classes of different densities (USPS at 10 labels
-        per class: 90 % against 82 % with heat weights), one width keeps a sparse gap
-        between classes weak (two moons of 1e5 points, 5 labels per class: 99.9 % against
-        95.7 %).  The smaller cut picks the better of the two on both, and on 18 of 19 sets
+        Beyond, self-tuning weights alone, to spare the second fit (on two moons of 1e6
+        points the smaller cut keeps heat weights' 99.9 % over self-tuning's 90.6 %).
+        Neither weighting wins everywhere: local scales follow classes of different
+        densities (USPS at 10 labels per class: 90 % against 82 % with heat weights), one
+        width keeps a sparse gap between classes weak (two moons of 1e5 points, 5 labels
+        per class: 99.9 % against 95.7 %).  The smaller cut picks the better of the two on both, and on 18 of 19 sets
         at 3-10 labels per class it is within a point of the better (COIL-20 at 3 labels
         per class: 89.9 % against 93.8 %; see the user guide's defaults page).
     tol : float, default=1e-6
