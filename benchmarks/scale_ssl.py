@@ -155,7 +155,8 @@ def main() -> None:
         order = methods[i % len(methods) :] + methods[: i % len(methods)]
         for method in order:
             if method in stopped:
-                results[method, n] = {"error": "not run (slower size failed)", "load": 0.0}
+                skipped_here = "not run (stopped at a smaller size)"
+                results[method, n] = {"error": skipped_here, "load": 0.0}
             else:
                 results[method, n] = run(method, n, args.timeout)
                 if "error" in results[method, n]:
