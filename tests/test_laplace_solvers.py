@@ -179,3 +179,30 @@ def test_estimators_say_which_neighbour_search_built_the_graph(Estimator):
     assert Estimator().fit(X, y_semi).knn_algorithm_ == "exact"
     W = self_tuning_graph(X, 7)[0]
     assert Estimator(graph=W).fit(X, y_semi).knn_algorithm_ == "precomputed"
+
+
+def test_poisson_class_sizes_solve_the_harmonic_system_as_the_poisson_one_was(slow_cg):
+    """class_prior="auto" solves GFHF's system on the same graph: by multigrid, without a
+    second CG probe, when the Poisson system went to multigrid; the labels are those of the
+    direct solves."""
+    import structreg.models.poisson as poisson
+
+    slow_cg.setattr(base, "_cholmod_fits", lambda A: False)
+    slow_cg.setattr(base, "AMG_MIN_UNKNOWNS", 100)
+    methods = []
+    original = poisson.harmonic_function
+
+    def spy(*args, **kwargs):
+        methods.append(kwargs.get("method"))
+        return original(*args, **kwargs)
+
+    slow_cg.setattr(poisson, "harmonic_function", spy)
+    X, y = make_moons(3000, noise=0.1, random_state=0)
+    y_semi = np.full_like(y, -1)
+    y_semi[:10] = y[:10]
+    clf = PoissonLearning(tol=1e-10).fit(X, y_semi)
+    assert clf.solver_ == "amg" and methods == ["amg"]
+    slow_cg.setattr(base, "amg_available", lambda: False)
+    reference = PoissonLearning(tol=1e-10).fit(X, y_semi)
+    assert reference.solver_ == "direct" and methods[-1] == "auto"
+    np.testing.assert_array_equal(clf.transduction_, reference.transduction_)

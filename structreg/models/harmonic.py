@@ -207,9 +207,10 @@ class GFHF(GraphInferenceClassifier):
         Neither weighting wins everywhere: local scales follow classes of different
         densities (USPS at 10 labels per class: 90 % against 82 % with heat weights), one
         width keeps a sparse gap between classes weak (two moons of 1e5 points, 5 labels
-        per class: 99.9 % against 95.7 %).  The smaller cut picks the better of the two on both, and on 18 of 19 sets
-        at 3-10 labels per class it is within a point of the better (COIL-20 at 3 labels
-        per class: 89.9 % against 93.8 %; see the user guide's defaults page).
+        per class: 99.9 % against 95.7 %).  The smaller cut picks the better of the two on
+        both, and on 18 of 19 sets at 3-10 labels per class it is within a point of the
+        better (COIL-20 at 3 labels per class: 89.9 % against 93.8 %; see the user guide's
+        defaults page).
     tol : float, default=1e-6
         Relative residual of the conjugate-gradient solve of large systems
         (:func:`harmonic_function`).

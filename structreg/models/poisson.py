@@ -399,7 +399,9 @@ class PoissonLearning(GraphInferenceClassifier):
         self.class_prior_ = None
         if not rows.any():
             return U
-        F, _ = harmonic_function(self.graph_, labeled, targets, tol=self.tol)
+        # the same graph: when the Poisson system needed multigrid, so does this one (no probe)
+        method = "amg" if self.solver_ == "amg" else "auto"
+        F, _ = harmonic_function(self.graph_, labeled, targets, method=method, tol=self.tol)
         mass = F[rows].mean(axis=0)
         self.class_prior_ = mass / mass.sum()
         for c, codes in mixed:
