@@ -62,7 +62,7 @@ def harmonic_function(
         (:mod:`structreg.solvers.multigrid`).  ``"auto"``: direct up to
         ``HARMONIC_DIRECT_MAX`` unknowns, CG beyond, switching to a sparse factorisation or
         multigrid when CG turns out slow
-        (:func:`~structreg.models.graph_inference.solve_laplace_system`).
+        (``structreg.models.graph_inference.solve_laplace_system``).
     tol : float, default=1e-6
         CG: stop when every column's residual of the scaled system is at most ``tol`` times
         its right-hand side.

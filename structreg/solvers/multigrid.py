@@ -8,7 +8,7 @@ aggregating neighbouring vertices: one V-cycle costs a few products with the mat
 preconditioned iteration converges in tens of iterations whatever the size.  On
 expander-like graphs (kNN graphs of high-dimensional data) aggregation finds no such
 hierarchy and plain CG, which converges there in a hundred or so iterations anyway, is the
-better solver; :func:`~structreg.models.graph_inference.solve_laplace_system` chooses.
+better solver; ``structreg.models.graph_inference.solve_laplace_system`` chooses.
 
 The iteration is the package's one CG (:func:`~structreg.solvers.cg.conjugate_gradient`):
 with ``M`` the V-cycle (symmetric positive semi-definite: symmetric Gauss-Seidel smoothing

@@ -303,8 +303,9 @@ class PartitionedGraph:
         return [out for c in calls for out in c.result()]
 
     def weighted(self, weights: str, t: float | None = None) -> PartitionedGraph:
-        """The graph with ``weights`` on its edges, as :func:`~structreg.structure.graphs.
-        self_tuning_graph` (``"self-tuning"``) and :func:`~structreg.structure.graphs.knn_graph`
+        """The graph with ``weights`` on its edges, as
+        :func:`~structreg.structure.graphs.self_tuning_graph` (``"self-tuning"``) and
+        :func:`~structreg.structure.graphs.knn_graph`
         (``"heat"``, ``"connectivity"``) weigh them; weights that underflow to 0 are dropped.
         ``t``: the heat width (None: the mean of the positive squared edge lengths)."""
         edges = PartitionedGraph(self.client, self.bounds, self.blocks, self.local_scale)
@@ -371,8 +372,8 @@ class PartitionedGraph:
         vertices, joined to the rest by a total weight above 0 and at most ``fraction``
         times their smallest degree -- and how many labeled vertices each part holds, both
         indexed by the part's smallest vertex; and how many weak edges join two parts that
-        both hold labeled vertices.  (What :class:`~structreg.models.graph_inference.
-        LabeledGraph` finds in memory.)"""
+        both hold labeled vertices.  (What ``structreg.models.graph_inference.LabeledGraph``
+        finds in memory.)"""
         part = self.components(degree, fraction)
         labels = np.bincount(part[labeled], minlength=self.n)
         found = self.map_rows(_part_cuts, part, degree, fraction, labels > 0)
