@@ -28,7 +28,14 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .graphs import _drop_self, _edge_weights, _exact_indices, _nearest_first, _pair_distances
+from .graphs import (
+    _drop_self,
+    _edge_weights,
+    _exact_indices,
+    _nearest_first,
+    _pair_distances,
+    self_tuning_weights,
+)
 
 __all__ = ["PartitionedGraph", "partitioned_knn_graph"]
 
@@ -156,7 +163,7 @@ def _weigh(rows: _Rows, weights: str, t: float | None, sigma: np.ndarray | None)
     """The block's rows of ``W`` (CSR, n_rows x n), weights that underflowed dropped."""
     if weights == "self-tuning":
         r, c = rows.rows(), rows.indices
-        data = np.exp(-4.0 * rows.length**2 / (sigma[r] * sigma[c]))
+        data = self_tuning_weights(rows.length**2, sigma[r], sigma[c])
     else:
         data = _edge_weights(None, rows.indices, rows.indices, rows.length, weights, t)
         # (_edge_weights reads the pairs only for their count with these weightings)

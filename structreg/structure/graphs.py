@@ -1047,8 +1047,14 @@ def self_tuning_graph(
     cols = union.indices
     rows = np.repeat(np.arange(n, dtype=cols.dtype), np.diff(union.indptr))
     d2 = _pair_distances(X, rows, cols) ** 2
-    data = np.exp(-4.0 * d2 / (sigma[rows] * sigma[cols]))
+    data = self_tuning_weights(d2, sigma[rows], sigma[cols])
     return sp.csr_matrix((data, cols, union.indptr), shape=(n, n)), sigma
+
+
+def self_tuning_weights(d2: np.ndarray, sigma_i: np.ndarray, sigma_j: np.ndarray) -> np.ndarray:
+    """The self-tuning weights ``exp(-4 d_ij^2 / (sigma_i sigma_j))`` of edges of squared
+    lengths ``d2`` (:func:`self_tuning_graph`; also the Dask graph's)."""
+    return np.exp(-4.0 * d2 / (sigma_i * sigma_j))
 
 
 def heat_reweight(W: sp.spmatrix, X, t: float | None = None) -> sp.csr_matrix:
