@@ -12,6 +12,7 @@ __all__ = [
     "InsufficientMemoryError",
     "NonConvexObjectiveWarning",
     "NonFiniteError",
+    "UnlabeledScoringWarning",
 ]
 
 
@@ -23,3 +24,17 @@ class DegenerateSolutionWarning(UserWarning):
     """A semi-supervised fit gave a degenerate answer: nearly every unlabeled point in one
     class although the labels are spread, or class scores nearly constant away from the
     labeled points.  The message names the reason and what to try."""
+
+
+class UnlabeledScoringWarning(UserWarning):
+    """Samples marked unlabeled (-1, or a missing label) reached an evaluation: ``score``
+    was given them, or a cross-validation split put them in a test fold -- a splitter that
+    took the mark for a class, so that they are held out of training and, by scikit-learn's
+    scorers, scored as if -1 were a label.
+
+    The fix, which the message gives:
+    :class:`~structreg.model_selection.SemiSupervisedKFold` (every unlabeled sample in every
+    training fold, test folds of labeled samples only) with
+    :data:`~structreg.model_selection.labeled_accuracy_scorer`, or
+    :func:`~structreg.model_selection.semi_supervised_grid_search`, or a cross-validated
+    estimator such as :class:`~structreg.LapRLSCCV`."""

@@ -46,6 +46,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.utils import _safe_indexing
 
 from .models._base import UNLABELED
+from .models._misuse import warn_if_scoring_unlabeled
 from .models._splits import SemiSupervisedKFold, _as_label_array, _unlabeled_mask
 
 __all__ = [
@@ -68,8 +69,10 @@ class _LabeledScorer:
     ) -> float:
         if y is None:
             raise ValueError("a labeled scorer needs the true labels y; got y=None")
-        y = _as_label_array(y)
+        given, y = y, _as_label_array(y)
         keep = ~_unlabeled_mask(y, self._unlabeled_label)
+        if not keep.all():  # dropped by design, but not from a cross-validation's test fold
+            warn_if_scoring_unlabeled(given)
         if not keep.any():
             raise ValueError(
                 f"cannot score: none of the {y.shape[0]} samples is labeled (all are marked "

@@ -26,6 +26,7 @@ from structreg import (
     SSDRWu,
     StructuralClassifier,
 )
+from structreg.exceptions import UnlabeledScoringWarning
 from structreg.model_selection import SemiSupervisedKFold
 from structreg.models import (
     DRLSCCV,
@@ -622,6 +623,7 @@ def _searches():
     return [pytest.param(grids[cls], id=cls.__name__) for cls in found]
 
 
+@pytest.mark.filterwarnings("ignore::structreg.exceptions.UnlabeledScoringWarning")
 @pytest.mark.parametrize("make", _searches())
 def test_cv_estimators_keep_and_check_feature_names(make):
     """Fitted on a data frame, a search keeps feature_names_in_ / n_features_in_ (as
@@ -646,6 +648,7 @@ def test_cv_estimators_keep_and_check_feature_names(make):
         ]
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # the same columns: no feature-name warning
+            warnings.simplefilter("ignore", UnlabeledScoringWarning)  # score drops the -1s
             expected = {m: getattr(search, m)(frame) for m in methods}
             score = search.score(frame, labels)
         with pytest.warns(UserWarning, match="X does not have valid feature names"):
@@ -666,6 +669,7 @@ def test_cv_estimators_keep_and_check_feature_names(make):
                 search.score(other, labels)
 
 
+@pytest.mark.filterwarnings("ignore::structreg.exceptions.UnlabeledScoringWarning")
 def test_semi_supervised_score_checks_the_feature_names_of_the_labeled_rows():
     """score() of a semi-supervised model drops the unlabeled rows: it keeps X's container,
     so the names are still checked (they were lost with the rows, and predict warned)."""
@@ -674,6 +678,7 @@ def test_semi_supervised_score_checks_the_feature_names_of_the_labeled_rows():
         clf = LapRLSC(gamma=2.0).fit(frame, y_semi)
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # the same columns: no feature-name warning
+            warnings.simplefilter("ignore", UnlabeledScoringWarning)  # score drops the -1s
             score = clf.score(frame, y_semi)
         assert score == np.mean(clf.predict(frame)[y_semi != -1] == y_semi[y_semi != -1])
         with pytest.raises(ValueError, match="The feature names should match"):

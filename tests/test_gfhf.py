@@ -134,6 +134,7 @@ def test_harmonic_function_small_chain():
     assert np.isnan(F[3, 0]) and unreachable.tolist() == [False, False, False, True]
 
 
+@pytest.mark.filterwarnings("ignore::structreg.exceptions.UnlabeledScoringWarning")
 def test_label_conventions(moons):
     X, y, y_semi = moons
     names = np.array(["left", "right"], dtype=object)[y]

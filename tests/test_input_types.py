@@ -36,6 +36,7 @@ def _pandas_labels(pd, y_int, y_obj):
     ]
 
 
+@pytest.mark.filterwarnings("ignore::structreg.exceptions.UnlabeledScoringWarning")
 @pytest.mark.parametrize("Estimator", [LapRLSC, GFHF])
 def test_pandas_missing_labels_fit_as_unlabeled(semi, Estimator):
     pd = pytest.importorskip("pandas")
@@ -94,6 +95,7 @@ def test_supervised_estimators_refuse_missing_labels(semi):
         RLSC().fit(X, pd.Series(list(y_obj), dtype="string"))
 
 
+@pytest.mark.filterwarnings("ignore::structreg.exceptions.UnlabeledScoringWarning")
 def test_model_selection_masks_missing_labels(semi):
     pd = pytest.importorskip("pandas")
     X, y_int, y_obj = semi

@@ -9,6 +9,7 @@ from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 
 from structreg import LapRLSC, LapSVM
+from structreg.exceptions import UnlabeledScoringWarning
 from structreg.model_selection import (
     SemiSupervisedKFold,
     labeled_accuracy_scorer,
@@ -190,7 +191,9 @@ def test_scorer_on_a_fitted_semi_supervised_model(moons):
     expected = accuracy_score(y[lab], clf.predict(X[lab]))
     assert accuracy_score(y_eval, clf.predict(X)) < expected - 0.3  # if -1 were a class
     assert labeled_accuracy_scorer(clf, X, y_eval) == pytest.approx(expected)
-    assert labeled_accuracy_scorer(clf, X, y_eval) == pytest.approx(clf.score(X, y_eval))
+    with pytest.warns(UnlabeledScoringWarning, match="LapRLSC.score was given samples marked"):
+        score = clf.score(X, y_eval)
+    assert labeled_accuracy_scorer(clf, X, y_eval) == pytest.approx(score)
 
 
 def test_scorer_string_labels_and_custom_metric():
@@ -262,14 +265,16 @@ def test_every_fit_sees_all_unlabeled_samples(moons):
     assert _Recorder.seen == [n_unlabeled] * 3
     # plain KFold wastes the unlabeled points of each test fold (and scores them)
     _Recorder.seen = []
-    cross_validate(
-        _Recorder(gamma=5.0, gamma_I=1.0),
-        X,
-        y_semi,
-        cv=KFold(3, shuffle=True, random_state=0),
-        scoring=labeled_accuracy_scorer,
-    )
+    with pytest.warns(UnlabeledScoringWarning) as record:  # at fit and in the scorer
+        cross_validate(
+            _Recorder(gamma=5.0, gamma_I=1.0),
+            X,
+            y_semi,
+            cv=KFold(3, shuffle=True, random_state=0),
+            scoring=labeled_accuracy_scorer,
+        )
     assert len(_Recorder.seen) == 3 and max(_Recorder.seen) < n_unlabeled
+    assert any("test part holds samples marked" in str(w.message) for w in record)
 
 
 def test_semi_supervised_grid_search_end_to_end(moons):

@@ -127,6 +127,7 @@ def test_semi_supervised_two_moons_beats_supervised(rng):
     assert (rls.predict(X[unl]) == y[unl]).mean() < 0.9
 
 
+@pytest.mark.filterwarnings("ignore::structreg.exceptions.UnlabeledScoringWarning")
 def test_string_labels_with_none_as_unlabeled(rng):
     X, y = make_moons(120, noise=0.05, random_state=1)
     names = np.array(["left", "right"], dtype=object)[y]

@@ -58,6 +58,7 @@ from ..structure.penalties import checked_terms
 from . import _proba
 from ._degenerate import warn_if_degenerate
 from ._losses import loss_for
+from ._misuse import warn_if_fold_tests_unlabeled, warn_if_scoring_unlabeled
 from .problem import Problem, string_weights
 
 AUTO_DENSE_MAX = 5000
@@ -367,6 +368,8 @@ class SemiSupervisedLabelsMixin:
         checks the labels on the model's behalf before fitting it (a CV search), for the
         message."""
         labeled = self._labeled_mask(y, unlabeled)
+        if unlabeled is None and self._semi_supervised:  # a splitter that tests marked samples
+            warn_if_fold_tests_unlabeled(type(self).__name__, is_unlabeled)
         y_lab = y[labeled]
         if y_lab.dtype.kind == "f" and not np.all(np.isfinite(y_lab)):
             raise ValueError("y contains NaN or infinite labels")
@@ -413,9 +416,14 @@ class SemiSupervisedLabelsMixin:
 
     def score(self, X, y, sample_weight=None):
         """Accuracy on the labeled samples of (X, y); unlabeled markers (-1, None, NaN,
-        ``pd.NA``) are ignored."""
-        y = np.asarray(y)
+        ``pd.NA``) are ignored, with an
+        :class:`~structreg.exceptions.UnlabeledScoringWarning` (unless they are a training
+        fold's, scored by a cross-validation): marked samples in an evaluation are the sign
+        of a splitter that took the mark for a class."""
+        given, y = y, np.asarray(y)
         keep = self._labeled_mask(y, None)
+        if not keep.all():
+            warn_if_scoring_unlabeled(given, name=type(self).__name__)
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight)[keep]
         if not keep.all():  # the labeled rows, in X's own container: a data frame keeps its

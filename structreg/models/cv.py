@@ -47,6 +47,7 @@ from ._base import (
     is_unlabeled,
     missing_as_unlabeled,
 )
+from ._misuse import warn_if_folds_test_unlabeled
 from ._splits import SemiSupervisedKFold
 from .discriminative import DRLSC, DiscriminativeRLS
 from .manifold import LapRLSC
@@ -263,8 +264,12 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             else:  # -1 may be a real class of a supervised model
                 cv = StratifiedKFold(int(cv), shuffle=True, random_state=0)
         if hasattr(cv, "split"):
-            return [(np.asarray(a), np.asarray(b)) for a, b in cv.split(X, y)]
-        return [(np.asarray(a), np.asarray(b)) for a, b in cv]
+            splits = [(np.asarray(a), np.asarray(b)) for a, b in cv.split(X, y)]
+        else:
+            splits = [(np.asarray(a), np.asarray(b)) for a, b in cv]
+        if getattr(estimator, "_semi_supervised", True):  # a splitter that tests marked samples
+            warn_if_folds_test_unlabeled(type(self).__name__, splits, is_unlabeled(y))
+        return splits
 
     @staticmethod
     def _default_folds(estimator, y) -> int:
