@@ -352,7 +352,7 @@ def wrong_n_features_at_predict(name: str) -> str:
 
 def mismatched_lengths(name: str) -> str:
     if kind(name) == "transformer":
-        raise NotApplicable
+        raise NotApplicable(f"{name} is a transformer: it takes no labels")
     return refused(X_TRAIN, lambda n: targets(n, Y_TRAIN)[:-1], "inconsistent numbers")(name)
 
 
@@ -360,7 +360,7 @@ def single_class(name: str) -> str:
     """Classifiers: 'at least 2 classes'; a regressor's constant target fits (a constant)."""
     k = kind(name)
     if k == "transformer":
-        raise NotApplicable
+        raise NotApplicable(f"{name} is a transformer: it takes no labels")
     if k == "regressor":
         y = np.full(len(X_TRAIN), 3.0)
         est = fit_or_error(name, X_TRAIN, y, None)
@@ -379,7 +379,7 @@ def one_labeled_point(name: str) -> str:
     """A single labeled point, the rest -1: semi-supervised models see one class and say so;
     supervised ones see two classes (-1 is a label to them) and fit."""
     if kind(name) != "classifier":
-        raise NotApplicable
+        raise NotApplicable(f"{name} is not a classifier")
     y = np.full(len(X_TRAIN), -1)
     y[0] = 1
     expect = Expect(r"at least 2 (labeled )?(classes|samples)|1 class|single sample")
@@ -396,7 +396,7 @@ def one_label_per_class(name: str) -> str:
     """One labeled point per class (semi-supervised models): a fit with finite outputs that
     classifies the blobs, or a clear error saying a class has too few labeled points."""
     if not semi_supervised(name):
-        raise NotApplicable
+        raise NotApplicable(f"{name} is supervised: it has no unlabeled points")
     y = np.full(len(X_TRAIN), -1)
     y[:2] = Y_TRAIN[:2]
     expect = Expect(r"labeled (samples|points)|n_neighbors|at least 2")
@@ -428,7 +428,7 @@ def too_few_points(name: str) -> str:
 def unseen_labels_at_score(name: str) -> str:
     """``score`` with labels the model never saw: the accuracy counts them as errors."""
     if kind(name) != "classifier":
-        raise NotApplicable
+        raise NotApplicable(f"{name} is not a classifier: it has no accuracy")
     est = fit_or_error(name, X_TRAIN, Y_TRAIN, None)
     y = Y_TEST.copy()
     y[:5] = 7
@@ -449,7 +449,7 @@ def missing_labels(dtype: str) -> Callable[[str], str]:
 
     def case(name: str) -> str:
         if kind(name) != "classifier":
-            raise NotApplicable
+            raise NotApplicable(f"{name} is not a classifier")
         if dtype == "str":
             y = np.array(["a", "b"], dtype=object)[Y_TRAIN]
             missing = None
@@ -475,7 +475,7 @@ def missing_labels(dtype: str) -> Callable[[str], str]:
 
 def continuous_targets(name: str) -> str:
     if kind(name) != "classifier":
-        raise NotApplicable
+        raise NotApplicable(f"{name} is not a classifier: continuous targets are its input")
     return refused(X_TRAIN, lambda n: np.linspace(0, 1, len(X_TRAIN)), "Unknown label type")(name)
 
 
@@ -559,7 +559,7 @@ def bad_parameter(value_of: Callable[[Interval | type], float | None]) -> Callab
             if est is not ERROR:
                 raise CellFailure(f"{param}={value!r} accepted")
         if not tried:
-            raise NotApplicable
+            raise NotApplicable(f"{name} has none of the parameters this case tries")
         return ERROR
 
     return case
@@ -573,7 +573,7 @@ def _negative(c) -> float | None:
 
 def poly_coef0_nan(name: str) -> str:
     if "coef0" not in make(name).get_params(deep=False):
-        raise NotApplicable
+        raise NotApplicable(f"{name} has no coef0")
     est = fit_or_error(
         name,
         X_TRAIN,
@@ -596,7 +596,7 @@ def poly_scale_low_variance(name: str) -> str:
     ~(1e220)^3) finite outputs or a clear error -- never NaN decisions with a predicted class."""
     params = make(name).get_params(deep=False)
     if "kernel" not in params or "gamma" not in params:
-        raise NotApplicable
+        raise NotApplicable(f"{name} has no kernel width gamma")
     y = targets(name, Y_TRAIN)
     reference = fit_or_error(name, X_TRAIN, y, None, kernel="poly", gamma="scale")
     est = fit_or_error(name, X_TRAIN * 1e-110, y, None, kernel="poly", gamma="scale")
@@ -622,7 +622,7 @@ def poly_huge_kernel(name: str) -> str:
     (libsvm's single-precision cache, a deformed kernel that rounding makes indefinite)."""
     params = make(name).get_params(deep=False)
     if "kernel" not in params or "gamma" not in params:
-        raise NotApplicable
+        raise NotApplicable(f"{name} has no kernel width gamma")
     y = targets(name, Y_TRAIN)
     est = fit_or_error(name, X_TRAIN, y, HUGE_KERNEL, kernel="poly", gamma=1e30)
     if est is ERROR:
@@ -653,7 +653,7 @@ NEIGHBOURS_ERROR = Expect(
 def graph_estimator(name: str) -> None:
     """Raise :class:`NotApplicable` unless ``name`` builds a kNN graph (has ``n_neighbors``)."""
     if "n_neighbors" not in make(name).get_params(deep=False):
-        raise NotApplicable
+        raise NotApplicable(f"{name} builds no kNN graph (no n_neighbors)")
 
 
 def graph_targets(name: str, y_semi: np.ndarray, y_full: np.ndarray, X) -> np.ndarray:
@@ -775,7 +775,7 @@ def copies_of_points(n_neighbors: int) -> Callable[[str], str]:
 def graph_gamma(name: str) -> None:
     """Raise :class:`NotApplicable` unless the default kernel width is ``gamma="graph"``."""
     if make(name).get_params(deep=False).get("gamma") != "graph":
-        raise NotApplicable
+        raise NotApplicable(f"the default kernel width of {name} is not gamma='graph'")
 
 
 def kernel_width(est) -> float:
@@ -882,7 +882,7 @@ def minus_one_as_class(name: str) -> str:
     of one) -1 marks unlabeled points, so it sees one class and must say so up front, naming
     -1 and unlabeled; a supervised one fits the two classes (``classes_`` [-1, 1]) correctly."""
     if kind(name) != "classifier":
-        raise NotApplicable
+        raise NotApplicable(f"{name} is not a classifier")
     y, y_test = 2 * Y_TRAIN - 1, 2 * Y_TEST - 1
     est = fit_or_error(name, X_TRAIN, y, MINUS_ONE_IS_UNLABELED if semi_supervised(name) else None)
     if est is ERROR:
@@ -939,7 +939,7 @@ def dense_out_of_memory(name: str) -> str:
 
     constraints = getattr(make(name), "_parameter_constraints", {}).get("solver", [])
     if not any("dense" in getattr(c, "options", ()) for c in constraints):
-        raise NotApplicable
+        raise NotApplicable(f"{name} has no solver='dense'")
     # the RBF kernel: the linear one of DRGV / DRLSC / SSDRWang solves on the 3 features
     params = {"solver": "dense", "kernel": "rbf"}
     saved = _resources.available_memory
@@ -1018,8 +1018,8 @@ def run_cell(case: str, name: str) -> tuple[str, str]:
     """``(outcome, detail)`` of one cell: PASS, ERROR, NA or FAIL (with the reason)."""
     try:
         return CASES[case](name), ""
-    except NotApplicable:
-        return NA, ""
+    except NotApplicable as exc:
+        return NA, str(exc)
     except CellFailure as exc:
         return FAIL, str(exc)
     except Exception as exc:  # a crash of the case itself is a failure too

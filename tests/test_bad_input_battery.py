@@ -11,5 +11,5 @@ CELLS = [(case, name) for case in CASES for name in ESTIMATORS]
 def test_bad_input(case, name):
     outcome, detail = run_cell(case, name)
     if outcome == NA:
-        pytest.skip("not applicable")
+        pytest.skip(f"not applicable: {detail}")
     assert outcome != FAIL, detail

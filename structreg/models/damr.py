@@ -1,5 +1,5 @@
 """Discrimination-aware manifold regularization: DA_LapRLSC (Wang, Chen, Xue & Fu,
-Neurocomputing 2014)."""
+Neurocomputing 2015)."""
 
 from __future__ import annotations
 

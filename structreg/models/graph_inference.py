@@ -501,6 +501,26 @@ class LabeledGraph:
         key = np.where(weak[part], first[part], np.arange(self.n))
         return np.unique(key, return_inverse=True)[1].ravel()
 
+    def without_weak_sets(
+        self, volume: np.ndarray | None = None
+    ) -> tuple[LabeledGraph, np.ndarray | None, np.ndarray | None]:
+        """``(graph, place, volume)``: this graph with every weakly joined set merged into
+        one vertex (:meth:`weak_sets`, :func:`contract`), and so again on the merged graph
+        until none is left (a merged set's few, light edges can leave its neighbours weakly
+        joined in turn); ``place`` maps every vertex to its vertex of ``graph`` (None when
+        nothing merged) and ``volume``, per-vertex weights, is summed over each merged set.
+        Labeled vertices keep their order.  One merged graph at a time is held: on large
+        graphs each is a copy of the edges."""
+        graph, place = self, None
+        while (step := graph.weak_sets()) is not None:
+            merged = np.zeros(step.max() + 1, dtype=bool)
+            merged[step[graph.labeled]] = True
+            if volume is not None:
+                volume = np.bincount(step, weights=volume, minlength=merged.size)
+            graph = LabeledGraph.build(contract(graph.W, step), merged, graph.targets)
+            place = step if place is None else step[place]
+        return graph, place, volume
+
     def weakly_joined(self) -> tuple[np.ndarray, bool]:
         """``(inside, crowded)``: the vertices of weakly joined sets (:meth:`weak_sets`, labeled
         or not), and whether a connected component holds two or more of them.
@@ -624,13 +644,14 @@ WEIGHT_CHOICES = ("self-tuning", "heat", "connectivity")
 AUTO_WEIGHTINGS = ("self-tuning", "heat")
 """``weights="auto"``: the weightings fitted; the labeling of smallest :func:`normalized_cut`
 is kept (the first on a tie)."""
-AUTO_WEIGHTS_MAX = 2_000_000
+AUTO_WEIGHTS_MAX = 1_000_000
 """``weights="auto"`` fits both weightings up to this many points and self-tuning weights
-alone beyond, where the second fit would take minutes.  Two moons of 1e6 points, 5 labels
-per class (2 cores): self-tuning weights 31 s, 90.6 %; both, the smaller cut keeping heat
-weights' labeling, 53 s, 99.9 % (their system solved by multigrid-preconditioned CG in 34
-iterations; plain CG needed 15,720).  An earlier cap of 200,000 points dated from that plain
-CG."""
+alone beyond.  Two moons of 1e6 points, 5 labels per class (2 cores): self-tuning weights
+31 s, 90.6 %; both, the smaller cut keeping heat weights' labeling, 53 s, 99.9 % (their
+system solved by multigrid-preconditioned CG in 34 iterations; plain CG needed 15,720).
+Beyond 1e6 the heat-weight system is not reliably solved: at 2e6 points its multigrid V-cycle
+loses definiteness in rounding (pairs of points joined to the rest by edges of 1e-8 times
+their weight) and plain CG takes over for thousands of iterations."""
 
 
 def normalized_cut(W: sp.spmatrix, labels: np.ndarray) -> float:

@@ -23,7 +23,6 @@ from .graph_inference import (
     LabeledGraph,
     check_method,
     common_row_sum,
-    contract,
     solve_laplace_system,
 )
 
@@ -94,16 +93,11 @@ def _harmonic(W, labeled, targets, method, tol, max_iter):
     (``"direct"`` or ``"cg"``) and the CG iterations run (``"method"``, ``"n_iter"``)."""
     check_method(method)
     graph = LabeledGraph.build(W, labeled, targets)
-    place = graph.weak_sets()
-    if place is not None:  # numerically singular sets, each solved as one vertex
-        merged = np.zeros(place.max() + 1, dtype=bool)
-        merged[place[graph.labeled]] = True  # labeled vertices keep their order
-        W_merged = contract(graph.W, place)
-        F, _, info = _harmonic(W_merged, merged, graph.targets, method, tol, max_iter)
-        return F[place], graph.unreachable, info
-    labeled, targets = graph.labeled, graph.targets
     unreachable = graph.unreachable
-    solve = ~labeled & ~unreachable
+    # numerically singular sets, each solved as one vertex
+    graph, place, _ = graph.without_weak_sets()
+    labeled, targets = graph.labeled, graph.targets
+    solve = ~labeled & ~graph.unreachable
 
     F = np.full((graph.n, targets.shape[1]), np.nan)
     F[labeled] = targets
@@ -122,7 +116,7 @@ def _harmonic(W, labeled, targets, method, tol, max_iter):
             last = np.clip(total - X.sum(axis=1), targets[:, -1].min(), targets[:, -1].max())
             X = np.column_stack([X, last])
         F[solve] = X
-    return F, unreachable, info
+    return (F if place is None else F[place]), unreachable, info
 
 
 def class_mass_normalize(F: np.ndarray, rows: np.ndarray, prior: np.ndarray) -> np.ndarray:

@@ -26,7 +26,6 @@ from .graph_inference import (
     LabeledGraph,
     check_method,
     common_row_sum,
-    contract,
     excess_solve,
     solve_laplace_system,
 )
@@ -141,21 +140,16 @@ def poisson_function(
     return U, unreachable
 
 
-def _poisson(W, labeled, targets, method, tol, max_iter, volume=None):
+def _poisson(W, labeled, targets, method, tol, max_iter):
     """:func:`poisson_function`, and the solve's ``info`` (``"method"``: ``"direct"`` or
-    ``"cg"``, ``"n_iter"``: CG iterations run).  ``volume``: the weights of the zero mean
-    (None: the degrees), those of the merged vertices of a contracted graph."""
+    ``"cg"``, ``"n_iter"``: CG iterations run).  ``W`` may be the :class:`LabeledGraph`
+    already built of these ``labeled`` points and ``targets`` (not built again)."""
     check_method(method)
-    graph = LabeledGraph.build(W, labeled, targets)
-    volume = graph.degree if volume is None else volume
-    place = graph.weak_sets()
-    if place is not None:  # numerically singular sets, each solved as one vertex
-        merged = np.zeros(place.max() + 1, dtype=bool)
-        merged[place[graph.labeled]] = True  # labeled vertices keep their order
-        W_merged = contract(graph.W, place)
-        volume = np.bincount(place, weights=volume, minlength=merged.size)
-        U, _, info = _poisson(W_merged, merged, graph.targets, method, tol, max_iter, volume)
-        return U[place], graph.unreachable, info
+    graph = W if isinstance(W, LabeledGraph) else LabeledGraph.build(W, labeled, targets)
+    unreachable_given = graph.unreachable
+    # numerically singular sets, each solved as one vertex; the zero mean keeps the weights
+    # of the given graph's vertices (the degrees), summed over each merged set
+    graph, place, volume = graph.without_weak_sets(graph.degree)
     labeled, targets, component = graph.labeled, graph.targets, graph.component
     count = graph.labels_in_component
     unreachable = graph.unreachable
@@ -191,7 +185,7 @@ def _poisson(W, labeled, targets, method, tol, max_iter, volume=None):
             inside[solve],
         )
         U[solve] = np.column_stack([u, -u.sum(axis=1)]) if last else u
-    return U, unreachable, info
+    return (U if place is None else U[place]), unreachable_given, info
 
 
 def _solve_laplacian(L, degree, comp, b, method, tol, max_iter, prefer=None, accurate=False):
@@ -364,7 +358,7 @@ class PoissonLearning(GraphInferenceClassifier):
     def _solve_system(self, W, labeled, targets):
         graph = LabeledGraph.build(W, labeled, targets).apart_labeled_parts()
         self._solved_component = graph.component  # for _finish_scores, which drops it
-        return _poisson(graph.W, labeled, targets, "auto", self.tol, self.max_iter)
+        return _poisson(graph, labeled, targets, "auto", self.tol, self.max_iter)
 
     def _finish_scores(self, U, labeled, y_codes, prior):
         """A component whose labels are all of one class has no source: it takes that

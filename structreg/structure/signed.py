@@ -3,7 +3,7 @@
 Two penalty families used by the discrimination-aware manifold models:
 
 * :class:`SignedLaplacianPenalty` -- the cluster-aware signed Laplacian ``L_D = D - W o S``
-  of DAMR / DA_LapRLSC (Wang, Chen, Xue & Fu, Neurocomputing 2014, eqs. 9-13), built on the
+  of DAMR / DA_LapRLSC (Wang, Chen, Xue & Fu, Neurocomputing 2015, eqs. 9-13), built on the
   edges of a kNN graph only (``O(n k)`` memory, never ``n x n`` dense);
 * :class:`LabeledPairPenalty` -- the Laplacians of the complete within-class and
   between-class graphs over the labeled points with edge weight ``1/l`` (SSDR of Wu et al.
@@ -97,7 +97,7 @@ class SignedLaplacianPenalty(Penalty):
     """DAMR's cluster-aware signed Laplacian ``f^T L_D f = 1/2 sum_ij W_ij (f_i - S_ij f_j)^2``.
 
     On every edge ``(i, j)`` of a kNN graph with weights ``W0`` (over labeled and unlabeled
-    points), following the DAMR paper (Wang et al. 2014, eqs. 9-11):
+    points), following the DAMR paper (Wang et al. 2015, eqs. 9-11):
 
     * ``S0_ij`` = +1 if both ends are labeled with the same class, -1 if both are labeled with
       different classes (``S^l``); otherwise +1 if they share a cluster, -1 if not (``S^c``);
