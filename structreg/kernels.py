@@ -21,7 +21,9 @@ between training points (kNN graphs, clustering) uses the kernel-induced distanc
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import numpy as np
@@ -41,8 +43,8 @@ from ._numerics import (
     unit_scaled,
 )
 from ._params import constraints_for
+from ._resources import blas_threads, kernel_store_bytes, thread_controller
 from ._resources import block_bytes as budget_bytes
-from ._resources import kernel_store_bytes
 
 KERNELS = ("linear", "rbf", "poly")
 
@@ -235,6 +237,64 @@ def _named_kernel(X, Y, kernel: str, gamma, degree: int, coef0: float) -> np.nda
         np.fill_diagonal(K, 0)
     K *= -gamma
     np.exp(K, out=K)
+    return K
+
+
+SECTION_THREAD_ROWS = 1024
+"""Rows per worker thread below which :func:`rbf_section` runs on the calling thread."""
+
+
+def section_threads(n_rows: int) -> int:
+    """Worker threads for a kernel section of ``n_rows`` rows: as many as the BLAS libraries
+    use now (the fit's setting, :func:`~structreg._resources.blas_threads_for`, or a caller's
+    limit), each given at least :data:`SECTION_THREAD_ROWS` rows."""
+    info = thread_controller().select(user_api="blas").info()
+    limit = min((lib["num_threads"] for lib in info), default=1)
+    return int(max(1, min(limit, n_rows // SECTION_THREAD_ROWS)))
+
+
+def rbf_section(X: np.ndarray, Y: np.ndarray, gamma: float, threads: int | None = 1) -> np.ndarray:
+    """``k(X, Y) = exp(-gamma ||x - y||^2)`` for dense float64 X, Y with finite entries (a
+    block of rows of a kernel section: the Nystroem features formed by rows).
+
+    The exponent ``2 gamma x.y - gamma |x|^2 - gamma |y|^2`` is one matrix product of
+    ``[X, |x|^2, 1]`` and ``[2 gamma Y, -gamma, -gamma |y|^2]`` (inner dimension d + 2),
+    clamped at 0 (the squared distance at 0) and exponentiated in place: three passes over
+    the ``len(X) x len(Y)`` result instead of the seven of :func:`kernel_matrix`, which keeps
+    scikit-learn's bits (and checks finiteness: not needed here, every value is in [0, 1]).
+    Both sides are first centred on the mean of Y (the distances do not change; the
+    cancellation in the exponent, which scales with the squared norms, shrinks), so the
+    values agree with it to rounding, or are closer to the exact ones.
+
+    ``threads`` (None: :func:`section_threads`) worker threads take a share of the rows each
+    (the exponential, most of the time, runs on one core per call), the BLAS libraries held
+    to one thread meanwhile; the values do not depend on it.
+    """
+    mean = Y.mean(axis=0)
+    X, Y = X - mean, Y - mean
+    d = X.shape[1]
+    XA = np.empty((X.shape[0], d + 2))
+    XA[:, :d] = X
+    XA[:, d] = np.einsum("ij,ij->i", X, X)
+    XA[:, d + 1] = 1.0
+    YA = np.empty((Y.shape[0], d + 2))
+    np.multiply(Y, 2.0 * gamma, out=YA[:, :d])
+    YA[:, d] = -gamma
+    YA[:, d + 1] = -gamma * np.einsum("ij,ij->i", Y, Y)
+    K = np.empty((X.shape[0], Y.shape[0]))
+
+    def fill(rows: slice) -> None:
+        np.matmul(XA[rows], YA.T, out=K[rows])
+        np.minimum(K[rows], 0.0, out=K[rows])
+        np.exp(K[rows], out=K[rows])
+
+    threads = section_threads(len(X)) if threads is None else max(1, int(threads))
+    if threads == 1:
+        fill(slice(None))
+        return K
+    bounds = np.linspace(0, len(X), threads + 1).astype(int)
+    with blas_threads(1), ThreadPoolExecutor(threads) as pool:
+        list(pool.map(fill, [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]))
     return K
 
 
@@ -447,7 +507,9 @@ def output_dtype(X) -> type:
 
 def in_dtype_of(X, Z: np.ndarray) -> np.ndarray:
     """Z (float64) in :func:`output_dtype` of X."""
-    return Z.astype(output_dtype(X), copy=False)
+    if isinstance(Z, np.ndarray):
+        return Z.astype(output_dtype(X), copy=False)
+    return Z.astype(output_dtype(X))  # a data frame (set_output): pandas copies lazily
 
 
 class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -639,12 +701,22 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         given, X = X, self._validated_new(X)
         return self._map(X, output_dtype(given))
 
-    def _map(self, X: np.ndarray, dtype=float) -> np.ndarray:
-        """``transform`` of validated samples (no checks): the features of X's rows."""
+    def _section_kernel(self, fused: bool) -> KernelFunction:
+        """The kernel function of the sections ``k(X, basis_)``: :meth:`kernel_`, or with
+        ``fused`` and the rbf kernel :func:`rbf_section` (the same values to rounding, in
+        fewer passes: for the passes over many rows that a fit makes, not ``transform``)."""
+        if fused and self.kernel == "rbf":
+            return functools.partial(rbf_section, gamma=self.gamma_, threads=None)
+        return self.kernel_
+
+    def _map(self, X: np.ndarray, dtype=float, *, fused: bool = False) -> np.ndarray:
+        """``transform`` of validated samples (no checks): the features of X's rows (the
+        kernel sections by :meth:`_section_kernel`)."""
         # row blocks keep the kernel section k(X, basis) at O(block * n_basis) memory
         n, p = X.shape[0], self.n_components_
         out = None
-        for rows, Kx in kernel_blocks(self.kernel_, X, self.basis_) if n * p else ():
+        sections = kernel_blocks(self._section_kernel(fused), X, self.basis_) if n * p else ()
+        for rows, Kx in sections:
             if self.cholesky_factor_ is None:
                 F = Kx @ self.projection_
             else:  # Kx R^{-1}: a triangular solve on Kx^T (Fortran-ordered), in place when
@@ -660,9 +732,10 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             out[rows] = F
         return np.empty((n, p), dtype=dtype) if out is None else out
 
-    def decision(self, X: np.ndarray, dual_coef: np.ndarray) -> np.ndarray:
-        """``k(X, basis_) @ dual_coef``, formed in row blocks (``kernel_product``)."""
-        return kernel_product(self.kernel_, X, self.basis_, dual_coef)
+    def decision(self, X: np.ndarray, dual_coef: np.ndarray, *, fused: bool = False) -> np.ndarray:
+        """``k(X, basis_) @ dual_coef``, formed in row blocks (``kernel_product``; the kernel
+        sections by :meth:`_section_kernel`)."""
+        return kernel_product(self._section_kernel(fused), X, self.basis_, dual_coef)
 
     def dual_coef(self, coef: np.ndarray) -> np.ndarray:
         """Expansion coefficients over ``basis_`` of the linear function ``phi(x) @ coef``."""

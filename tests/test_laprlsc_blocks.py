@@ -8,6 +8,7 @@ from sklearn.datasets import make_moons
 
 import structreg
 from structreg import LapRLSC
+from structreg.kernels import kernel_matrix, rbf_section
 from structreg.solvers.design import RowDesign, design_penalty_gram
 from structreg.structure.graphs import knn_graph, laplacian
 
@@ -100,3 +101,48 @@ def test_features_by_rows_only_where_the_same_system_is_solved():
         for params in ({"fit_intercept": True}, {"gamma_A": 0.0}, {"solver": "dense"}):
             clf = LapRLSC(n_components=80, random_state=0, **params).fit(X, y_semi)
             assert not clf._features_by_rows(X, None)
+
+
+@pytest.mark.parametrize("shift", [0.0, 1e3])  # points far from the origin: cancellation
+def test_rbf_section_equals_the_kernel_matrix(shift):
+    rng = np.random.default_rng(2)
+    X, Y = rng.normal(size=(70, 3)) + shift, rng.normal(size=(9, 3)) + shift
+    for gamma in (1e-3, 0.7, 70.0):
+        exact = np.exp(-gamma * np.sum((X[:, None, :] - Y[None, :, :]) ** 2, axis=2))
+        K = kernel_matrix(X, Y, kernel="rbf", gamma=gamma)
+        F = rbf_section(X, Y, gamma)
+        # the exponent to a few ulps of gamma |x - mean(Y)|^2 (scikit-learn's formula: of
+        # gamma |x|^2); K's relative error is that error of the exponent
+        centred = gamma * np.max(np.sum((X - Y.mean(axis=0)) ** 2, axis=1))
+        np.testing.assert_allclose(F, exact, rtol=16 * np.finfo(float).eps * max(centred, 1))
+        sklearn_error = 16 * np.finfo(float).eps * gamma * np.max(np.sum(X * X, axis=1))
+        np.testing.assert_allclose(F, K, rtol=max(sklearn_error, 1e-14), atol=1e-300)
+        assert F.min() >= 0.0 and F.max() <= 1.0
+    np.testing.assert_allclose(rbf_section(X[:5], X[:5], 0.5).diagonal(), 1.0, rtol=1e-14)
+    # worker threads take shares of the rows: the same bits
+    one = rbf_section(X, Y, 0.7, threads=1)
+    for threads in (2, 3, None):
+        np.testing.assert_array_equal(rbf_section(X, Y, 0.7, threads=threads), one)
+
+
+def test_fit_with_features_by_rows_solves_the_stated_objective():
+    # the normal equations of LapRLSC on its Nystroem features, written out and solved
+    # directly, against the fit that forms the features a block of rows at a time
+    X, _, y_semi = _moons()
+    params = dict(solver="nystroem", n_components=60, random_state=0)
+    model = LapRLSC(**params)
+    Xv, yv = model._validated(X, y_semi)
+    problem = model._problem(Xv, yv, None)  # the held features, the penalty matrices
+    Z, c, Y = problem.Z, problem.loss_weights, problem.Y
+    setting = problem.setting(model)
+    H = Z.T @ (c[:, None] * Z) + setting.ridge * np.eye(Z.shape[1])
+    for w, M in zip(setting.weights, problem.penalties, strict=True):
+        H += w * (Z.T @ (M @ Z))
+    coef = np.linalg.solve(H, Z.T @ (c[:, None] * Y))
+    with structreg.config_context(working_memory=0.01):
+        rows = LapRLSC(**params).fit(X, y_semi)
+        assert rows._features_by_rows(X, None)
+    np.testing.assert_allclose(rows.coef_, coef, rtol=1e-8, atol=1e-8 * np.abs(coef).max())
+    F = (Z @ coef)[:, 0]  # binary: one output column
+    F_rows = rows.decision_function(X)
+    np.testing.assert_allclose(F_rows, F, rtol=1e-8, atol=1e-8 * np.abs(F).max())

@@ -623,6 +623,10 @@ class StructuralEstimator(BaseEstimator):
         raise NotImplementedError
 
     # -- fit / predict -----------------------------------------------------------------------
+    _fits_on_cluster = False
+    """Whether a ``dask.array`` X is fitted on the Dask cluster (``models.distributed``);
+    else it is gathered, as any array-like."""
+
     def fit(self, X, y, unlabeled=None):
         """Fit on X with labels y (``-1`` / ``None`` or the ``unlabeled`` mask: unlabeled).
 
@@ -640,6 +644,11 @@ class StructuralEstimator(BaseEstimator):
         -------
         self
         """
+        if self._fits_on_cluster:
+            from .distributed import fit_manifold_on_cluster, is_dask_collection
+
+            if is_dask_collection(X):  # a dask array: fitted on the cluster
+                return fit_manifold_on_cluster(self, X, y, unlabeled)
         X, y = self._validated(X, y, unlabeled)
         with blas_threads_for(X.shape[0]):
             return self._fit(X, y, unlabeled)
@@ -747,14 +756,16 @@ class StructuralEstimator(BaseEstimator):
 
     def _row_design(self, X) -> RowDesign:
         """The Nystroem features of X as a :class:`~structreg.solvers.design.RowDesign`:
-        rows mapped when read, ``Z @ V`` as the kernel expansion ``k(X, C) R^{-1} V``."""
+        rows mapped when read, ``Z @ V`` as the kernel expansion ``k(X, C) R^{-1} V``, their
+        kernel sections in the map's fused form (``fused=True``: the rbf exponent as one
+        product; the passes over all n rows are most of such a fit)."""
         fmap = self.feature_map_
         X = fmap.fit_landmarks(X)
         return RowDesign(
             X.shape[0],
             fmap.n_components_,
-            rows=lambda idx: fmap._map(X[idx]),
-            product=lambda V: fmap.decision(X, fmap.dual_coef(V)),
+            rows=lambda idx: fmap._map(X[idx], fused=True),
+            product=lambda V: fmap.decision(X, fmap.dual_coef(V), fused=True),
         )
 
     def _problem(

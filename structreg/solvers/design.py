@@ -117,12 +117,15 @@ def _row_design_penalty_gram(Z: RowDesign, M, block_bytes: int) -> np.ndarray:
     """``Z^T M Z`` for a :class:`RowDesign` and a sparse (or dense) symmetric M.
 
     The rows are taken in the locality order of M (:func:`~structreg._locality.
-    locality_order`) in blocks of ``b`` rows within ``block_bytes``; block k's share is
-    ``Z_k^T (M Z)_k`` with ``(M Z)_k = M[k, :] Z``, whose columns of M inside the window of
-    blocks k-1, k, k+1 read Z's rows kept from the previous block (each block of Z is formed
-    once and kept while a window holds it: memory about five blocks) and whose other
-    columns (far from the diagonal in that order) read rows formed again for them, a block
-    at a time.  Sets ``Z.squared_norm_``."""
+    locality_order`) in blocks of ``b`` rows within ``block_bytes``.  With ``M_kj`` the part of
+    M coupling blocks k and j, ``Z^T M Z = sum_k Z_k^T (M_kk Z_k + 2 sum_{j>k} M_kj Z_j)`` up to
+    its symmetric part (the couplings with earlier blocks are the transposes of theirs): block
+    k's share is one product ``Z_k^T Y_k``, where the coupling terms fill only the rows of
+    ``Y_k`` with a nonzero after the block (the order puts few there) and read only the rows
+    of ``Z`` they name: those of block k + 1, formed next anyway (each block of Z is formed
+    once; memory about three blocks and the coupled rows), and the others (far from the
+    diagonal in that order) formed again for it, a block at a time.  Sets
+    ``Z.squared_norm_``."""
     n, p = Z.shape
     M = sp.csr_matrix(M) if not sp.issparse(M) else M.tocsr()
     step = _chunks.rows_per_block(p, block_bytes)
@@ -132,33 +135,33 @@ def _row_design_penalty_gram(Z: RowDesign, M, block_bytes: int) -> np.ndarray:
     else:
         M = M[order][:, order].tocsr()
     G = np.zeros((p, p))
-    kept: dict[int, np.ndarray] = {}
     norm = 0.0
 
-    def block(j: int) -> np.ndarray:
+    def formed(start: int) -> np.ndarray:
         nonlocal norm
-        if j not in kept:
-            kept[j] = Z[order[j * step : (j + 1) * step]]
-            norm += float(np.einsum("ij,ij->", kept[j], kept[j]))
-        return kept[j]
+        B = Z[order[start : start + step]]
+        norm += float(np.einsum("ij,ij->", B, B))
+        return B
 
-    n_blocks = -(-n // step)
-    for k in range(n_blocks):
-        for j in [j for j in kept if j < k - 1]:
-            del kept[j]
-        s, e = k * step, min(n, (k + 1) * step)
+    Zk = formed(0)
+    for s in range(0, n, step):
+        e = min(n, s + step)
         Mk = M[s:e]
-        MZ = np.zeros((e - s, p))
-        for j in range(max(k - 1, 0), min(k + 2, n_blocks)):
-            part = Mk[:, j * step : (j + 1) * step]
-            if part.nnz:
-                MZ += part @ block(j)
-        lo, hi = max(0, s - step), min(n, e + step)
-        far = np.unique(Mk.indices[(Mk.indices < lo) | (Mk.indices >= hi)])
-        for start in range(0, len(far), step):
-            cols = far[start : start + step]
-            MZ += Mk[:, cols] @ Z[order[cols]]
-        G += block(k).T @ MZ
+        Yk = Mk[:, s:e] @ Zk
+        Zn = formed(e) if e < n else None
+        after = Mk[:, e:]  # the couplings with later rows
+        if after.nnz:
+            rows = np.flatnonzero(np.diff(after.indptr))
+            after = after[rows]
+            coupled = after[:, : Zn.shape[0]] @ Zn  # block k + 1, read in place
+            far = np.unique(after.indices[after.indices >= Zn.shape[0]])
+            for start in range(0, len(far), step):  # rows formed again for this block
+                part = far[start : start + step]
+                coupled += after[:, part] @ Z[order[e + part]]
+            coupled *= 2.0
+            Yk[rows] += coupled
+        G += Zk.T @ Yk
+        Zk = Zn
     Z.squared_norm_ = norm
     return 0.5 * (G + G.T)
 
@@ -204,6 +207,20 @@ def _penalty_blocks(Z, penalty, fit_intercept: bool, block_elements: int):
             yield Ab, penalty_products(penalty, Ab), 1, slice(s, e)
 
 
+class ProjectedPenalty:
+    """A penalty ``M`` (n x n) known only through its projection on the design, ``A^T M A``
+    (``gram``, q x q), formed elsewhere -- e.g. summed over the partitions of a Dask
+    cluster, where the rows of ``M`` and of the design live: :func:`design_penalty_gram`
+    returns ``gram`` for it, and nothing multiplies by ``M`` itself."""
+
+    def __init__(self, n: int, gram: np.ndarray):
+        self.shape = (n, n)
+        self.gram = np.asarray(gram, dtype=float)
+
+    def __matmul__(self, other):
+        raise ValueError("a ProjectedPenalty holds only A^T M A; M itself is not here")
+
+
 def design_penalty_gram(
     Z, penalty, *, fit_intercept: bool = True, block_elements: int | None = None
 ) -> np.ndarray:
@@ -216,8 +233,8 @@ def design_penalty_gram(
     Parameters
     ----------
     Z : ndarray or sparse matrix of shape (n, p)
-    penalty : sparse matrix, ndarray, LinearOperator or None
-        Symmetric M (n x n).
+    penalty : sparse matrix, ndarray, LinearOperator, ProjectedPenalty or None
+        Symmetric M (n x n); a :class:`ProjectedPenalty` gives its ``A^T M A`` as it is.
     fit_intercept : bool
         Append the ones column to Z.
     block_elements : int
@@ -232,6 +249,12 @@ def design_penalty_gram(
     G = np.zeros((q, q))
     if penalty is None:
         return G
+    if isinstance(penalty, ProjectedPenalty):
+        if penalty.gram.shape != (q, q):
+            raise ValueError(
+                f"the projected penalty is {penalty.gram.shape}; the design needs ({q}, {q})"
+            )
+        return penalty.gram.copy()
     if isinstance(Z, RowDesign):
         if fit_intercept:
             raise ValueError("a design computed by rows is solved without an intercept")
