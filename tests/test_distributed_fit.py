@@ -1,5 +1,6 @@
-"""GFHF and Poisson learning fitted on a Dask cluster (structreg.models.distributed) against
-the in-memory fit: the same kNN graph, the same labels, scores to 1e-8.
+"""GFHF, Poisson learning and LapRLSC fitted on a Dask cluster (structreg.models.distributed)
+against the in-memory fit: the same kNN graph, the same labels, scores (decision values) to
+1e-8.
 
 The suite's LocalCluster of 2 worker processes (``dask_scheduler`` in conftest.py) serves
 the module through one client.
@@ -18,11 +19,16 @@ from sklearn.datasets import make_blobs, make_moons
 distributed = pytest.importorskip("distributed", reason="the Dask fit needs dask.distributed")
 da = pytest.importorskip("dask.array")
 
-from structreg.models import GFHF, PoissonLearning  # noqa: E402
+import structreg  # noqa: E402
+from structreg._numerics import far_power_of_two  # noqa: E402
+from structreg.models import GFHF, LapRLSC, PoissonLearning  # noqa: E402
 from structreg.models import distributed as cluster_fit  # noqa: E402
 from structreg.models.graph_inference import WEAK_LINK, DisconnectedGraphWarning  # noqa: E402
-from structreg.structure.distributed_graphs import partitioned_knn_graph  # noqa: E402
-from structreg.structure.graphs import knn_graph, self_tuning_graph  # noqa: E402
+from structreg.structure.distributed_graphs import (  # noqa: E402
+    neighbor_scale_on_cluster,
+    partitioned_knn_graph,
+)
+from structreg.structure.graphs import knn_graph, neighbor_scale, self_tuning_graph  # noqa: E402
 
 TOL = 1e-12  # of both solves: the scores then agree to 1e-8
 
@@ -233,3 +239,103 @@ def test_points_with_n_neighbors_copies_are_refused_with_self_tuning_weights(cli
         PoissonLearning().fit(chunked(X, (104, 104)), y)
     memory = GFHF(weights="heat", tol=TOL).fit(X, y)  # heat weights take them
     assert_same_fit(memory, GFHF(weights="heat", tol=TOL).fit(chunked(X, (104, 104)), y), X)
+
+
+# -- LapRLSC: Nystroem features, Phi^T L Phi summed on the workers ------------------------------
+
+
+def assert_same_laprlsc(memory, cluster, X):
+    """The same model: decision values to 1e-8, the same labels and probabilities."""
+    new = X + 0.01
+    assert cluster.solver_ == "nystroem"
+    np.testing.assert_array_equal(cluster.classes_, memory.classes_)
+    assert cluster.feature_map_.gamma_ == pytest.approx(memory.feature_map_.gamma_, rel=1e-12)
+    np.testing.assert_array_equal(cluster.feature_map_.basis_, memory.feature_map_.basis_)
+    np.testing.assert_allclose(cluster.coef_, memory.coef_, rtol=0, atol=1e-8)
+    decision = memory.decision_function(new)
+    np.testing.assert_allclose(cluster.decision_function(new), decision, rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(cluster.predict(new), memory.predict(new))
+    np.testing.assert_array_equal(cluster.transduction_, memory.transduction_)
+    proba = memory.predict_proba(new)
+    np.testing.assert_allclose(cluster.predict_proba(new), proba, rtol=0, atol=1e-8)
+    unexplained = memory.solver_info_.get("unexplained_trace", 0.0)
+    assert cluster.solver_info_["unexplained_trace"] == pytest.approx(unexplained, abs=1e-12)
+    restored = pickle.loads(pickle.dumps(cluster))  # nothing of the cluster is kept
+    np.testing.assert_allclose(restored.decision_function(new), decision, rtol=0, atol=1e-8)
+
+
+def test_laprlsc_on_the_cluster_is_the_in_memory_nystroem_fit(client):
+    """Also with the workers' memory budget so small that every block forms its
+    neighbours' features in runs of 43 rows."""
+    X, _, y = moons(400)
+    params = {"solver": "nystroem", "n_components": 150, "random_state": 0}
+    memory = LapRLSC(**params).fit(X, y)
+    cluster = LapRLSC(**params).fit(chunked(X, (170, 130, 100)), y)
+    assert_same_laprlsc(memory, cluster, X)
+    budget = structreg.get_config()["working_memory"]
+    client.run(structreg.set_config, working_memory=0.05)  # 52 kB: 43 rows of 150 features
+    try:
+        small = LapRLSC(**params).fit(chunked(X, (170, 130, 100)), y)
+    finally:
+        client.run(structreg.set_config, working_memory=budget)
+    assert_same_laprlsc(memory, small, X)
+
+
+def test_laprlsc_default_on_the_cluster_is_the_in_memory_default(client):
+    """Up to n_components points every point is a centre: the Nystroem features span the
+    kernel's, the objective is the exact kernel's and the cluster fit is the in-memory
+    default (solver "dense" there)."""
+    X, _, y = moons(400)
+    memory = LapRLSC().fit(X, y)
+    assert memory.solver_ == "dense"
+    assert_same_laprlsc(memory, LapRLSC().fit(chunked(X, (250, 150)), y), X)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"class_weight": "balanced", "gamma_I": 1e-2},
+        {"normalized": True, "weights": "connectivity", "kernel": "poly", "degree": 2},
+    ],
+)
+def test_laprlsc_other_settings_string_labels_and_a_dask_y(client, params):
+    X, _, y = blobs()
+    names = np.array(["a", "b", "c"], dtype=object)
+    y = np.where(y >= 0, names[np.maximum(y, 0)], None)
+    params = {"solver": "nystroem", "n_components": 120, "random_state": 1, **params}
+    memory = LapRLSC(**params).fit(X, y)
+    cluster = LapRLSC(**params).fit(chunked(X, (100, 150, 200)), da.from_array(y, chunks=150))
+    assert_same_laprlsc(memory, cluster, X)
+
+
+def test_the_neighbour_scale_of_copies_and_many_points(client):
+    """gamma="graph": over 1000 distinct points a fixed sample of queries, copies of a point
+    counted once; the width is the in-memory one."""
+    X, _, y = moons(1100)
+    X = np.vstack([X, X[:20], X[:3]]) * 1e5  # copies, and far from unit scale
+    y = np.concatenate([y, np.full(23, -1)])
+    edges = partitioned_knn_graph(chunked(X, (500, 623)), 6, keep_blocks=True)
+    s = far_power_of_two(np.abs(X).max())  # what neighbor_scale divides X by
+    assert s > 1 and neighbor_scale_on_cluster(edges, 6, s) == neighbor_scale(X, 6)
+    params = {"solver": "nystroem", "n_components": 100, "random_state": 0}
+    memory = LapRLSC(**params).fit(X, y)
+    assert_same_laprlsc(memory, LapRLSC(**params).fit(chunked(X, (500, 623)), y), X)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"solver": "dense"}, "solver='dense'"),
+        ({"graph": "class-wise"}, "graph must be 'knn'"),
+        ({"kernel": "linear"}, "kernel='linear'"),
+        ({"weights": "dot"}, "weights='dot'"),
+        ({"metric": "cosine"}, "metric='cosine'"),
+        ({"centers": "k-means++"}, "centers='k-means\\+\\+'"),
+        ({"fit_intercept": True}, "fit_intercept=True"),
+        ({"gamma_A": 0.0}, "gamma_A=0"),
+    ],
+)
+def test_what_the_laprlsc_cluster_fit_refuses(client, params, message):
+    X, _, y = moons(100)
+    with pytest.raises(ValueError, match=f"cannot be fitted on a Dask cluster with {message}"):
+        LapRLSC(**params).fit(chunked(X, (50, 50)), y)

@@ -316,6 +316,12 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
     def _loss(self) -> str:
         return "square"
 
+    _fits_on_cluster = True
+    """A ``dask.array`` X is fitted on the current ``dask.distributed`` cluster, its rows
+    partitioned across the workers: the Nystroem fit (``solver="nystroem"``) with the kNN
+    graph and ``Phi^T L Phi`` formed there (``fit_manifold_on_cluster`` in
+    :mod:`structreg.models.distributed`)."""
+
 
 class LapSVM(_ManifoldMixin, StructuralClassifier):
     __doc__ = (

@@ -10,9 +10,16 @@ their other end, so every block holds its rows of the symmetric graph (``i ~ j``
 is among the other's nearest) with the length of every edge.  The edge weights are computed
 from those lengths on the workers (:meth:`PartitionedGraph.weighted`).
 
-What reaches the client: vectors of length n (the local scales, degrees, products) and a few
-numbers per block.  The points stay where Dask put them, and the rows of ``W`` on the worker
-that built them.
+Built with ``keep_blocks=True`` the graph also keeps every block's points beside its rows, for
+what a design needs from the graph: :meth:`PartitionedGraph.laplacian_gram` sums ``Phi^T L
+Phi`` for features ``Phi = features(X)`` over the blocks (each block reading the points of its
+neighbours in other blocks, :meth:`PartitionedGraph.neighbour_points`), and
+:func:`neighbor_scale_on_cluster` measures the graph's length scale as
+:func:`~structreg.structure.graphs.neighbor_scale` does in memory (LapRLSC's fit on a cluster).
+
+What reaches the client: vectors of length n (the local scales, degrees, products), a few
+numbers per block and, from :meth:`PartitionedGraph.laplacian_gram`, one p x p matrix.  The
+points stay where Dask put them, and the rows of ``W`` on the worker that built them.
 
 Dask is an optional dependency (``pip install "structreg[dask]"``); it is imported when a
 function here is called.
@@ -28,16 +35,20 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .. import _chunks
 from .graphs import (
+    SCALE_MAX_QUERIES,
     _drop_self,
     _edge_weights,
     _exact_indices,
     _nearest_first,
     _pair_distances,
+    _row_hashes,
+    _squared_length,
     self_tuning_weights,
 )
 
-__all__ = ["PartitionedGraph", "partitioned_knn_graph"]
+__all__ = ["PartitionedGraph", "neighbor_scale_on_cluster", "partitioned_knn_graph"]
 
 
 def _client(client=None):
@@ -229,6 +240,101 @@ def _cut_counts(W: sp.csr_matrix, start: int, codes: np.ndarray, n_classes: int)
     )
 
 
+def _wanted(rows: _Rows, bounds: np.ndarray) -> list:
+    """The block's neighbours in other blocks (global indices, sorted), by owner block."""
+    stop = rows.start + rows.indptr.size - 1
+    cols = np.unique(rows.indices)
+    cols = cols[(cols < rows.start) | (cols >= stop)]
+    owner = np.searchsorted(bounds, cols, side="right") - 1
+    return [cols[owner == b] for b in range(len(bounds) - 1)]
+
+
+def _take(points: np.ndarray, wanted: list, owner: int, start: int):
+    """``(indices, rows)``: the rows of the owner's ``points`` that a block wants."""
+    idx = wanted[owner]
+    return idx, points[idx - start]
+
+
+def _point_rows(points: np.ndarray, local: np.ndarray) -> np.ndarray:
+    return points[local]
+
+
+def _laplacian_rows(W: sp.csr_matrix, start: int, degree: np.ndarray | None, normalized: bool):
+    """The block's rows of :func:`~structreg.structure.graphs.laplacian` of the whole graph,
+    entry by entry as it forms them (``D - W``; ``diag(d > 0) - D^{-1/2} W D^{-1/2}`` with
+    the ``degree`` of every vertex): a block of rows of W with the diagonal at
+    ``start + i``."""
+    n_rows = W.shape[0]
+    own = np.arange(n_rows)
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    if not normalized:
+        D = sp.csr_matrix((deg, (own, start + own)), shape=W.shape)
+        return (D - W).tocsr()
+    with np.errstate(divide="ignore"):
+        inv_sqrt = np.where(degree > 0, 1.0 / np.sqrt(np.where(degree > 0, degree, 1.0)), 0.0)
+    scaled = W.copy()
+    row = start + np.repeat(own, np.diff(W.indptr))
+    scaled.data = (inv_sqrt[row] * W.data) * inv_sqrt[W.indices]  # (D^-1/2 W) D^-1/2
+    D = sp.csr_matrix(((deg > 0).astype(float), (own, start + own)), shape=W.shape)
+    return (D - scaled).tocsr()
+
+
+def _laplacian_gram_block(
+    rows: _Rows, points: np.ndarray, features: Callable, spec: tuple, *taken
+) -> tuple[np.ndarray, float]:
+    """``(S_b, ||Phi_b||_F^2)`` of one block, the blocks' ``S_b`` summing to ``Phi^T M Phi``:
+    ``Phi = features(X)``, ``M`` the Laplacian of ``spec = (weights, t, sigma, degree,
+    normalized, volume)`` (divided by ``volume`` unless None), and
+
+        S_b = Phi_b^T M_bb Phi_b + C_b + C_b^T,   C_b = Phi_b^T M_{b,>b} Phi_{>b},
+
+    the block's rows of M formed here from its edges; M being symmetric, the terms of the
+    blocks before it are the transposes of theirs (``C_a``), so only the features of its
+    neighbours in later blocks are formed here, from their points (``taken``, each sorted).
+    They are formed, used and dropped a run of rows at a time: the memory is two n_b x p
+    arrays and one run's features (:func:`~structreg._chunks.rows_per_block`, the memory
+    budget), however many of the block's neighbours lie in other blocks (nearly all of them
+    when the partitions are not spatial)."""
+    weights, t, sigma, degree, normalized, volume = spec
+    W = _weigh(rows, weights, t, sigma)
+    L = _laplacian_rows(W, rows.start, degree, normalized)
+    del W
+    if volume is not None:
+        L = L / volume  # as scaled_laplacian divides the whole Laplacian
+    size = points.shape[0]
+    later = np.concatenate([idx for idx, _ in taken]) if taken else np.zeros(0, np.intp)
+    later_points = np.vstack([r for _, r in taken]) if later.size else points[:0]
+    cols = np.concatenate([rows.start + np.arange(size), later])
+    L = L.tocoo()
+    kept = L.col >= rows.start  # the columns of earlier blocks: their blocks' C_a^T
+    L = sp.csc_matrix(
+        (L.data[kept], (L.row[kept], np.searchsorted(cols, L.col[kept]))),
+        shape=(L.shape[0], cols.size),
+    )
+    own = features(points)
+    S = own.T @ (L[:, :size] @ own)
+    if later.size:
+        LF = np.zeros_like(own)
+        step = _chunks.rows_per_block(own.shape[1])
+        for a in range(0, later.size, step):
+            b = min(later.size, a + step)
+            LF += L[:, size + a : size + b] @ features(later_points[a:b])
+        C = own.T @ LF
+        S += C + C.T
+    return S, float(np.einsum("ij,ij->", own, own))
+
+
+def _scaled_candidates(points, local, s: float, offset: int, queries, m: int):
+    """:func:`_candidates` among the block's points ``local`` (None: all), divided by ``s``."""
+    points = points if local is None else points[local]
+    return _candidates(points / s if s != 1.0 else points, offset, queries, m)
+
+
+def _summed(*parts):
+    """The sum of tuples of arrays (or numbers), entry by entry."""
+    return tuple(sum(values) for values in zip(*parts, strict=True))
+
+
 class _Blocks:
     """A Dask actor on a worker that holds the blocks of that worker (their edges,
     :class:`_Rows`, and their weightings): the client's calls reach it directly, without the
@@ -282,6 +388,11 @@ class PartitionedGraph:
         The weighting this graph reads (None: the unweighted edges and their lengths).
     t : float or None
         The width of heat weights (``weights="heat"``).
+    rows, points : list of distributed.Future or None
+        Kept by ``partitioned_knn_graph(..., keep_blocks=True)``: every block's edges
+        (:class:`_Rows`, the objects its holder keeps, on the same worker) and its points (the
+        block of X), for tasks that read a block beside its rows of the graph
+        (:meth:`neighbour_points`, :meth:`laplacian_gram`, :func:`neighbor_scale_on_cluster`).
     """
 
     client: Any
@@ -290,6 +401,8 @@ class PartitionedGraph:
     local_scale: np.ndarray
     weights: str | None = None
     t: float | None = None
+    rows: list | None = None
+    points: list | None = None
 
     @property
     def n(self) -> int:
@@ -315,7 +428,7 @@ class PartitionedGraph:
         :func:`~structreg.structure.graphs.knn_graph`
         (``"heat"``, ``"connectivity"``) weigh them; weights that underflow to 0 are dropped.
         ``t``: the heat width (None: the mean of the positive squared edge lengths)."""
-        edges = PartitionedGraph(self.client, self.bounds, self.blocks, self.local_scale)
+        edges = self._with(None, None)
         if weights == "heat" and t is None:
             sums = edges.map(_positive_squares)
             count = sum(c for _, c in sums)
@@ -335,7 +448,20 @@ class PartitionedGraph:
             )
         for call in [h.weigh(weights, t, sigma) for h in self.blocks]:
             call.result()
-        return PartitionedGraph(self.client, self.bounds, self.blocks, self.local_scale, weights, t)
+        return self._with(weights, t)
+
+    def _with(self, weights: str | None, t: float | None) -> PartitionedGraph:
+        """This graph with another weighting (its blocks, rows and points shared)."""
+        return PartitionedGraph(
+            self.client,
+            self.bounds,
+            self.blocks,
+            self.local_scale,
+            weights,
+            t,
+            self.rows,
+            self.points,
+        )
 
     def product(self, V: np.ndarray) -> np.ndarray:
         """``W @ V`` (V of shape (n,) or (n, k)): V sent to every worker, each block's rows
@@ -405,6 +531,85 @@ class PartitionedGraph:
         volume = sum(v for _, v in counts)
         return float(np.sum(cut / np.where(volume > 0, volume, 1.0)))
 
+    def _kept(self) -> tuple[list, list]:
+        if self.points is None or self.rows is None:
+            raise ValueError("build the graph with partitioned_knn_graph(..., keep_blocks=True)")
+        return self.points, self.rows
+
+    def point_rows(self, idx) -> np.ndarray:
+        """The points at the global indices ``idx`` (in that order), gathered from the blocks
+        that hold them (the kept ``points``)."""
+        points, _ = self._kept()
+        idx = np.asarray(idx, dtype=np.intp).ravel()
+        order = np.argsort(idx, kind="stable")
+        owner = np.searchsorted(self.bounds, idx[order], side="right") - 1
+        calls = [
+            self.client.submit(
+                _point_rows, points[b], idx[order][owner == b] - self.bounds[b], pure=False
+            )
+            for b in np.unique(owner)
+        ]
+        found = np.vstack(self.client.gather(calls))
+        out = np.empty_like(found)
+        out[order] = found
+        return out
+
+    def neighbour_points(self, later: bool = False) -> list[list]:
+        """For every block, the futures of ``(indices, points)`` of its neighbours held by
+        each other block (``later``: by the blocks after it only): each block names the rows
+        it wants and their owners send them (what a product with the graph reads besides the
+        block's own points)."""
+        points, rows = self._kept()
+        submit, P = self.client.submit, len(points)
+        wanted = [submit(_wanted, r, self.bounds, pure=False) for r in rows]
+        return [
+            [
+                submit(_take, points[o], wanted[b], o, int(self.bounds[o]), pure=False)
+                for o in range(b + 1 if later else 0, P)
+                if o != b
+            ]
+            for b in range(P)
+        ]
+
+    def laplacian_gram(
+        self,
+        features: Callable,
+        degree: np.ndarray,
+        *,
+        normalized: bool = False,
+        volume: float | None = None,
+    ) -> tuple[np.ndarray, float]:
+        """``(Phi^T M Phi, ||Phi||_F^2)`` for the rows ``Phi = features(X)`` of the kept
+        points and ``M`` this weighting's Laplacian (``normalized``: ``I - D^{-1/2} W
+        D^{-1/2}``; divided by ``volume`` unless None), summed over the blocks on the
+        workers: every block forms its rows of M from its edges and the features of its own
+        points and of its neighbours in the blocks after it (:meth:`neighbour_points`; M is
+        symmetric, so each pair of blocks is met once), and only the p x p sums reach the
+        client.  ``degree``: ``W 1`` (:meth:`degree`), sent once to every worker for the
+        normalised Laplacian."""
+        points, rows = self._kept()
+        if self.weights is None:
+            raise ValueError("weigh the graph first (PartitionedGraph.weighted)")
+        client = self.client
+        spread = (self.local_scale if self.weights == "self-tuning" else None,)
+        spread += (degree if normalized else None,)
+        sigma, degree = (
+            client.scatter(v, broadcast=True, hash=False) if v is not None else None for v in spread
+        )
+        spec = (self.weights, self.t, sigma, degree, normalized, volume)  # futures resolved
+        taken = self.neighbour_points(later=True)
+        parts = [
+            client.submit(_laplacian_gram_block, r, x, features, spec, *t, pure=False)
+            for r, x, t in zip(rows, points, taken, strict=True)
+        ]
+        while len(parts) > 1:  # summed on the workers, pairwise
+            parts = [
+                client.submit(_summed, *parts[i : i + 2], pure=False)
+                for i in range(0, len(parts), 2)
+            ]
+        G, squared_norm = parts[0].result()
+        return 0.5 * (G + G.T), float(squared_norm)
+
     def gather(self) -> sp.csr_matrix:
         """The whole ``W`` on the client (small graphs: tests, inspection)."""
         return sp.csr_matrix(sp.vstack(self.map(_itself)))
@@ -433,7 +638,9 @@ def _row_blocks(X) -> tuple[list, np.ndarray]:
     return blocks, np.concatenate([[0], np.cumsum(sizes[sizes > 0])])
 
 
-def partitioned_knn_graph(X, n_neighbors: int = 7, *, client=None) -> PartitionedGraph:
+def partitioned_knn_graph(
+    X, n_neighbors: int = 7, *, client=None, keep_blocks: bool = False
+) -> PartitionedGraph:
     """The exact symmetric kNN graph of the rows of the dask array ``X``, its rows kept on
     the workers, block by block as ``X``'s rows are chunked.
 
@@ -452,6 +659,11 @@ def partitioned_knn_graph(X, n_neighbors: int = 7, *, client=None) -> Partitione
     n_neighbors : int, default=7
     client : distributed.Client or None
         None: the current client.
+    keep_blocks : bool, default=False
+        Keep the futures of every block's points and edges on the graph (``points``,
+        ``rows``), for the products of a design with the graph
+        (:meth:`~PartitionedGraph.laplacian_gram`); else the points are released once the
+        graph is built.
 
     Returns
     -------
@@ -483,15 +695,88 @@ def partitioned_knn_graph(X, n_neighbors: int = 7, *, client=None) -> Partitione
     pieces = [
         [client.submit(operator.getitem, o, b, pure=False) for o in out] for b in range(len(parts))
     ]
-    rows = [
-        client.submit(_assemble, knn[b], n, int(bounds[b + 1]), *pieces[b], pure=False)
+    workers = sorted(client.scheduler_info()["workers"])
+    groups = np.array_split(np.arange(len(parts)), min(len(workers), len(parts)))
+    home = {int(b): w for g, w in zip(groups, workers, strict=False) for b in g}
+    rows = [  # built on the worker of their holder, which then shares them (no copy)
+        client.submit(
+            _assemble, knn[b], n, int(bounds[b + 1]), *pieces[b], workers=[home[b]], pure=False
+        )
         for b in range(len(parts))
     ]
-    workers = sorted(client.scheduler_info()["workers"])
-    groups = np.array_split(np.arange(len(rows)), min(len(workers), len(rows)))
     holders = [
         client.submit(_Blocks, *(rows[b] for b in g), actor=True, workers=[w], pure=False)
         for g, w in zip(groups, workers, strict=False)
     ]
     blocks = [h.result() for h in holders]
-    return PartitionedGraph(client, bounds, blocks, sigma)
+    if not keep_blocks:
+        return PartitionedGraph(client, bounds, blocks, sigma)
+    return PartitionedGraph(client, bounds, blocks, sigma, rows=rows, points=parts)
+
+
+def neighbor_scale_on_cluster(
+    graph: PartitionedGraph,
+    n_neighbors: int,
+    scale: float = 1.0,
+    max_queries: int = SCALE_MAX_QUERIES,
+) -> float:
+    """:func:`~structreg.structure.graphs.neighbor_scale` of the graph's kept points (built
+    with ``keep_blocks=True``): the mean squared distance of a point to its ``n_neighbors``
+    nearest other points, copies of a point counted once, over all distinct points up to
+    ``max_queries`` of them, else over that many drawn with the same fixed seed.
+
+    The same number as in memory: the distinct points found by their row hashes (an n-vector
+    on the client) and, where hashes repeat, by comparing those rows exactly; the queries'
+    neighbours searched block by block and merged as :func:`partitioned_knn_graph` merges
+    them.  ``scale``: the power of two the in-memory function divides X by
+    (:func:`~structreg._numerics.unit_scaled` with ``far_only``), from X's largest value.
+    """
+    points, _ = graph._kept()
+    client, bounds, s = graph.client, graph.bounds, float(scale)
+    hashes = np.concatenate(
+        client.gather([client.submit(_row_hashes, p, pure=False) for p in points])
+    )
+    first = _distinct_rows_on_cluster(graph, hashes)
+    n_distinct = graph.n if first is None else first.size
+    if n_distinct < 2:
+        raise ValueError(
+            f"a neighbour scale needs at least 2 distinct points: all {graph.n} rows of "
+            "X are identical (no distance between neighbours)"
+        )
+    k = min(int(n_neighbors), n_distinct - 1)
+    queries = np.arange(n_distinct)
+    if n_distinct > max_queries:
+        queries = np.sort(np.random.default_rng(0).choice(n_distinct, max_queries, replace=False))
+    Q = graph.point_rows(queries if first is None else first[queries])
+    Q = client.scatter(Q / s if s != 1.0 else Q, broadcast=True, hash=False)
+    found = None
+    for b, block in enumerate(points):
+        lo, hi = int(bounds[b]), int(bounds[b + 1])
+        local, offset = None, lo
+        if first is not None:
+            a, z = np.searchsorted(first, [lo, hi])
+            local, offset = first[a:z] - lo, int(a)
+            if not local.size:
+                continue
+        more = client.submit(_scaled_candidates, block, local, s, offset, Q, k + 1, pure=False)
+        found = more if found is None else client.submit(_best, k + 1, found, more, pure=False)
+    ind, _, length = found.result()
+    kept = _drop_self_values(ind, queries, length, k)
+    mean = float(np.mean(kept.ravel() ** 2))
+    return _squared_length(mean, s, "the mean squared neighbour distance")
+
+
+def _distinct_rows_on_cluster(graph: PartitionedGraph, hashes: np.ndarray):
+    """The first row of every distinct point, increasing (None when all rows differ), as
+    :func:`~structreg.structure.graphs._distinct_rows` finds them: equal rows hash alike, so a
+    row whose hash no other row has is distinct; the rows whose hashes repeat are gathered
+    and compared exactly (``-0.0`` as ``0.0``)."""
+    if np.unique(hashes).size == hashes.size:
+        return None
+    _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
+    repeated = np.flatnonzero(counts[inverse.ravel()] > 1)
+    _, first = np.unique(graph.point_rows(repeated) + 0.0, axis=0, return_index=True)
+    if first.size == repeated.size:
+        return None
+    single = np.flatnonzero(counts[inverse.ravel()] == 1)
+    return np.sort(np.concatenate([single, repeated[first]]))
