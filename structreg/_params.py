@@ -71,7 +71,7 @@ PARAMETER_CONSTRAINTS: dict[str, list] = {
     # Nystroem path: number of centres and how they are chosen
     "n_components": [Interval(Integral, 1, None, closed="left")],
     "centers": [StrOptions({"uniform", "k-means++"})],
-    # kNN search: exact (trees / chunked brute force) or approximate (pynndescent)
+    # kNN search: exact (trees / chunked brute force) or approximate (faiss / pynndescent)
     "algorithm": [StrOptions({"auto", "exact", "approximate"})],
     "l1_mode": [StrOptions({"exact", "lasso"})],
     "n_candidates": [Interval(Integral, 1, None, closed="left")],

@@ -320,6 +320,13 @@ def thread_controller() -> ThreadpoolController:
     return _CONTROLLER[0]
 
 
+def libraries_loaded() -> None:
+    """Say that a thread-pool library may have been loaded since :func:`thread_controller`
+    was made (an import that brings its own BLAS, e.g. faiss's): the next use scans
+    afresh, so that the new library is limited too."""
+    _CONTROLLER.clear()
+
+
 def blas_threads(
     limit: int | None, *, user_api: str | None = "blas", rescan: bool = False
 ) -> AbstractContextManager[object]:

@@ -1,4 +1,5 @@
-"""kNN graphs for large n: exact vs approximate (pynndescent) search, symmetrisation, memory.
+"""kNN graphs for large n: exact vs approximate (faiss / pynndescent) search, symmetrisation,
+memory.
 
 The tests that run pynndescent share one numba JIT compilation per process (about a minute
 of CPU the first time in a process; every later call takes well under a second).
@@ -49,6 +50,7 @@ def test_unknown_algorithm_names_the_allowed_values(rng):
 
 def test_approximate_without_pynndescent_names_the_extra(rng, monkeypatch):
     monkeypatch.setitem(sys.modules, "pynndescent", None)  # `import pynndescent` now fails
+    monkeypatch.setitem(sys.modules, "faiss", None)  # and so does the other engine's
     X = rng.normal(size=(50, 4))
     with pytest.raises(ImportError, match=r"structreg\[ann\]"):
         knn_graph(X, 3, algorithm="approximate")

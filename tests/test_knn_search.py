@@ -2,6 +2,7 @@
 (dense data with 8-63 features) and by scipy's k-d tree (fewer than 16 features) -- and the
 self-tuning graph, against brute-force float64 distances computed here."""
 
+import sys
 import tracemalloc
 
 import numpy as np
@@ -219,3 +220,131 @@ def test_tree_search_orders_ties_by_index(rng):
     ref_ind, ref_dist = _brute_k(X, X, 5)
     np.testing.assert_array_equal(ind, ref_ind)
     np.testing.assert_allclose(dist, ref_dist, atol=1e-12)
+
+
+# -- the approximate search: faiss' calibrated inverted file ---------------------------------
+
+
+def _faiss():
+    return pytest.importorskip("faiss", reason="faiss-cpu (the optional extra 'ann') is absent")
+
+
+def _recall(X, ind, k):
+    """Share of every point's k nearest other points (exact, ties counted) found in ``ind``."""
+    found = []
+    for start in range(0, X.shape[0], 500):
+        rows = np.arange(start, min(start + 500, X.shape[0]))
+        D = cdist(X[rows], X)
+        D[np.arange(rows.size), rows] = np.inf
+        kth = np.partition(D, k - 1, axis=1)[:, k - 1]
+        found.append(np.take_along_axis(D, ind[rows], 1) <= kth[:, None] * (1 + 1e-9))
+    return np.mean(np.vstack(found))
+
+
+def test_ivf_search_reaches_the_recall_target_on_a_hard_mixture(rng):
+    """Full-rank Gaussian blobs in 40-d (the hardest case: high intrinsic dimension)."""
+    _faiss()
+    X = _mixture(rng, 5000, 40, blobs=12)
+    ind = graphs.knn_indices(X, 8, algorithm="approximate")
+    assert ind.shape == (5000, 8) and not np.any(ind == np.arange(5000)[:, None])
+    assert all(len(set(row)) == 8 for row in ind)
+    info = graphs.IVF_LAST
+    assert isinstance(info["nprobe"], int) and info["nprobe"] < info["nlist"] / 4
+    assert info["sample_recall"] >= graphs.IVF_RECALL
+    assert _recall(X, ind, 8) >= 0.99
+    # reproducible: a seeded sample and k-means
+    np.testing.assert_array_equal(graphs.knn_indices(X, 8, algorithm="approximate"), ind)
+
+
+def test_ivf_search_counts_ties_and_duplicates(rng):
+    _faiss()
+    base = _mixture(rng, 1500, 20)
+    X = np.vstack([base, base[:300]])  # 300 points twice
+    ind = graphs.knn_indices(X, 5, algorithm="approximate")
+    assert not np.any(ind == np.arange(X.shape[0])[:, None])
+    assert graphs.IVF_LAST["sample_recall"] >= graphs.IVF_RECALL
+    assert _recall(X, ind, 5) >= 0.99
+
+
+def test_ivf_search_gives_way_to_the_exact_search(rng, monkeypatch):
+    """A recall that would need more than IVF_MAX_SHARE of the cells: the exact search."""
+    _faiss()
+    X = rng.uniform(size=(3000, 24))  # no clusters
+    monkeypatch.setattr(graphs, "IVF_RECALL", 1.01)  # never reached
+    ind = graphs._ivf_indices(X, 7)
+    assert graphs.IVF_LAST["nprobe"] == "exact"
+    np.testing.assert_array_equal(ind, graphs._exact_indices(X, X, 7))
+
+
+def test_ivf_search_repairs_rows_short_of_neighbours(rng, monkeypatch):
+    """Cells of a few points probed one at a time: rows short of neighbours (-1) are searched
+    exactly."""
+    _faiss()
+    X = _mixture(rng, 2000, 16, blobs=12)
+    monkeypatch.setattr(graphs, "IVF_LISTS", 1e6)  # as many cells as allowed: n / (2 k)
+    monkeypatch.setattr(graphs, "IVF_FIRST_PROBE", 1)
+    monkeypatch.setattr(graphs, "IVF_RECALL", 0.0)  # take the first nprobe
+    repaired = []
+    original = graphs._exact_indices
+
+    def spy(X, Q, k, *args, **kwargs):
+        repaired.append(Q.shape[0])
+        return original(X, Q, k, *args, **kwargs)
+
+    monkeypatch.setattr(graphs, "_exact_indices", spy)
+    ind = graphs._ivf_indices(X, 30)
+    assert graphs.IVF_LAST["nprobe"] == 1 and len(repaired) == 2  # the sample, the repair
+    assert np.all(ind >= 0) and all(len(set(row)) == 30 for row in ind)
+
+
+def test_approximate_engine_and_fallbacks(rng, monkeypatch):
+    X = _mixture(rng, 400, 12)
+    big = np.empty((graphs.APPROX_MIN_SAMPLES, graphs.APPROX_MIN_FEATURES))
+    engines = []
+    monkeypatch.setattr(graphs, "_ivf_indices", lambda X, k: engines.append("faiss") or 0)
+    monkeypatch.setattr(graphs, "_nndescent_indices", lambda X, k: engines.append("nnd") or 0)
+    try:
+        import faiss  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        assert graphs._approximate_engine() == "faiss"
+        assert graphs.resolve_algorithm(big, "auto") == "approximate"
+        graphs._approximate_indices(X, 5)
+        assert engines == ["faiss"]
+    monkeypatch.setitem(sys.modules, "faiss", None)  # `import faiss` now fails
+    try:
+        import pynndescent  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        assert graphs._approximate_engine() == "pynndescent"
+        assert graphs.resolve_algorithm(big, "auto") == "approximate"
+        graphs._approximate_indices(X, 5)
+        assert engines[-1] == "nnd"
+    monkeypatch.setitem(sys.modules, "pynndescent", None)
+    assert graphs._approximate_engine() is None
+    assert graphs.resolve_algorithm(big, "auto") == "exact"  # "auto" never needs the extra
+    monkeypatch.undo()
+    monkeypatch.setitem(sys.modules, "faiss", None)
+    monkeypatch.setitem(sys.modules, "pynndescent", None)
+    with pytest.raises(ImportError, match=r"structreg\[ann\]"):
+        graphs.knn_indices(X, 3, algorithm="approximate")
+
+
+def test_estimator_says_which_search_it_used(rng, monkeypatch):
+    from structreg.models import GFHF
+
+    X = _mixture(rng, 700, 20)
+    y = np.full(700, -1)
+    y[::7] = np.arange(100) % 2  # a label in every blob
+    assert GFHF().fit(X, y).knn_algorithm_ == "exact"
+    monkeypatch.setattr(graphs, "APPROX_MIN_SAMPLES", 500)
+    expected = "exact" if graphs._approximate_engine() is None else "approximate"
+    searched = []
+    original = graphs._approximate_indices
+    monkeypatch.setattr(
+        graphs, "_approximate_indices", lambda X, k: searched.append(k) or original(X, k)
+    )
+    assert GFHF().fit(X, y).knn_algorithm_ == expected
+    assert bool(searched) == (expected == "approximate")

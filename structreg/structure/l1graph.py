@@ -266,8 +266,9 @@ def _candidates(X: np.ndarray, k: int) -> np.ndarray:
     """Indices (n, k) of the k nearest other points of every point (self excluded by index).
 
     The kNN graphs' search (:func:`~structreg.structure.graphs.knn_indices`, ``"auto"``): exact
-    scikit-learn search except for large high-dimensional inputs, which use NN-descent when
-    pynndescent is installed (the candidates are then approximate nearest points)."""
+    scikit-learn search except for large high-dimensional inputs, which use the approximate
+    search when faiss or pynndescent is installed (the candidates are then approximate
+    nearest points)."""
     return knn_indices(X, k, algorithm="auto")
 
 
