@@ -8,6 +8,7 @@ inventories are fetched, so references to third-party objects (numpy, scipy, sci
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import sys
@@ -127,44 +128,47 @@ sphinx_gallery_conf = {
 }
 
 # -- math ------------------------------------------------------------------------------------
-# MathJax from Debian's libjs-mathjax when it is installed (CI installs it with Chromium): the
-# site then renders its formulas without the network; the part MathJax 2 needs for TeX input and
-# CommonHTML output (about 1.5 MB) is copied into _static/mathjax.  Otherwise Sphinx's default,
-# MathJax from its CDN.
-DEBIAN_MATHJAX = Path("/usr/share/javascript/mathjax")
+# The site carries its own MathJax 3, so its formulas render with no network: the docs extra
+# installs django-static-mathjax (a wheel that ships MathJax's files and nothing else; its
+# version is MathJax's, and it needs no Django), and at the end of an HTML build the part that
+# TeX input with CommonHTML output needs (about 3 MB: the tex-chtml component, its TeX
+# extensions loaded on demand, the CommonHTML fonts, the menu and the accessibility modules it
+# may load) is copied into _static/mathjax.  Sphinx puts the script only on pages with math.
 MATHJAX_PARTS = (
-    "MathJax.js",
-    "config/TeX-AMS_CHTML.js",
-    "jax/element",
-    "jax/input/TeX",
-    "jax/output/CommonHTML",
-    "extensions",
-    "fonts/HTML-CSS/TeX/woff",
+    "tex-chtml.js",
+    "input/tex/extensions",
+    "output/chtml",
+    "ui",
+    "a11y",
 )
-LOCAL_MATHJAX = (DEBIAN_MATHJAX / "MathJax.js").is_file()
-if LOCAL_MATHJAX:
-    mathjax_path = "mathjax/MathJax.js?config=TeX-AMS_CHTML"
-    # MathJax 2's names for what MyST sets up for MathJax 3: typeset only the math elements
-    mathjax2_config = {
-        "tex2jax": {
-            "processClass": "tex2jax_process|mathjax_process|math|output_area",
-            "ignoreClass": "tex2jax_ignore|mathjax_ignore|document",
-            "processEscapes": True,
-        },
-        "showMathMenu": False,
-        "messageStyle": "none",
-    }
+
+
+def _mathjax_source() -> Path:
+    spec = importlib.util.find_spec("mathjax")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    for root in roots:
+        source = Path(root) / "static" / "mathjax" / "es5"
+        if (source / "tex-chtml.js").is_file():
+            return source
+    raise RuntimeError(
+        "MathJax for the site comes from the django-static-mathjax package, which is not "
+        'installed: pip install -e ".[docs]"'
+    )
+
+
+MATHJAX_SOURCE = _mathjax_source()
+mathjax_path = "mathjax/tex-chtml.js"
 
 
 def _copy_mathjax(app, exception) -> None:
-    if exception is not None or not LOCAL_MATHJAX or app.builder.format != "html":
+    if exception is not None or app.builder.format != "html":
         return
     target = Path(app.outdir) / "_static" / "mathjax"
     for part in MATHJAX_PARTS:
-        source, dest = DEBIAN_MATHJAX / part, target / part
+        source, dest = MATHJAX_SOURCE / part, target / part
         dest.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():
-            shutil.copytree(source, dest, dirs_exist_ok=True)  # follows Debian's font links
+            shutil.copytree(source, dest, dirs_exist_ok=True)
         else:
             shutil.copy2(source, dest)
 
@@ -180,8 +184,25 @@ html_static_path = ["_static"]
 html_favicon = "_static/favicon.svg"
 html_css_files = ["structreg.css"]
 html_show_sourcelink = False
+# the repository link: [project.urls] Repository of pyproject.toml (one value for the wheel's
+# metadata and the site)
+try:
+    import tomllib
+except ImportError:  # Python 3.10: Sphinx depends on tomli there
+    import tomli as tomllib
+PROJECT_URLS = tomllib.loads((HERE.parent / "pyproject.toml").read_text(encoding="utf-8"))[
+    "project"
+]["urls"]
 html_theme_options = {
     "navigation_with_keys": False,
+    "icon_links": [
+        {
+            "name": "Source repository",
+            "url": PROJECT_URLS["Repository"],
+            "icon": "fa-solid fa-code-branch",
+            "type": "fontawesome",
+        }
+    ],
     "show_toc_level": 2,
     "header_links_before_dropdown": 6,
     "navbar_end": ["theme-switcher", "navbar-icon-links"],
@@ -190,3 +211,5 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc"],
 }
 html_context = {"default_mode": "light"}
+# top-level pages without sub-pages: no empty section navigation, the text gets its width
+html_sidebars = {page: [] for page in ("index", "getting_started", "which_estimator", "benchmarks")}

@@ -1,4 +1,5 @@
-"""The API reference (docs/api/*.rst) documents every public name of structreg exactly once.
+"""The API reference (docs/api/*.rst, with the developer guide's internals page) documents every
+public name of structreg exactly once, and keeps the internal helpers off the API pages.
 
 Public names: the ``__all__`` of every module of the package whose dotted path has no
 component starting with an underscore, except the paper protocol modules (described on the
@@ -19,7 +20,19 @@ from pathlib import Path
 
 import structreg
 
-API_DIR = Path(__file__).resolve().parents[1] / "docs" / "api"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+API_DIR = DOCS / "api"
+# the helpers the estimators share among themselves: documented, but not in the API's sidebar
+INTERNALS_PAGE = DOCS / "developer" / "internals.rst"
+INTERNAL = {
+    "structreg.models.drop_label_work",
+    "structreg.models.pm_one_targets",
+    "structreg.models.regression.labeled_rows",
+    "structreg.structure.unit_rows",
+    "structreg.models.sparse_representation.unit_rows",
+    "structreg.models.slmm.FixedRhoSOCP",
+    "structreg.models.slmm.cluster_cone_terms",
+}
 
 # the paper protocols: their TABLES and helpers are the reproducing pages' business
 NOT_API = {
@@ -97,11 +110,15 @@ def public_names() -> dict[tuple, list[str]]:
     return found
 
 
-def documented_names() -> list[str]:
-    """Full names of the ``autosummary`` entries of the API pages, qualified with the
+def reference_pages() -> list[Path]:
+    return sorted(API_DIR.glob("*.rst")) + [INTERNALS_PAGE]
+
+
+def documented_names(pages: list[Path] | None = None) -> list[str]:
+    """Full names of the ``autosummary`` entries of the reference pages, qualified with the
     ``currentmodule`` in force."""
     entries = []
-    for page in sorted(API_DIR.glob("*.rst")):
+    for page in reference_pages() if pages is None else pages:
         module = None
         in_summary = False
         for line in page.read_text(encoding="utf-8").splitlines():
@@ -146,15 +163,22 @@ def test_every_public_name_is_documented_exactly_once():
             unknown.append(full)
     missing = sorted(names[0] for key, names in public.items() if not counts[key])
     twice = sorted(f"{public[key][0]}: {where}" for key, where in counts.items() if len(where) > 1)
-    assert not missing, f"public names missing from docs/api/*.rst: {missing}"
+    assert not missing, f"public names missing from the reference pages: {missing}"
     assert not twice, f"public names documented more than once: {twice}"
-    assert not unknown, f"docs/api/*.rst documents names that are not public: {unknown}"
+    assert not unknown, f"the reference pages document names that are not public: {unknown}"
+
+
+def test_internal_helpers_are_on_the_internals_page_not_in_the_api():
+    on_api_pages = set(documented_names(sorted(API_DIR.glob("*.rst"))))
+    on_internals = set(documented_names([INTERNALS_PAGE]))
+    assert not INTERNAL & on_api_pages, f"internal helpers in docs/api: {INTERNAL & on_api_pages}"
+    assert INTERNAL <= on_internals, f"not on the internals page: {INTERNAL - on_internals}"
 
 
 def test_the_command_line_is_documented_once():
     directives = [
         page.name
-        for page in API_DIR.glob("*.rst")
+        for page in reference_pages()
         for block in page.read_text(encoding="utf-8").split(".. argparse::")[1:]
         if re.search(r":module: structreg\.cli\b", block.split("\n\n", 1)[0])
     ]

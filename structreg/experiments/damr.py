@@ -1,4 +1,4 @@
-"""Reproduction of the DAMR paper's UCI experiments (Wang, Chen, Xue & Fu, Neurocomputing 2014,
+"""Reproduction of the DAMR paper's UCI experiments (Wang, Chen, Xue & Fu, Neurocomputing 2015,
 Section 5, Tables 2-5): Lap_RLSC, SSDR [24], SSDR [16] and DA_LapRLSC with 10 and 100 labels.
 
 Tables ``3`` (10 labels, fixed parameters), ``4`` (100 labels, CV) and ``5`` (times, read from
