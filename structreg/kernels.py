@@ -711,7 +711,7 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def _map(self, X: np.ndarray, dtype=float, *, fused: bool = False) -> np.ndarray:
         """``transform`` of validated samples (no checks): the features of X's rows (the
-        kernel sections by :meth:`_section_kernel`)."""
+        kernel sections by ``_section_kernel``)."""
         # row blocks keep the kernel section k(X, basis) at O(block * n_basis) memory
         n, p = X.shape[0], self.n_components_
         out = None
@@ -734,7 +734,7 @@ class KernelFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def decision(self, X: np.ndarray, dual_coef: np.ndarray, *, fused: bool = False) -> np.ndarray:
         """``k(X, basis_) @ dual_coef``, formed in row blocks (``kernel_product``; the kernel
-        sections by :meth:`_section_kernel`)."""
+        sections by ``_section_kernel``)."""
         return kernel_product(self._section_kernel(fused), X, self.basis_, dual_coef)
 
     def dual_coef(self, coef: np.ndarray) -> np.ndarray:

@@ -37,6 +37,11 @@ from structreg.models import StructuralClassifierCV, fit_path
 from structreg.models.harmonic import class_mass_normalize
 from structreg.structure import LaplacianPenalty
 
+# few labels on purpose: the degenerate-answer warning is expected where a test is not about it
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::structreg.exceptions.DegenerateSolutionWarning"),
+]
+
 
 def _expected_weights(class_weight, y_labeled, classes):
     """scikit-learn's meaning, written out: l / (k l_c), or the dict with missing classes 1."""

@@ -22,6 +22,11 @@ from structreg.structure.signed import (
     signed_laplacian,
 )
 
+# few labels on purpose: the degenerate-answer warning is expected where a test is not about it
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::structreg.exceptions.DegenerateSolutionWarning"),
+]
+
 
 def _semi(y, idx):
     y_semi = np.full_like(y, -1)

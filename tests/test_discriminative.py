@@ -10,6 +10,11 @@ from structreg.kernels import kernel_matrix
 from structreg.solvers import NonConvexObjectiveWarning, solve_penalized_least_squares
 from structreg.structure import LaplacianPenalty, build_penalties
 
+# indefinite DRLSC objectives on purpose where a test is not about the warning
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::structreg.exceptions.NonConvexObjectiveWarning"),
+]
+
 
 def _blobs(n=60, centers=3, d=2, seed=0):
     return make_blobs(n, n_features=d, centers=centers, cluster_std=2.0, random_state=seed)

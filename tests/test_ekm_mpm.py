@@ -15,6 +15,13 @@ from structreg.models.ellipsoid import EKM
 from structreg.models.minimax import MPM, solve_mpm
 from structreg.solvers.mvee import minimum_volume_ellipsoid
 
+# scikit-learn's checks fit MPM on tiny random data, where Newton's method may stop early
+pytestmark = [
+    pytest.mark.filterwarnings(
+        "ignore:MPM. Newton's method stopped:sklearn.exceptions.ConvergenceWarning"
+    ),
+]
+
 
 def _quad(X, c, A):
     D = X - c

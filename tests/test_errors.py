@@ -7,6 +7,11 @@ from sklearn.datasets import make_moons
 from structreg import RLSC, LapRLSC, LapSVM, StructuralClassifier
 from structreg.structure import LaplacianPenalty, PrecomputedPenalty
 
+# inputs built to overflow: the refusals are checked, not numpy's warnings
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning"),
+]
+
 ALL = [RLSC, LapRLSC, LapSVM, StructuralClassifier]
 
 

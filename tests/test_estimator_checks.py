@@ -29,6 +29,16 @@ from structreg.kernels import EmpiricalKernelMap, KernelExpansion, KernelFeature
 from structreg.models import DRLSCCV, DiscriminativeRLSCV, LapRLSCCV
 from structreg.structure import LaplacianPenalty
 
+# scikit-learn's checks fit on tiny random data: classes of 4-5 samples (DRLSC shrinks its
+# own k and says so), indefinite structure penalties, a Nystroem basis of few centres, solvers
+# stopped early -- each warning is the model reporting that data honestly
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:.*n_neighbors='auto' uses k=:UserWarning"),
+    pytest.mark.filterwarnings("ignore::structreg.exceptions.NonConvexObjectiveWarning"),
+    pytest.mark.filterwarnings("ignore::structreg.kernels.NystroemApproximationWarning"),
+    pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
+]
+
 # The semi-supervised estimators read y == -1 as "unlabeled" (scikit-learn's convention for
 # semi-supervised learning).  check_classifiers_classes fits them on labels {-1, 1}, where
 # half the samples are then unlabeled and only one class is left, so fit refuses it with

@@ -337,7 +337,7 @@ def test_solution_with_one_column_derived_from_the_row_sums(method, kind):
     n = 120
     G = sp.random(n, n, density=0.05, random_state=4, data_rvs=lambda k: rng.uniform(0.1, 2, k))
     G = sp.lil_matrix(G + G.T + sp.diags([np.ones(n - 1)], [1], shape=(n, n)))
-    G = G + G.T
+    G = sp.lil_matrix(G + G.T)
     G[110:, :110] = 0  # points 110-119: a component without labels
     G[:110, 110:] = 0
     W = sp.csr_matrix(G)

@@ -12,6 +12,11 @@ from structreg.models.graph_inference import LabeledGraph
 from structreg.models.harmonic import DisconnectedGraphWarning
 from structreg.models.poisson import matched_offsets, poisson_function
 
+# few labels on purpose: the degenerate-answer warning is expected where a test is not about it
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::structreg.exceptions.DegenerateSolutionWarning"),
+]
+
 
 def _semi(y, n_per_class, seed=0):
     rng = np.random.default_rng(seed)

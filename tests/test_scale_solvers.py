@@ -29,6 +29,12 @@ from structreg.solvers import SquareLossPath
 from structreg.solvers.design import design_penalty_gram
 from structreg.structure import LaplacianPenalty, knn_graph, laplacian
 
+# few labels and few centres on purpose: their warnings are expected where a test is not about them
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::structreg.exceptions.DegenerateSolutionWarning"),
+    pytest.mark.filterwarnings("ignore::structreg.kernels.NystroemApproximationWarning"),
+]
+
 
 def _semi(n=120, n_lab=6, seed=0):
     X, y = make_moons(n, noise=0.08, random_state=seed)

@@ -373,11 +373,13 @@ def fit_manifold_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_p
     beyond ``AUTO_DENSE_MAX`` points): features ``Phi = phi(X)`` on ``n_components``
     centres drawn as in memory, and the normal equations ``(Phi_l^T C Phi_l + gamma_A I + w
     Phi^T M Phi) theta = Phi_l^T C Y`` with ``M`` the kNN graph's Laplacian.  The workers
-    build the exact kNN graph (:func:`~structreg.structure.distributed_graphs.
-    partitioned_knn_graph`), the kernel width of ``gamma="graph"`` (:func:`~structreg.
-    structure.distributed_graphs.neighbor_scale_on_cluster`) and the m x m projection ``Phi^T
-    M Phi`` summed over the blocks (:meth:`~structreg.structure.distributed_graphs.
-    PartitionedGraph.laplacian_gram`: every block forms its rows of ``M Phi`` from its edges
+    build the exact kNN graph
+    (:func:`~structreg.structure.distributed_graphs.partitioned_knn_graph`), the kernel
+    width of ``gamma="graph"``
+    (:func:`~structreg.structure.distributed_graphs.neighbor_scale_on_cluster`) and the m x m
+    projection ``Phi^T M Phi`` summed over the blocks
+    (:meth:`~structreg.structure.distributed_graphs.PartitionedGraph.laplacian_gram`: every
+    block forms its rows of ``M Phi`` from its edges
     and from the points of its neighbours in other blocks).  The client gathers the centres
     and the labeled points, that projection, the degrees and the outputs at the training
     points (vectors of length n), and solves the m x m system by the in-memory solver

@@ -15,7 +15,7 @@ what a design needs from the graph: :meth:`PartitionedGraph.laplacian_gram` sums
 Phi`` for features ``Phi = features(X)`` over the blocks (each block reading the points of its
 neighbours in other blocks, :meth:`PartitionedGraph.neighbour_points`), and
 :func:`neighbor_scale_on_cluster` measures the graph's length scale as
-:func:`~structreg.structure.graphs.neighbor_scale` does in memory (LapRLSC's fit on a cluster).
+``structreg.structure.graphs.neighbor_scale`` does in memory (LapRLSC's fit on a cluster).
 
 What reaches the client: vectors of length n (the local scales, degrees, products), a few
 numbers per block and, from :meth:`PartitionedGraph.laplacian_gram`, one p x p matrix.  The
@@ -337,7 +337,7 @@ def _summed(*parts):
 
 class _Blocks:
     """A Dask actor on a worker that holds the blocks of that worker (their edges,
-    :class:`_Rows`, and their weightings): the client's calls reach it directly, without the
+    ``_Rows``, and their weightings): the client's calls reach it directly, without the
     scheduler (a round trip several times shorter than a task's), and one call serves all of
     the worker's blocks, so a vector sent to it travels once per worker."""
 
@@ -390,7 +390,7 @@ class PartitionedGraph:
         The width of heat weights (``weights="heat"``).
     rows, points : list of distributed.Future or None
         Kept by ``partitioned_knn_graph(..., keep_blocks=True)``: every block's edges
-        (:class:`_Rows`, the objects its holder keeps, on the same worker) and its points (the
+        (``_Rows``, the objects its holder keeps, on the same worker) and its points (the
         block of X), for tasks that read a block beside its rows of the graph
         (:meth:`neighbour_points`, :meth:`laplacian_gram`, :func:`neighbor_scale_on_cluster`).
     """
@@ -720,7 +720,7 @@ def neighbor_scale_on_cluster(
     scale: float = 1.0,
     max_queries: int = SCALE_MAX_QUERIES,
 ) -> float:
-    """:func:`~structreg.structure.graphs.neighbor_scale` of the graph's kept points (built
+    """``structreg.structure.graphs.neighbor_scale`` of the graph's kept points (built
     with ``keep_blocks=True``): the mean squared distance of a point to its ``n_neighbors``
     nearest other points, copies of a point counted once, over all distinct points up to
     ``max_queries`` of them, else over that many drawn with the same fixed seed.
@@ -729,7 +729,7 @@ def neighbor_scale_on_cluster(
     on the client) and, where hashes repeat, by comparing those rows exactly; the queries'
     neighbours searched block by block and merged as :func:`partitioned_knn_graph` merges
     them.  ``scale``: the power of two the in-memory function divides X by
-    (:func:`~structreg._numerics.unit_scaled` with ``far_only``), from X's largest value.
+    (``structreg._numerics.unit_scaled`` with ``far_only``), from X's largest value.
     """
     points, _ = graph._kept()
     client, bounds, s = graph.client, graph.bounds, float(scale)
