@@ -16,6 +16,7 @@ all training points (labeled and unlabeled).
 from __future__ import annotations
 
 import copy
+import sys
 import textwrap
 import warnings
 from numbers import Integral, Real
@@ -343,6 +344,16 @@ def explicit_feature_map(estimator, rtol: float | None = None):
     return internal_map(feature_map)
 
 
+def is_dask_collection(X) -> bool:
+    """Whether ``X`` is a Dask collection (a ``dask.array``): False without importing Dask
+    when it has not been imported (then nothing can be one)."""
+    if "dask" not in sys.modules:
+        return False
+    from dask.base import is_dask_collection as dask_collection
+
+    return bool(dask_collection(X))
+
+
 class SemiSupervisedLabelsMixin:
     """Label handling shared by the semi-supervised estimators.
 
@@ -623,9 +634,9 @@ class StructuralEstimator(BaseEstimator):
         raise NotImplementedError
 
     # -- fit / predict -----------------------------------------------------------------------
-    _fits_on_cluster = False
-    """Whether a ``dask.array`` X is fitted on the Dask cluster (``models.distributed``);
-    else it is gathered, as any array-like."""
+    _cluster_fit = None
+    """``(self, X, y, unlabeled)`` -> self: the fit of a ``dask.array`` X on the Dask cluster
+    (:mod:`structreg.models.distributed`), or None: then X is gathered, as any array-like."""
 
     def fit(self, X, y, unlabeled=None):
         """Fit on X with labels y (``-1`` / ``None`` or the ``unlabeled`` mask: unlabeled).
@@ -644,11 +655,8 @@ class StructuralEstimator(BaseEstimator):
         -------
         self
         """
-        if self._fits_on_cluster:
-            from .distributed import fit_manifold_on_cluster, is_dask_collection
-
-            if is_dask_collection(X):  # a dask array: fitted on the cluster
-                return fit_manifold_on_cluster(self, X, y, unlabeled)
+        if self._cluster_fit is not None and is_dask_collection(X):  # fitted on the cluster
+            return self._cluster_fit(X, y, unlabeled)
         X, y = self._validated(X, y, unlabeled)
         with blas_threads_for(X.shape[0]):
             return self._fit(X, y, unlabeled)

@@ -40,7 +40,6 @@ vectors of length n, the labeled rows and m x m matrices reach the client.
 
 from __future__ import annotations
 
-import sys
 from contextlib import contextmanager
 
 import numpy as np
@@ -59,7 +58,13 @@ from ..structure.distributed_graphs import (
     partitioned_knn_graph,
 )
 from ..structure.penalties import checked_terms
-from ._base import _SOLUTION_ATTRIBUTES, DEGENERATE_HINT, class_weights, missing_as_unlabeled
+from ._base import (
+    _SOLUTION_ATTRIBUTES,
+    DEGENERATE_HINT,
+    class_weights,
+    is_dask_collection,
+    missing_as_unlabeled,
+)
 from ._degenerate import warn_if_degenerate
 from ._losses import loss_for
 from .problem import Problem, string_weights
@@ -71,16 +76,6 @@ WEAK_LINK = float(np.sqrt(np.finfo(float).eps))
 solvers merge or cut the sets such edges join (``structreg.models.graph_inference.WEAK_LINK``,
 the same value; that module imports this one, so it is not imported here).  The cluster fit
 refuses graphs with weak edges."""
-
-
-def is_dask_collection(X) -> bool:
-    """Whether ``X`` is a Dask collection (a ``dask.array``): False without importing Dask
-    when it has not been imported (then nothing can be one)."""
-    if "dask" not in sys.modules:
-        return False
-    from dask.base import is_dask_collection as dask_collection
-
-    return bool(dask_collection(X))
 
 
 def fit_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_partitions: int = 2):

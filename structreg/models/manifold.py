@@ -14,6 +14,7 @@ from ..structure import LaplacianPenalty
 from ..structure.graphs import neighbor_scale
 from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
 from ._docs import SQUARE_SOLVER_DOC
+from .distributed import fit_manifold_on_cluster
 
 AUTO_GRAPH_WEIGHT = 10.0
 """DALapRLSC's ``gamma_D="auto"`` and LapRLSRegressor's ``gamma_I="auto"``: the weight of
@@ -316,7 +317,7 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
     def _loss(self) -> str:
         return "square"
 
-    _fits_on_cluster = True
+    _cluster_fit = fit_manifold_on_cluster
     """A ``dask.array`` X is fitted on the current ``dask.distributed`` cluster, its rows
     partitioned across the workers: the Nystroem fit (``solver="nystroem"``) with the kNN
     graph and ``Phi^T L Phi`` formed there (``fit_manifold_on_cluster`` in

@@ -136,7 +136,7 @@ class SSDRWu(LapRLSC):
         self.random_state = random_state
         self.class_weight = class_weight
 
-    _fits_on_cluster = False  # its labeled-pair penalty is not formed on a Dask cluster
+    _cluster_fit = None  # its labeled-pair penalty is not formed on a Dask cluster
 
     def _penalty_terms(self, n_samples, n_labeled):
         sign = -1.0 if self.separation == "subtract" else 1.0
