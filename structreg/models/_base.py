@@ -694,16 +694,11 @@ class StructuralEstimator(BaseEstimator):
         """Hook: refuse labels this model's parameters cannot serve (e.g. too few samples in
         a class for its graph), after they are encoded."""
 
-    def _fit_structure(self, X, y, unlabeled, memo: dict | None = None, encoded=None):
-        """Everything of ``fit`` before the penalties: labels, solver, feature map, ``_prepare``.
-
-        Sets ``classes_``, ``solver_`` and ``feature_map_``; returns ``(y_codes, labeled, Z,
-        unexplained)`` (Z is None for the iterative exact-kernel path, ``unexplained`` the
-        Nystroem centres' missed share of the kernel trace, or None).  Shared by ``fit`` and
-        :func:`structreg.models.fit_path`, which passes a ``memo`` (kept for one X) so that
-        models with the same feature map (e.g. other graph parameters) reuse its design, and
-        ``encoded``, what :meth:`_encode_targets` returned for these labels (once per grid).
-        """
+    def _start_fit(self, y, unlabeled, encoded=None) -> tuple[np.ndarray, np.ndarray]:
+        """``(y_codes, labeled)`` of the training targets (``encoded``: what
+        :meth:`_encode_targets` returned for them, else encoded here), with ``classes_`` and
+        ``class_weight_`` set, the labels checked and a previous fit's solution dropped; the
+        start of every fit, in memory or on a cluster."""
         if encoded is None:
             encoded = self._encode_targets(y, unlabeled)
         classes, y_codes, labeled = encoded
@@ -715,7 +710,19 @@ class StructuralEstimator(BaseEstimator):
         self._check_labels(y_codes)
         for stale in _SOLUTION_ATTRIBUTES:
             self.__dict__.pop(stale, None)  # a refit with another loss / solver
+        return y_codes, labeled
 
+    def _fit_structure(self, X, y, unlabeled, memo: dict | None = None, encoded=None):
+        """Everything of ``fit`` before the penalties: labels, solver, feature map, ``_prepare``.
+
+        Sets ``classes_``, ``solver_`` and ``feature_map_``; returns ``(y_codes, labeled, Z,
+        unexplained)`` (Z is None for the iterative exact-kernel path, ``unexplained`` the
+        Nystroem centres' missed share of the kernel trace, or None).  Shared by ``fit`` and
+        :func:`structreg.models.fit_path`, which passes a ``memo`` (kept for one X) so that
+        models with the same feature map (e.g. other graph parameters) reuse its design, and
+        ``encoded``, what :meth:`_encode_targets` returned for these labels (once per grid).
+        """
+        y_codes, labeled = self._start_fit(y, unlabeled, encoded)
         self.solver_ = self._resolve_solver(X)
         self.loss_ = loss_for(self, self.solver_)
         self.feature_map_ = internal_map(self._make_feature_map(X, memo))

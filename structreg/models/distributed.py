@@ -59,9 +59,7 @@ from ..structure.distributed_graphs import (
 )
 from ..structure.penalties import checked_terms
 from ._base import (
-    _SOLUTION_ATTRIBUTES,
     DEGENERATE_HINT,
-    class_weights,
     is_dask_collection,
     missing_as_unlabeled,
 )
@@ -407,12 +405,7 @@ def fit_manifold_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_p
     _check_manifold_fit(estimator)
     X, extent = _checked(estimator, X.astype(float))
     y = _labels(estimator, X, y, unlabeled)
-    classes, y_codes, labeled = estimator._encode_targets(y, unlabeled)
-    estimator.classes_ = classes
-    estimator.class_weight_ = class_weights(estimator.class_weight, classes, y_codes, labeled)
-    estimator._check_labels(y_codes)
-    for stale in _SOLUTION_ATTRIBUTES:
-        estimator.__dict__.pop(stale, None)
+    y_codes, labeled = estimator._start_fit(y, unlabeled)
     estimator.solver_ = "nystroem"
     estimator.loss_ = loss_for(estimator, "nystroem")
 
