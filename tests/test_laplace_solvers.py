@@ -14,7 +14,8 @@ from sklearn.exceptions import ConvergenceWarning
 import structreg.models.graph_inference as base
 from structreg.models.harmonic import GFHF, _harmonic
 from structreg.models.poisson import PoissonLearning, _poisson
-from structreg.solvers.multigrid import amg_conjugate_gradient, amg_preconditioner
+from structreg.solvers import multigrid
+from structreg.solvers.multigrid import amg_conjugate_gradient, amg_preconditioner, amg_strength
 from structreg.structure.graphs import self_tuning_graph
 
 
@@ -81,6 +82,47 @@ def test_multigrid_cg_on_a_plain_spd_system_against_numpy():
     result = amg_conjugate_gradient(A, C, tol=1e-12)
     assert result.converged and result.n_iter < 60
     np.testing.assert_allclose(result.x, np.linalg.solve(A.toarray(), C), rtol=1e-8, atol=1e-9)
+
+
+def _wide_weight_grid(n=60, seed=0):
+    """A Jacobi-scaled grid Laplacian with weights log-uniform over 1e-8 .. 1, its first row
+    of vertices grounded (the harmonic system's labeled neighbours), and its null vector's
+    stand-in ``1 / s``: nearly singular along sets behind light edges."""
+    rng = np.random.default_rng(seed)
+    idx = np.arange(n * n).reshape(n, n)
+    rows = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
+    cols = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
+    W = sp.coo_matrix((10 ** rng.uniform(-8, 0, rows.size), (rows, cols)), shape=(n * n,) * 2)
+    W = (W + W.T).tocsr()
+    grounded = np.where(np.arange(n * n) < n, 1.0, 0.0)
+    A = sp.diags(np.asarray(W.sum(axis=1)).ravel() + grounded) - W
+    s = 1 / np.sqrt(A.diagonal())
+    N = sp.csr_matrix(A.multiply(s[:, None]).multiply(s[None, :]))
+    return N, 1 / s, rng.normal(size=(n * n, 2))
+
+
+def test_multigrid_meets_the_plain_norm_rule(monkeypatch):
+    """The V-cycle norm of the residual reaches tol before its plain norm on a nearly
+    singular system; the solver goes on until both hold (plain CG's rule), and says it did
+    not converge when it may not go on."""
+    N, near_null, C = _wide_weight_grid()
+    result = amg_conjugate_gradient(N, C, near_null=near_null, tol=1e-8)
+    plain = np.linalg.norm(C - N @ result.x, axis=0) / np.linalg.norm(C, axis=0)
+    assert result.converged and np.all(plain <= 1e-8)
+    monkeypatch.setattr(multigrid, "AMG_RESTARTS", 0)
+    once = amg_conjugate_gradient(N, C, near_null=near_null, tol=1e-8)
+    plain = np.linalg.norm(C - N @ once.x, axis=0) / np.linalg.norm(C, axis=0)
+    assert np.any(plain > 1e-8) and not once.converged
+
+
+def test_multigrid_strength_of_connection_follows_the_spread_of_the_weights():
+    """Aggregates keep off edges many orders lighter than their others only where such
+    edges are common: the wide-weight grid, not a uniform grid."""
+    N, _, _ = _wide_weight_grid()
+    assert amg_strength(N) == ("symmetric", {"theta": multigrid.AMG_THETA})
+    n = 40
+    T = sp.diags([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1])
+    assert amg_strength((sp.kronsum(T, T) + 1e-3 * sp.eye(n * n)).tocsr()) == "symmetric"
 
 
 def test_multigrid_that_does_not_converge_warns():

@@ -115,7 +115,8 @@ multigrid 21 s, and the LU's fill grows faster than the points."""
 
 AMG_MAX_ITER = 500
 """``method="auto"``: multigrid-preconditioned CG that has not converged after this many
-iterations (tens are usual) gives way to plain CG."""
+iterations (tens are usual; heat weights on 1e6-2e6 points take 90-200) gives way to plain
+CG."""
 
 CHOLMOD_FILL_BYTES = HARMONIC_FILL_MAX * 12
 """``method="auto"`` factorises a slow system by CHOLMOD only when this many bytes per nonzero
@@ -475,18 +476,23 @@ class LabeledGraph:
         """The vertices' places in the graph with every *weakly joined set* merged into one
         vertex (:func:`contract`), or None when there is no such set.
 
-        A weakly joined set is a connected set ``S`` of two or more unlabeled vertices,
-        joined to the rest of its component by edges of total weight ``cut(S)`` at most
-        :data:`WEAK_LINK` times the smallest degree in ``S`` (and not 0: a component without
-        labels is left alone).  In ``D - W`` such a set's rows sum to ``cut(S)``, which
-        rounding to float64 loses next to its degrees: the system is numerically singular
-        (a factorisation fails or gives a solution off by any constant on ``S``), though the
-        harmonic and Poisson problems are well posed.  Their solution on ``S`` is constant
-        up to ``O(cut(S) / lambda_2(S))`` (``lambda_2`` of ``S``'s own Laplacian), so the
-        solvers take it constant there: the minimiser of the energy over functions constant
-        on ``S``, the weighted mean of the values across ``S``'s edges.  The sets are the
-        label-free components of the graph of the edges of weight at least ``WEAK_LINK``
-        times the larger degree of their ends.
+        A weakly joined set is a connected set ``S`` of two or more unlabeled vertices, none
+        of which sends more than :data:`WEAK_LINK` of its degree out of ``S``, joined to the
+        rest of its component by edges of total weight ``cut(S)`` at most the lightest edge
+        inside ``S`` (and not 0: a component without labels is left alone).  In ``D - W``
+        such a set's rows sum to ``cut(S)``, which rounding to float64 can lose next to its
+        degrees: the system is numerically singular (a factorisation fails or gives a
+        solution off by any constant on ``S``; a multigrid hierarchy divides by a coarse
+        diagonal that rounded to 0 or below), though the harmonic and Poisson problems are
+        well posed.  Their solution on ``S`` is constant up to ``O(cut(S) / lambda_2(S))``
+        (``lambda_2`` of ``S``'s own Laplacian), so the solvers take it constant there: the
+        minimiser of the energy over functions constant on ``S``, the weighted mean of the
+        values across ``S``'s edges.  The sets are the label-free components of the graph of
+        the edges of weight at least ``WEAK_LINK`` times the larger degree of their ends.
+        The test is per vertex, not on ``cut(S)`` against the smallest degree: heat weights
+        on millions of points give tight pairs with sparse points hanging off them, whose
+        light edges into the pair (more than ``WEAK_LINK`` times the smallest degree of the
+        pair's set, less than ``WEAK_LINK`` times the pair's degree) would hide the set.
         """
         found = self._weakly_joined()
         if found is None:
@@ -583,16 +589,19 @@ class LabeledGraph:
         found = self._strong_parts()
         if found is None:
             return None
-        C, _, part = found
+        C, strong, part = found
         degree = self.degree
         n_sets = int(part.max()) + 1
         size = np.bincount(part, minlength=n_sets)
         labels = np.bincount(part[self.labeled], minlength=n_sets)
         leaving = part[C.row] != part[C.col]
-        cut = np.bincount(part[C.row[leaving]], weights=C.data[leaving], minlength=n_sets)
-        smallest = np.full(n_sets, np.inf)
-        np.minimum.at(smallest, part, degree)
-        weak = (size > 1) & (cut > 0) & (cut <= WEAK_LINK * smallest)
+        out = np.bincount(C.row[leaving], weights=C.data[leaving], minlength=self.n)
+        cut = np.bincount(part, weights=out, minlength=n_sets)
+        leaky = np.zeros(n_sets, dtype=bool)
+        leaky[part[out > WEAK_LINK * degree]] = True
+        lightest = np.full(n_sets, np.inf)
+        np.minimum.at(lightest, part[C.row[strong]], C.data[strong])
+        weak = (size > 1) & (cut > 0) & ~leaky & (cut <= lightest)
         return part, weak, labels
 
 
@@ -601,10 +610,10 @@ TIE_RTOL = 64 * float(np.finfo(float).eps)
 (:meth:`GraphInferenceClassifier._break_ties`)."""
 
 WEAK_LINK = float(np.sqrt(np.finfo(float).eps))
-"""A set of unlabeled vertices joined to the rest of the graph by edges of total weight at most
-this fraction of its smallest degree is solved as one vertex (:meth:`LabeledGraph.weak_sets`):
-below it, the factorisation's error on the set (about ``eps / WEAK_LINK``) would exceed that
-of taking the solution constant there (about ``WEAK_LINK``).  Self-tuning weights give such
+"""A set of unlabeled vertices each of which sends at most this fraction of its degree out of
+the set is solved as one vertex (:meth:`LabeledGraph.weak_sets`): below it, the
+factorisation's error on the set (about ``eps / WEAK_LINK``) would exceed that of taking the
+solution constant there (about ``WEAK_LINK``).  Self-tuning weights give such
 sets where a tight cluster (or a point with ``n_neighbors`` copies) meets sparser points:
 ``exp(-4 d^2 / (sigma_i sigma_j))`` of 1e-18 next to weights near 1."""
 
@@ -646,12 +655,13 @@ AUTO_WEIGHTINGS = ("self-tuning", "heat")
 is kept (the first on a tie)."""
 AUTO_WEIGHTS_MAX = 1_000_000
 """``weights="auto"`` fits both weightings up to this many points and self-tuning weights
-alone beyond.  Two moons of 1e6 points, 5 labels per class (2 cores): self-tuning weights
-31 s, 90.6 %; both, the smaller cut keeping heat weights' labeling, 53 s, 99.9 % (their
-system solved by multigrid-preconditioned CG in 34 iterations; plain CG needed 15,720).
-Beyond 1e6 the heat-weight system is not reliably solved: at 2e6 points its multigrid V-cycle
-loses definiteness in rounding (pairs of points joined to the rest by edges of 1e-8 times
-their weight) and plain CG takes over for thousands of iterations."""
+alone beyond.  Two moons of 1e6 points, 5 labels per class (2 cores, load 1): self-tuning
+weights 31 s, 90.6 %; both, the smaller cut keeping heat weights' labeling, 74 s, 99.89 %
+(their system solved by multigrid-preconditioned CG in 87 iterations after the plain-CG
+probe of 100; plain CG needs about 15,700).  Heat weights alone on 2e6 points: 178 s,
+99.89 % (197 multigrid iterations); their multigrid solve grows faster than the points
+(the lightest edges get lighter as the neighbours get closer), which puts 1e7 points
+beyond the ten minutes of the scale benchmark."""
 
 
 def normalized_cut(W: sp.spmatrix, labels: np.ndarray) -> float:

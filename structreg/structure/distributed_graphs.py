@@ -217,15 +217,23 @@ def _weak_edges(W: sp.csr_matrix, start: int, degree: np.ndarray, fraction: floa
 
 
 def _part_cuts(W, start, part, degree, fraction, labeled_part):
-    """The weight of the block's edges that leave each part of ``part``, and how many weak
-    edges join two different parts that both hold labeled vertices."""
+    """For the block's rows: the weight of the edges that leave each part of ``part``, which
+    parts hold a vertex sending more than ``fraction`` of its degree out, the lightest
+    strong edge inside each part, and how many weak edges join two different parts that
+    both hold labeled vertices (the terms of ``LabeledGraph._weakly_joined``)."""
     C = W.tocoo()
     r = start + C.row
     leaving = part[r] != part[C.col]
-    cut = np.bincount(part[r[leaving]], weights=C.data[leaving], minlength=part.size)
+    out = np.bincount(C.row[leaving], weights=C.data[leaving], minlength=W.shape[0])
+    own = part[start : start + W.shape[0]]
+    cut = np.bincount(own, weights=out, minlength=part.size)
+    leaky = np.zeros(part.size, dtype=bool)
+    leaky[own[out > fraction * degree[start : start + W.shape[0]]]] = True
     weak = C.data < fraction * np.maximum(degree[r], degree[C.col])
+    lightest = np.full(part.size, np.inf)
+    np.minimum.at(lightest, part[r[~weak]], C.data[~weak])
     between = weak & leaving & labeled_part[part[r]] & labeled_part[part[C.col]]
-    return cut, int(between.sum())
+    return cut, leaky, lightest, int(between.sum())
 
 
 def _cut_counts(W: sp.csr_matrix, start: int, codes: np.ndarray, n_classes: int):
@@ -502,20 +510,20 @@ class PartitionedGraph:
     def weakly_joined(self, degree, fraction: float, labeled: np.ndarray):
         """``(weak_sets, labels, apart)``: which parts of the strong-edge graph
         (:meth:`components` with ``fraction``) are weakly joined sets -- two or more
-        vertices, joined to the rest by a total weight above 0 and at most ``fraction``
-        times their smallest degree -- and how many labeled vertices each part holds, both
-        indexed by the part's smallest vertex; and how many weak edges join two parts that
-        both hold labeled vertices.  (What ``structreg.models.graph_inference.LabeledGraph``
-        finds in memory.)"""
+        vertices, joined to the rest by a total weight above 0 and at most the lightest
+        strong edge inside, none of them sending more than ``fraction`` of its degree out --
+        and how many labeled vertices each part holds, both indexed by the part's smallest
+        vertex; and how many weak edges join two parts that both hold labeled vertices.
+        (What ``structreg.models.graph_inference.LabeledGraph`` finds in memory.)"""
         part = self.components(degree, fraction)
         labels = np.bincount(part[labeled], minlength=self.n)
         found = self.map_rows(_part_cuts, part, degree, fraction, labels > 0)
-        cut = sum(c for c, _ in found)
-        smallest = np.full(self.n, np.inf)
-        np.minimum.at(smallest, part, degree)
+        cut = sum(f[0] for f in found)
+        leaky = np.logical_or.reduce([f[1] for f in found])
+        lightest = np.minimum.reduce([f[2] for f in found])
         size = np.bincount(part, minlength=self.n)
-        weak_sets = (size > 1) & (cut > 0) & (cut <= fraction * smallest)
-        return weak_sets, labels, sum(a for _, a in found)
+        weak_sets = (size > 1) & (cut > 0) & ~leaky & (cut <= lightest)
+        return weak_sets, labels, sum(f[3] for f in found)
 
     def count_weak_edges(self, degree: np.ndarray, fraction: float) -> int:
         """Edges of weight below ``fraction`` times the larger ``degree`` of their ends."""
