@@ -136,6 +136,10 @@ def test_indefinite_system_is_finished_by_minres():
     np.testing.assert_allclose(res.x, np.linalg.solve(H, C), rtol=1e-7, atol=1e-8)
     # stopping rule of the fallback: the plain 2-norm of the residual of H x = P c
     assert np.all(np.linalg.norm(C - H @ res.x, axis=0) <= 1e-10 * np.linalg.norm(C, axis=0))
+    # without the fallback the columns end at the CG iterate, not converged
+    cut = conjugate_gradient(_plain(H), C, tol=1e-10, minres_fallback=False, warn=False)
+    assert cut.negative_curvature and not cut.minres.any() and not cut.column_converged.any()
+    assert np.all(np.linalg.norm(C - H @ cut.x, axis=0) > 1e-10 * np.linalg.norm(C, axis=0))
 
 
 def test_square_loss_cg_uses_it():

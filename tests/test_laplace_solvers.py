@@ -103,16 +103,19 @@ def _wide_weight_grid(n=60, seed=0):
 
 def test_multigrid_meets_the_plain_norm_rule(monkeypatch):
     """The V-cycle norm of the residual reaches tol before its plain norm on a nearly
-    singular system; the solver goes on until both hold (plain CG's rule), and says it did
-    not converge when it may not go on."""
+    singular system; the solver goes on until both hold (plain CG's rule), unless asked
+    not to (singular systems) or not allowed to restart."""
     N, near_null, C = _wide_weight_grid()
     result = amg_conjugate_gradient(N, C, near_null=near_null, tol=1e-8)
     plain = np.linalg.norm(C - N @ result.x, axis=0) / np.linalg.norm(C, axis=0)
     assert result.converged and np.all(plain <= 1e-8)
+    metric_only = amg_conjugate_gradient(N, C, near_null=near_null, tol=1e-8, plain_rule=False)
+    plain = np.linalg.norm(C - N @ metric_only.x, axis=0) / np.linalg.norm(C, axis=0)
+    assert metric_only.converged and np.any(plain > 1e-8)
+    assert np.all(metric_only.column_iter < result.column_iter)
     monkeypatch.setattr(multigrid, "AMG_RESTARTS", 0)
     once = amg_conjugate_gradient(N, C, near_null=near_null, tol=1e-8)
-    plain = np.linalg.norm(C - N @ once.x, axis=0) / np.linalg.norm(C, axis=0)
-    assert np.any(plain > 1e-8) and not once.converged
+    np.testing.assert_array_equal(once.x, metric_only.x)
 
 
 def test_multigrid_strength_of_connection_follows_the_spread_of_the_weights():

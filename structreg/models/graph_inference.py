@@ -205,7 +205,12 @@ def solve_laplace_system(
         # the scaled Laplacian's null vector S^-1 1 is what the coarse levels must keep
         with blas_threads(1):
             result = amg_conjugate_gradient(
-                N, s[:, None] * C, near_null=1 / s, tol=tol, max_iter=cap
+                N,
+                s[:, None] * C,
+                near_null=1 / s,
+                tol=tol,
+                max_iter=cap,
+                plain_rule=grounded is None,  # a singular Laplacian: the V-cycle norm
             )
         info = {"method": "amg", "n_iter": int(result.column_iter.sum())}
         return project(s[:, None] * result.x), info, bool(result.converged)

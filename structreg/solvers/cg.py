@@ -211,6 +211,7 @@ def conjugate_gradient(
     tol: float = 1e-8,
     max_iter: int | None = None,
     warn: bool = True,
+    minres_fallback: bool = True,
 ) -> CGResult:
     """Solve ``N X = C`` column by column by (preconditioned) conjugate gradients.
 
@@ -239,6 +240,10 @@ def conjugate_gradient(
         Issue a ``ConvergenceWarning`` when some column does not converge.  A caller that
         runs the iteration in stages (a short probe, then a warm start from its ``x``) passes
         False and calls ``warn_not_converged`` (this module) once at the end.
+    minres_fallback : bool, default=True
+        Finish by MINRES the columns whose search direction has curvature at its rounding
+        level (module docstring); False: they end there, not converged, at the last CG
+        iterate (a caller refining an answer it already has).
 
     Returns
     -------
@@ -315,7 +320,7 @@ def conjugate_gradient(
         active.drop(done, X)
     X[:, active.cols] = active.x
 
-    if fallback.any():
+    if minres_fallback and fallback.any():
 
         def h_matvec(v):  # H v = P N v
             V = np.reshape(v, (q, 1))
@@ -334,6 +339,6 @@ def conjugate_gradient(
         converged=bool(converged.all()),
         column_iter=iters,
         column_converged=converged,
-        minres=fallback,
+        minres=fallback & minres_fallback,
         negative_curvature=negative,
     )
