@@ -661,7 +661,7 @@ is kept (the first on a tie)."""
 AUTO_WEIGHTS_MAX = 1_000_000
 """``weights="auto"`` fits both weightings up to this many points and self-tuning weights
 alone beyond.  Two moons of 1e6 points, 5 labels per class (2 cores, load 1): self-tuning
-weights 31 s, 90.6 %; both, the smaller cut keeping heat weights' labeling, 74 s, 99.89 %
+weights 31 s, 90.6 %; both, the smaller cut keeping heat weights' labeling, 66 s, 99.89 %
 (their system solved by multigrid-preconditioned CG in 87 iterations after the plain-CG
 probe of 100; plain CG needs about 15,700).  Heat weights alone on 2e6 points: 178 s,
 99.89 % (197 multigrid iterations); their multigrid solve grows faster than the points
