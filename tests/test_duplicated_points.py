@@ -19,6 +19,7 @@ import structreg.models.poisson as poisson_module
 from structreg.models.graph_inference import (
     NUMERICALLY_SINGULAR,
     LabeledGraph,
+    contract,
     excess_solve,
 )
 from structreg.models.harmonic import GFHF, DisconnectedGraphWarning, harmonic_function
@@ -274,6 +275,28 @@ def test_an_explicit_zero_weight_joins_nothing():
     assert np.isnan(F[2:]).all() and unreachable[2:].all()
     U, unreachable = poisson_function(W, np.array([True, True, False, False]), np.eye(2))
     assert np.isnan(U[2:]).all() and unreachable[2:].all() and np.isfinite(U[:2]).all()
+
+
+def test_contracting_places_sums_their_edges_exactly_symmetrically():
+    """``contract`` is the graph of ``P^T W P`` without self-loops (``P`` the places'
+    indicator matrix), summed in one pass over the edges, and exactly symmetric (each edge
+    read once), with weights of many orders of magnitude."""
+    rng = np.random.default_rng(0)
+    n, m = 300, 40
+    W = sp.random(n, n, density=0.05, random_state=1, format="csr")
+    W.data = 10.0 ** rng.uniform(-30, 0, W.nnz)
+    W = sp.csr_matrix(W + W.T)
+    W.setdiag(0)
+    W.eliminate_zeros()
+    place = rng.integers(0, m, n)
+    place[:m] = np.arange(m)  # every place used
+    P = sp.csr_matrix((np.ones(n), (np.arange(n), place)), shape=(n, m))
+    expected = (P.T @ W @ P).toarray()
+    np.fill_diagonal(expected, 0.0)
+    Wc = contract(W, place)
+    assert Wc.shape == (m, m) and not Wc.diagonal().any()
+    assert (Wc != Wc.T).nnz == 0
+    np.testing.assert_allclose(Wc.toarray(), expected, rtol=1e-13, atol=0)
 
 
 def _weakly_joined(weak=1e-20):

@@ -452,11 +452,14 @@ class LabeledGraph:
         """The graph of affinities ``W`` (sparse or dense; the diagonal is ignored) with the
         vertices of the boolean mask ``labeled`` holding ``targets``."""
         W = sp.csr_matrix(W, dtype=float)
-        W = sp.csr_matrix(W - sp.diags(W.diagonal()))
+        if W.diagonal().any():
+            W = sp.csr_matrix(W - sp.diags(W.diagonal()))
         # an explicit zero (a weight that underflowed) joins nothing, but scipy's component
         # analysis counts it as an edge: a component "reached" only through it would make the
-        # system singular (the subtraction above drops such zeros too; this does not rely on it)
-        W.eliminate_zeros()
+        # system singular
+        if not W.data.all():
+            W = W.copy()  # the caller's matrix is left as it is
+            W.eliminate_zeros()
         labeled = np.asarray(labeled, dtype=bool)
         targets = np.asarray(targets, dtype=float).reshape(int(labeled.sum()), -1)
         n_components, component = connected_components(W, directed=False)
@@ -467,7 +470,7 @@ class LabeledGraph:
     def n(self) -> int:
         return self.W.shape[0]
 
-    @property
+    @functools.cached_property
     def degree(self) -> np.ndarray:
         """``d = W 1``."""
         return np.asarray(self.W.sum(axis=1)).ravel()
@@ -624,14 +627,24 @@ sets where a tight cluster (or a point with ``n_neighbors`` copies) meets sparse
 
 
 def contract(W: sp.spmatrix, place: np.ndarray) -> sp.csr_matrix:
-    """The graph ``W`` with the vertices that share a ``place`` merged: the weight between two
-    places is the sum of the weights between their vertices, a place has no self-loop.  Its
-    Laplacian is ``P^T (D - W) P`` (``P`` the places' indicator matrix), the harmonic energy of
-    the functions constant on every place."""
-    n, m = W.shape[0], int(place.max()) + 1
-    P = sp.csr_matrix((np.ones(n), (np.arange(n), place)), shape=(n, m))
-    Wc = sp.csr_matrix(P.T @ sp.csr_matrix(W) @ P)
-    Wc.setdiag(0)
+    """The graph ``W`` (symmetric) with the vertices that share a ``place`` merged: the weight
+    between two places is the sum of the weights between their vertices, a place has no
+    self-loop.  Its Laplacian is ``P^T (D - W) P`` (``P`` the places' indicator matrix), the
+    harmonic energy of the functions constant on every place.
+
+    Each edge is read once (the upper triangle) and the result is that sum plus its
+    transpose, so it is exactly symmetric; one pass over the edges, where ``P^T W P`` took
+    two sparse products."""
+    m = int(place.max()) + 1
+    edges = sp.triu(W, k=1, format="coo")
+    a, b = place[edges.row], place[edges.col]
+    apart = a != b
+    a, b = a[apart], b[apart]
+    upper = sp.csr_matrix(
+        (edges.data[apart], (np.minimum(a, b), np.maximum(a, b))), shape=(m, m)
+    )
+    upper.sum_duplicates()
+    Wc = sp.csr_matrix(upper + upper.T)
     Wc.eliminate_zeros()
     return Wc
 
