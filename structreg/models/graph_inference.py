@@ -640,9 +640,7 @@ def contract(W: sp.spmatrix, place: np.ndarray) -> sp.csr_matrix:
     a, b = place[edges.row], place[edges.col]
     apart = a != b
     a, b = a[apart], b[apart]
-    upper = sp.csr_matrix(
-        (edges.data[apart], (np.minimum(a, b), np.maximum(a, b))), shape=(m, m)
-    )
+    upper = sp.csr_matrix((edges.data[apart], (np.minimum(a, b), np.maximum(a, b))), shape=(m, m))
     upper.sum_duplicates()
     Wc = sp.csr_matrix(upper + upper.T)
     Wc.eliminate_zeros()
