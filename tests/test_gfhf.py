@@ -10,7 +10,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.semi_supervised import LabelPropagation
 
 from structreg.models.harmonic import GFHF, DisconnectedGraphWarning, harmonic_function
-from structreg.structure.graphs import knn_graph
+from structreg.structure.graphs import HEAT_FLOOR, knn_graph
 
 
 def _semi(y, n_per_class, seed=0):
@@ -84,13 +84,17 @@ def test_out_of_sample_rule_is_the_knn_weighted_average(moons):
     X_new[0] = X[10]  # a training point: its own value enters with weight 1
     d2 = ((X_new[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
     nearest = np.argsort(d2, axis=1)[:, :6]
-    w = np.exp(-np.take_along_axis(d2, nearest, axis=1) / clf.t_)
+    w = np.maximum(np.exp(-np.take_along_axis(d2, nearest, axis=1) / clf.t_), HEAT_FLOOR)
+    assert (w == HEAT_FLOOR).any() and (w > HEAT_FLOOR).any()  # both sides of the floor
     expected = np.einsum("ik,ikc->ic", w, clf.label_distributions_[nearest]) / w.sum(1)[:, None]
     proba = clf.predict_proba(X_new)
     np.testing.assert_allclose(proba, expected, rtol=1e-10)
     np.testing.assert_array_equal(clf.predict(X_new), clf.classes_[expected.argmax(axis=1)])
-    far = clf.predict_proba(np.array([[1e3, 1e3]]))  # all weights underflow unshifted
-    assert np.all(np.isfinite(far)) and far.sum() == pytest.approx(1.0)
+    far = np.array([[1e3, 1e3]])  # every weight at the floor: the plain mean of the nearest
+    nearest = np.argsort(((far - X) ** 2).sum(axis=1))[:6]
+    np.testing.assert_allclose(
+        clf.predict_proba(far), clf.label_distributions_[nearest].mean(axis=0)[None], rtol=1e-12
+    )
 
 
 def test_unlabeled_component_gets_the_prior_with_a_warning(rng):

@@ -156,13 +156,15 @@ def test_multigrid_meets_the_plain_norm_rule(monkeypatch):
 
 
 def test_multigrid_strength_of_connection_follows_the_spread_of_the_weights():
-    """Aggregates keep off edges many orders lighter than their others only where such
-    edges are common: the wide-weight grid, not a uniform grid."""
+    """Aggregates keep off more edges where edges many orders lighter than their others are
+    common: the wide-weight grid, not a uniform grid."""
     N, _, _ = _wide_weight_grid()
-    assert amg_strength(N) == ("symmetric", {"theta": multigrid.AMG_THETA})
+    assert amg_strength(N) == ("symmetric", {"theta": multigrid.AMG_THETA_TINY})
     n = 40
     T = sp.diags([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], [-1, 0, 1])
-    assert amg_strength((sp.kronsum(T, T) + 1e-3 * sp.eye(n * n)).tocsr()) == "symmetric"
+    uniform = (sp.kronsum(T, T) + 1e-3 * sp.eye(n * n)).tocsr()
+    assert amg_strength(uniform) == ("symmetric", {"theta": multigrid.AMG_THETA})
+    assert multigrid.AMG_THETA < multigrid.AMG_THETA_TINY
 
 
 def test_multigrid_that_does_not_converge_warns():

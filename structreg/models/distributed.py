@@ -57,6 +57,7 @@ from ..structure.distributed_graphs import (
     neighbor_scale_on_cluster,
     partitioned_knn_graph,
 )
+from ..structure.graphs import HEAT_FLOOR
 from ..structure.penalties import checked_terms
 from ._base import (
     DEGENERATE_HINT,
@@ -118,7 +119,8 @@ def fit_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_partitions
                 estimator.__dict__.pop(name, None)
             estimator.weights_, estimator.X_ = weights, X
             estimator.knn_algorithm_ = "exact"  # every block pair searched exactly
-            graph = edges.weighted(weights, estimator.t)
+            floor = HEAT_FLOOR if weights == "heat" else 0.0  # as the in-memory graph
+            graph = edges.weighted(weights, estimator.t, floor)
             if weights == "self-tuning":
                 estimator.local_scale_ = graph.local_scale
             elif weights == "heat":

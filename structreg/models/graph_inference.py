@@ -44,6 +44,7 @@ from .._resources import available_memory, blas_threads
 from ..solvers.cg import conjugate_gradient, warn_not_converged
 from ..solvers.multigrid import amg_available, amg_conjugate_gradient
 from ..structure.graphs import (
+    HEAT_FLOOR,
     _nearest_distinct_distance,
     check_graph,
     knn_graph,
@@ -710,7 +711,9 @@ WEIGHTS_DOC = """weights : {CHOICES}, default=DEFAULT
         ``x_i`` to its ``n_neighbors``-th nearest other training point
         (:func:`~structreg.structure.graphs.self_tuning_graph`; a new point's ``sigma`` is
         its distance to its ``n_neighbors``-th nearest training point).  ``"heat"``:
-        ``exp(-||x_i - x_j||^2 / t)`` with one width ``t`` (Zhu et al.'s Gaussian fields).
+        ``max(exp(-||x_i - x_j||^2 / t), 1e-4)`` with one width ``t`` (Zhu et al.'s
+        Gaussian fields; the floor keeps the systems of large graphs well conditioned,
+        ``structreg.models.graph_inference.HEAT_FLOOR``).
         ``"connectivity"``: 1 on every edge."""
 """The ``weights`` entry of the subclasses' parameter lists, which write ``WEIGHTS`` on a
 line of their own in its place (``CHOICES`` and ``DEFAULT`` filled in from the subclass)."""
@@ -1006,7 +1009,7 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
                 self.t_ = self.t or _positive_width(
                     np.sum((X[edges.row] - X[edges.col]) ** 2, axis=1), X, self.n_neighbors
                 )
-                self.graph_.eliminate_zeros()
+                np.maximum(self.graph_.data, HEAT_FLOOR, out=self.graph_.data)
             return
         self.graph_ = check_graph(self.graph, n)
         if self.weights_ == "connectivity":
@@ -1029,11 +1032,10 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         d2 = dist**2
         if self.weights_ == "connectivity":
             return np.ones_like(d2), ind
-        if self.weights_ == "heat":
-            exponent = d2 / self.t_
-        else:
-            floor = self.local_scale_.min()
-            exponent = 4.0 * d2 / (np.maximum(dist[:, -1:], floor) * self.local_scale_[ind])
+        if self.weights_ == "heat":  # never below the floor: nothing underflows
+            return np.maximum(np.exp(-d2 / self.t_), HEAT_FLOOR), ind
+        floor = self.local_scale_.min()
+        exponent = 4.0 * d2 / (np.maximum(dist[:, -1:], floor) * self.local_scale_[ind])
         # shift by the smallest exponent: the same ratios, without underflow far from the data
         return np.exp(-(exponent - exponent.min(axis=1, keepdims=True))), ind
 

@@ -27,8 +27,8 @@ radius, which took 10 of the set-up's 15 s; the near-null space is the system's 
 vector (``D^{1/2} 1`` for the Jacobi-scaled Laplacian) rather than the constants.  Set-up
 6.6 s, 31 iterations, 21 s in all, against 7,512 iterations and 175 s of plain CG.  Where
 many edges are many orders of magnitude lighter than their neighbours' (heat weights on
-millions of points), aggregation follows only the edges of at least a tenth of the scaled
-diagonal (:func:`amg_strength`).
+millions of points without their floor), aggregation follows only the edges of at least a
+tenth of the scaled diagonal (:func:`amg_strength`).
 """
 
 from __future__ import annotations
@@ -54,24 +54,27 @@ norm of the residual has not met the tolerance."""
 
 AMG_TINY = 1e-6
 AMG_TINY_SHARE = 1e-3
-AMG_THETA = 0.1
+AMG_THETA = 0.05
+AMG_THETA_TINY = 0.1
 
 
 def amg_strength(N: sp.csr_matrix) -> str | tuple[str, dict]:
-    """The strength of connection that guides the aggregation: every edge (PyAMG's
-    ``"symmetric"``, ``theta=0``) unless more than ``AMG_TINY_SHARE`` of the
-    off-diagonal entries of the scaled matrix ``N`` (unit diagonal) are below
-    ``AMG_TINY`` in magnitude; then only the entries of at least ``AMG_THETA``
-    (``|n_ij| >= theta sqrt(n_ii n_jj)``), so that no aggregate spans an edge many orders
-    lighter than its others.
+    """The strength of connection that guides the aggregation: PyAMG's ``"symmetric"``
+    measure, the entries of at least ``theta`` (``|n_ij| >= theta sqrt(n_ii n_jj)``) of the
+    scaled matrix ``N`` (unit diagonal), with ``theta = AMG_THETA``, or ``AMG_THETA_TINY``
+    when more than ``AMG_TINY_SHARE`` of the off-diagonal entries are below ``AMG_TINY`` in
+    magnitude, so that no aggregate spans an edge many orders lighter than its others.
 
-    Heat weights on large data give such edges (0.4 % of them below 1e-6 on two moons of
-    1e6-2e6 points); self-tuning and connectivity weights do not (none).  Measured on the
-    Jacobi-scaled harmonic systems of two moons (2 cores; set-up plus CG to 1e-6 in both
-    norms): heat weights, 1e6 points, ``theta=0.1`` 87 iterations and 28 s, ``theta=0``
-    more than 300 and 61 s; 2e6 points, 197 iterations against none converged in 400;
-    self-tuning weights, 1e6 points, ``theta=0`` 25 iterations and 7.8 s, ``theta=0.1``
-    15 iterations but 17.3 s (a denser hierarchy, operator complexity 2.04 against 1.14).
+    Measured on the Jacobi-scaled harmonic systems of two moons (5 labels per class, one
+    core; set-up plus CG to 1e-6 in the V-cycle norm, iterations): self-tuning weights, 1e6
+    points, ``theta`` 0 / 0.02 / 0.05: 5.4 s (25) / 5.3 s (17) / 5.7 s (13); heat weights
+    with their floor (``structreg.structure.graphs.HEAT_FLOOR``), 1e6 points, 12.9 s (94) /
+    5.7 s (26) / 4.5 s (19), 2e6 points 0.02 / 0.05 / 0.1: 11.6 s (28) / 9.7 s (16) /
+    19.4 s (38).  Graphs whose weights span hundreds of orders of magnitude (heat weights
+    without the floor, 0.4 % of the scaled entries below 1e-6 on two moons of 1e6-2e6
+    points, e.g. a precomputed graph) break the V-cycle at ``theta`` 0.05 and below at 2e6
+    points (a coarse diagonal lost to rounding); ``theta=0.1`` converges there, slowly
+    (1e6 points: 87 iterations, 15 s; 2e6: 197).
     """
     diagonal = N.diagonal()
     off = N.nnz - int(np.count_nonzero(diagonal))
@@ -79,8 +82,8 @@ def amg_strength(N: sp.csr_matrix) -> str | tuple[str, dict]:
         np.count_nonzero(np.abs(diagonal[diagonal != 0]) < AMG_TINY)
     )
     if off > 0 and tiny > AMG_TINY_SHARE * off:
-        return ("symmetric", {"theta": AMG_THETA})
-    return "symmetric"
+        return ("symmetric", {"theta": AMG_THETA_TINY})
+    return ("symmetric", {"theta": AMG_THETA})
 
 
 def amg_available() -> bool:

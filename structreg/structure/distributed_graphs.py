@@ -170,14 +170,19 @@ def _positive_squares(rows: _Rows) -> tuple[float, int]:
     return float(positive.sum()), int(positive.size)
 
 
-def _weigh(rows: _Rows, weights: str, t: float | None, sigma: np.ndarray | None):
-    """The block's rows of ``W`` (CSR, n_rows x n), weights that underflowed dropped."""
+def _weigh(
+    rows: _Rows, weights: str, t: float | None, sigma: np.ndarray | None, floor: float = 0.0
+):
+    """The block's rows of ``W`` (CSR, n_rows x n): weights below ``floor`` raised to it,
+    weights that underflowed (with no floor) dropped."""
     if weights == "self-tuning":
         r, c = rows.rows(), rows.indices
         data = self_tuning_weights(rows.length**2, sigma[r], sigma[c])
     else:
         data = _edge_weights(None, rows.indices, rows.indices, rows.length, weights, t)
         # (_edge_weights reads the pairs only for their count with these weightings)
+    if floor:
+        np.maximum(data, floor, out=data)
     W = rows.matrix(data)
     W.eliminate_zeros()
     return W
@@ -353,8 +358,10 @@ class _Blocks:
         self.rows = list(rows)
         self.weighted: dict = {}
 
-    def weigh(self, weights: str, t: float | None, sigma: np.ndarray | None) -> None:
-        self.weighted[weights] = [_weigh(r, weights, t, sigma) for r in self.rows]
+    def weigh(
+        self, weights: str, t: float | None, sigma: np.ndarray | None, floor: float = 0.0
+    ) -> None:
+        self.weighted[weights] = [_weigh(r, weights, t, sigma, floor) for r in self.rows]
 
     def call(self, func: Callable, weights: str | None, with_start: bool, *args, **kwargs):
         """``[func(block, *args, **kwargs)]`` over the worker's blocks (their edges when
@@ -430,11 +437,14 @@ class PartitionedGraph:
         calls = [h.call(func, self.weights, with_start, *args, **kwargs) for h in self.blocks]
         return [out for c in calls for out in c.result()]
 
-    def weighted(self, weights: str, t: float | None = None) -> PartitionedGraph:
+    def weighted(
+        self, weights: str, t: float | None = None, floor: float = 0.0
+    ) -> PartitionedGraph:
         """The graph with ``weights`` on its edges, as
         :func:`~structreg.structure.graphs.self_tuning_graph` (``"self-tuning"``) and
         :func:`~structreg.structure.graphs.knn_graph`
-        (``"heat"``, ``"connectivity"``) weigh them; weights that underflow to 0 are dropped.
+        (``"heat"``, ``"connectivity"``) weigh them; weights below ``floor`` are raised to
+        it, weights that underflow to 0 (with no floor) are dropped.
         ``t``: the heat width (None: the mean of the positive squared edge lengths)."""
         edges = self._with(None, None)
         if weights == "heat" and t is None:
@@ -454,7 +464,7 @@ class PartitionedGraph:
                 "give them the in-memory scale (the distance to the nearest point that is not "
                 "a copy): deduplicate X, raise n_neighbors, or fit in memory"
             )
-        for call in [h.weigh(weights, t, sigma) for h in self.blocks]:
+        for call in [h.weigh(weights, t, sigma, floor) for h in self.blocks]:
             call.result()
         return self._with(weights, t)
 
