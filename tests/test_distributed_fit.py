@@ -28,7 +28,12 @@ from structreg.structure.distributed_graphs import (  # noqa: E402
     neighbor_scale_on_cluster,
     partitioned_knn_graph,
 )
-from structreg.structure.graphs import knn_graph, neighbor_scale, self_tuning_graph  # noqa: E402
+from structreg.structure.graphs import (  # noqa: E402
+    HEAT_FLOOR,
+    knn_graph,
+    neighbor_scale,
+    self_tuning_graph,
+)
 
 TOL = 1e-12  # of both solves: the scores then agree to 1e-8
 
@@ -95,6 +100,14 @@ def test_the_partitioned_graph_is_the_in_memory_graph(client, sizes):
         ("connectivity", knn_graph(X, 7)),
     ]:
         got = edges.weighted(weights).gather()
+        if weights == "heat":  # and with the floor of GFHF and Poisson learning
+            floored = edges.weighted(weights, t=1e-3, floor=HEAT_FLOOR).gather()
+            reference = knn_graph(X, 7, weights="heat", t=1e-3)
+            assert (reference.data < HEAT_FLOOR).any()
+            np.testing.assert_array_equal(floored.indices, reference.indices)
+            np.testing.assert_allclose(
+                floored.data, np.maximum(reference.data, HEAT_FLOOR), rtol=1e-12, atol=0
+            )
         assert got.shape == expected.shape
         np.testing.assert_array_equal(got.indptr, expected.indptr)
         np.testing.assert_array_equal(got.indices, expected.indices)
@@ -168,6 +181,18 @@ def test_string_labels_a_dask_y_and_an_in_memory_x_on_the_cluster(client):
     model = GFHF(weights="heat", tol=TOL)
     on_cluster = cluster_fit.fit_on_cluster(model, X, da.from_array(y), n_partitions=3)
     assert_same_fit(GFHF(weights="heat", tol=TOL).fit(X, y), on_cluster, X)
+
+
+def test_floored_heat_weights_as_in_memory(client):
+    """Five far points, fewer than n_neighbors, joined to the moons only by edges whose heat
+    weight underflows: both fits raise them to HEAT_FLOOR, reach the far points and agree."""
+    X, _, y = moons(400)
+    X = np.vstack([X, np.random.default_rng(0).normal(size=(5, 2)) * 0.05 + [30.0, 30.0]])
+    y = np.r_[y, np.full(5, -1)]
+    memory = GFHF(weights="heat", t=0.05, tol=TOL).fit(X, y)
+    assert memory.graph_.data.min() == HEAT_FLOOR and not memory.unreachable_.any()
+    cluster = GFHF(weights="heat", t=0.05, tol=TOL).fit(chunked(X, (200, 205)), y)
+    assert_same_fit(memory, cluster, X)
 
 
 def test_points_no_label_reaches_get_the_prior_as_in_memory(client):

@@ -458,3 +458,27 @@ def test_auto_weights_search_the_neighbours_once(knn_searches):
     assert len(knn_searches) == 1  # (below 20,000 points it looks a few neighbours ahead)
     alone = GFHF(weights=auto.weights_).fit(X, y_semi)
     np.testing.assert_array_equal(auto.label_distributions_, alone.label_distributions_)
+
+
+def test_heat_weights_are_floored_and_keep_every_knn_edge():
+    """Heat weights never fall below HEAT_FLOOR: the graph has the kNN graph's edges, a far
+    cluster joined only by edges whose exp(-d^2 / t) underflows is reached (no
+    DisconnectedGraphWarning) and the weights inside each cluster are the plain heat weights."""
+    rng = np.random.default_rng(0)
+    near = rng.normal(size=(60, 2)) * 0.3
+    far = rng.normal(size=(8, 2)) * 0.3 + [40.0, 0.0]  # exp(-40^2 / 1) is 0 in float64
+    X = np.vstack([near, far])
+    y_semi = np.full(len(X), -1)
+    y_semi[[0, 1]] = [0, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DisconnectedGraphWarning)
+        clf = GFHF(n_neighbors=10, weights="heat", t=1.0).fit(X, y_semi)
+    pattern = knn_graph(X, 10, weights="connectivity")
+    assert (abs(clf.graph_ - clf.graph_.T) > 0).nnz == 0
+    assert (clf.graph_ != 0).toarray().tolist() == (pattern != 0).toarray().tolist()
+    assert clf.graph_.data.min() == HEAT_FLOOR
+    assert not clf.unreachable_.any()
+    edges = clf.graph_.tocoo()
+    d2 = ((X[edges.row] - X[edges.col]) ** 2).sum(axis=1)
+    np.testing.assert_allclose(edges.data, np.maximum(np.exp(-d2 / clf.t_), HEAT_FLOOR))
+    assert np.exp(-d2.max() / clf.t_) == 0.0  # the edge to the far cluster underflowed
