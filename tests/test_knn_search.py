@@ -337,3 +337,28 @@ def test_estimator_says_which_search_it_used(rng, monkeypatch):
     )
     assert GFHF().fit(X, y).knn_algorithm_ == expected
     assert bool(searched) == (expected == "approximate")
+
+
+def test_ivf_search_checks_the_recall_on_a_second_sample(rng, monkeypatch):
+    """The nprobe that first passes on the calibration sample is taken only when the second
+    sample passes too: here the check fails once (a recall of 0), so the search goes on to
+    the next setting, where both pass; the recorded recalls are the last measured."""
+    _faiss()
+    X = _mixture(rng, 5000, 16, blobs=12)
+    monkeypatch.setattr(graphs, "IVF_RECALL", 0.0)  # every setting passes, unless made to fail
+    calls = []
+    original = graphs._sample_recall
+
+    def failing_once(X, queries, found, ref_dist, own=None):
+        per_query = original(X, queries, found, ref_dist, own=own)
+        calls.append(queries.shape[0])
+        return per_query - 2.0 if len(calls) == 2 else per_query  # the first check fails
+
+    monkeypatch.setattr(graphs, "_sample_recall", failing_once)
+    ind = graphs._ivf_indices(X, 8)
+    info = graphs.IVF_LAST
+    first = graphs.IVF_FIRST_PROBE
+    assert info["nprobe"] == int(np.ceil(first * 1.5))  # one setting beyond the first
+    assert len(calls) == 4 and calls[0] == calls[1] == info["sample"] == 1000
+    assert 0 < info["check_recall"] <= 1 and info["check_recall"] != info["sample_recall"]
+    assert ind.shape == (5000, 8) and np.all(ind >= 0)
