@@ -425,13 +425,10 @@ def test_exact_ties_go_to_the_nearest_labeled_point():
     assert (clf.predict(X[far] + 0.01) == 1).all()
 
 
-def test_auto_weights_use_self_tuning_alone_on_large_graphs(monkeypatch):
-    """Beyond AUTO_WEIGHTS_MAX points weights="auto" fits self-tuning weights only (heat
-    weights' CG is too slow there)."""
-    import structreg.models.graph_inference as base
-
+def test_auto_weights_fit_both_weightings_at_any_size(monkeypatch):
+    """weights="auto" fits both weightings whatever the number of points: no size at which
+    the choice changes (a fit of 300 points runs both, and so would one of 1e9)."""
     X, y = make_moons(300, noise=0.1, random_state=0)
-    y_semi = _three_per_class(y, 0)
     fitted = []
     original = GFHF._fit_graph
 
@@ -440,12 +437,10 @@ def test_auto_weights_use_self_tuning_alone_on_large_graphs(monkeypatch):
         return original(self, X)
 
     monkeypatch.setattr(GFHF, "_fit_graph", spy)
-    GFHF().fit(X, y_semi)
-    assert fitted == ["self-tuning", "heat"]
-    fitted.clear()
-    monkeypatch.setattr(base, "AUTO_WEIGHTS_MAX", 299)
-    clf = GFHF().fit(X, y_semi)
-    assert fitted == ["self-tuning"] and clf.weights_ == "self-tuning"
+    clf = GFHF().fit(X, _three_per_class(y, 0))
+    assert fitted == ["self-tuning", "heat"] and clf.weights_ in fitted
+    for n in (10**6 + 1, 10**7, 10**9):
+        assert GFHF()._weightings(n) == ("self-tuning", "heat")
 
 
 def test_auto_weights_search_the_neighbours_once(knn_searches):
