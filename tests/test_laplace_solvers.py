@@ -255,6 +255,34 @@ def test_estimators_report_multigrid(Estimator, slow_cg):
     np.testing.assert_array_equal(clf.transduction_, reference.transduction_)
 
 
+def test_auto_weights_skip_the_second_probe_after_multigrid(slow_cg):
+    """weights="auto": where the first weighting's system needed multigrid, the second's
+    (the same kNN graph) goes to multigrid without the CG probe, with the labels of a fit
+    of that weighting alone (which runs the probe)."""
+    slow_cg.setattr(base, "_cholmod_fits", lambda A: False)
+    slow_cg.setattr(base, "AMG_MIN_UNKNOWNS", 100)
+    X, y = make_moons(3000, noise=0.1, random_state=0)
+    y_semi = np.full_like(y, -1)
+    y_semi[:10] = y[:10]
+    probes = []
+    original = base._cg_or_replace
+
+    def spy(*args, **kwargs):
+        probes.append(kwargs.get("probe", args[6] if len(args) > 6 else True))
+        return original(*args, **kwargs)
+
+    slow_cg.setattr(base, "_cg_or_replace", spy)
+    auto = GFHF(tol=1e-10).fit(X, y_semi)
+    assert probes == [True, False] and auto.solver_ == "amg"
+    probes.clear()
+    alone = GFHF(weights=auto.weights_, tol=1e-10).fit(X, y_semi)
+    assert probes == [True] and alone.solver_ == "amg"
+    np.testing.assert_array_equal(auto.transduction_, alone.transduction_)
+    np.testing.assert_allclose(auto.label_distributions_, alone.label_distributions_, atol=1e-7)
+    if auto.weights_ == "heat":  # the self-tuning fit came first: its probe ran
+        assert auto.n_iter_ < alone.n_iter_
+
+
 @pytest.mark.parametrize("Estimator", [GFHF, PoissonLearning])
 def test_estimators_say_which_neighbour_search_built_the_graph(Estimator):
     X, y = make_moons(300, noise=0.1, random_state=0)

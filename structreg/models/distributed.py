@@ -222,9 +222,9 @@ def _solving_on_cluster(estimator):
     """Within the block the estimator's own ``_infer`` solves its system on the cluster:
     ``graph_`` is a :class:`PartitionedGraph` and ``_solve_system`` is this module's."""
     solve = _SYSTEMS[estimator._scores_attribute]
-    estimator.__dict__["_solve_system"] = lambda W, labeled, targets: solve(
+    estimator.__dict__["_solve_system"] = lambda W, labeled, targets, probe=True: solve(
         estimator, W, labeled, targets
-    )
+    )  # (the cluster's solve is CG: no probe)
     try:
         yield
     finally:

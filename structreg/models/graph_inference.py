@@ -145,6 +145,7 @@ def solve_laplace_system(
     *,
     grounded: np.ndarray | None = None,
     project: Callable[[np.ndarray], np.ndarray] | None = None,
+    probe: bool = True,
 ) -> tuple[np.ndarray, dict]:
     """``X`` with ``M X = C`` for a Laplace-type ``M``, and the solve's ``info``.
 
@@ -181,6 +182,11 @@ def solve_laplace_system(
         Vertices held at 0 by the factorisations (singular ``M``).
     project : callable or None
         Applied to every solution (None: none).
+    probe : bool, default=True
+        ``method="auto"``: False when CG is known to be slow on this graph (another
+        system on the same kNN graph needed the replacement): the replacement is tried
+        first, without the probe, and CG runs from the start only if none gives the
+        solution.
 
     Returns
     -------
@@ -238,7 +244,7 @@ def solve_laplace_system(
                 return X, info
         return None
 
-    Y, info = _cg_or_replace(N, s[:, None] * C, method, tol, max_iter, instead_of_slow_cg)
+    Y, info = _cg_or_replace(N, s[:, None] * C, method, tol, max_iter, instead_of_slow_cg, probe)
     if info["method"] != "cg":
         return Y, info
     return project(s[:, None] * Y), info
@@ -381,6 +387,7 @@ def _cg_or_replace(
     tol: float,
     max_iter: int | None,
     replace: Callable[[], tuple[np.ndarray, dict] | None],
+    probe: bool = True,
 ) -> tuple[np.ndarray, dict]:
     """CG on ``N Y = C`` (symmetric positive (semi)definite, consistent): ``(Y, info)``.
 
@@ -388,9 +395,13 @@ def _cg_or_replace(
     column predict that it would need more than twice as many again, ``replace()`` (the final
     solution of the unscaled system and its ``info`` by another method, or None) is tried;
     when it gives one, that is returned (its ``"n_iter"`` plus the probe's), else CG goes on
-    from the probe's iterate.
+    from the probe's iterate.  ``probe=False``: ``replace()`` first, CG only without it.
     """
     cap = 10 * N.shape[0] if max_iter is None else int(max_iter)
+    if method == "auto" and not probe and cap > HARMONIC_CG_PROBE:
+        replaced = replace()
+        if replaced is not None:
+            return replaced
 
     def cg(iterations: int, x0: np.ndarray | None = None):
         # one BLAS thread: threaded BLAS made small solves 10-100 times slower on 2 cores
@@ -823,12 +834,14 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         check_training_X(self, X)
         y = column_or_1d(y, warn=True)
         self.classes_, y_codes, labeled = self._encode_labels(y, unlabeled)
-        fits = []
+        fits, probe = [], True
         with reusing_knn_graphs({}):  # weights="auto": one neighbour search for both graphs
             for weights in self._weightings(X.shape[0]):
                 self.weights_ = weights
                 self._fit_graph(X)
-                self._infer(labeled, y_codes)
+                self._infer(labeled, y_codes, probe=probe)
+                # the same kNN graph: where one weighting needed multigrid, so does the next
+                probe = probe and self.solver_ != "amg"
                 fitted = self._fitted_names()
                 fits.append({k: self.__dict__[k] for k in fitted if k in self.__dict__})
         if len(fits) > 1:  # weights="auto": the labeling that cuts the kNN graph least
@@ -843,13 +856,16 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         warn_if_degenerate(self, scores, labeled, y_codes, self._degenerate_hint)
         return self
 
-    def _infer(self, labeled: np.ndarray, y_codes: np.ndarray) -> None:
-        """The scores and labels of the training points on ``graph_``."""
+    def _infer(self, labeled: np.ndarray, y_codes: np.ndarray, probe: bool = True) -> None:
+        """The scores and labels of the training points on ``graph_`` (``probe``: see
+        :func:`solve_laplace_system`)."""
         n_classes = len(self.classes_)
         frequencies = np.bincount(y_codes[labeled], minlength=n_classes) / labeled.sum()
         prior = self._class_prior(frequencies)
         targets = np.eye(n_classes)[y_codes[labeled]]
-        scores, self.unreachable_, info = self._solve_system(self.graph_, labeled, targets)
+        scores, self.unreachable_, info = self._solve_system(
+            self.graph_, labeled, targets, probe=probe
+        )
         self.solver_, self.n_iter_ = info["method"], max(1, info["n_iter"])
         scores[self.unreachable_] = prior
         scores = self._finish_scores(scores, labeled, y_codes, prior)
@@ -931,13 +947,13 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
     # -- the system: the subclass's ---------------------------------------------------------
 
     def _solve_system(
-        self, W: sp.csr_matrix, labeled: np.ndarray, targets: np.ndarray
+        self, W: sp.csr_matrix, labeled: np.ndarray, targets: np.ndarray, probe: bool = True
     ) -> tuple[np.ndarray, np.ndarray, dict]:
         """``(scores, unreachable, info)``: the class scores of all training points on the
         graph ``W`` (NaN rows allowed where unreachable), the unlabeled points whose
         component holds no labeled point, and the solve's ``info`` (``"method"``,
-        ``"n_iter"``; :func:`solve_laplace_system`), for the one-of-c ``targets`` of the
-        points of the mask ``labeled``."""
+        ``"n_iter"``; :func:`solve_laplace_system`, which takes ``probe``), for the one-of-c
+        ``targets`` of the points of the mask ``labeled``."""
         raise NotImplementedError
 
     def _class_prior(self, frequencies: np.ndarray) -> np.ndarray:

@@ -88,9 +88,10 @@ def harmonic_function(
     return F, unreachable
 
 
-def _harmonic(W, labeled, targets, method, tol, max_iter):
+def _harmonic(W, labeled, targets, method, tol, max_iter, probe=True):
     """:func:`harmonic_function`, and ``info``: the method that gave the solution
-    (``"direct"`` or ``"cg"``) and the CG iterations run (``"method"``, ``"n_iter"``)."""
+    (``"direct"`` or ``"cg"``) and the CG iterations run (``"method"``, ``"n_iter"``);
+    ``probe``: see ``solve_laplace_system``."""
     check_method(method)
     graph = LabeledGraph.build(W, labeled, targets)
     unreachable = graph.unreachable
@@ -109,7 +110,7 @@ def _harmonic(W, labeled, targets, method, tol, max_iter):
         cols = slice(None) if total is None else slice(0, -1)
         B = W_u[:, labeled] @ targets[:, cols]
         X, info = solve_in_locality_order(  # cache-friendly products and LU
-            lambda A, B: solve_laplace_system(A, B, method, tol, max_iter), A, B
+            lambda A, B: solve_laplace_system(A, B, method, tol, max_iter, probe=probe), A, B
         )
         if total is not None:  # the last column; within its targets' range, as harmonic
             # functions are (the maximum principle), which rounding alone would leave
@@ -288,8 +289,8 @@ class GFHF(GraphInferenceClassifier):
         self.class_mass_normalization = class_mass_normalization
         self.class_prior = class_prior
 
-    def _solve_system(self, W, labeled, targets):
-        return _harmonic(W, labeled, targets, "auto", self.tol, self.max_iter)
+    def _solve_system(self, W, labeled, targets, probe=True):
+        return _harmonic(W, labeled, targets, "auto", self.tol, self.max_iter, probe)
 
     def _class_prior(self, frequencies: np.ndarray) -> np.ndarray:
         """The prior of unreachable points and of CMN: ``class_prior_`` with CMN, the labeled

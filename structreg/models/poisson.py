@@ -140,7 +140,7 @@ def poisson_function(
     return U, unreachable
 
 
-def _poisson(W, labeled, targets, method, tol, max_iter):
+def _poisson(W, labeled, targets, method, tol, max_iter, probe=True):
     """:func:`poisson_function`, and the solve's ``info`` (``"method"``: ``"direct"`` or
     ``"cg"``, ``"n_iter"``: CG iterations run).  ``W`` may be the :class:`LabeledGraph`
     already built of these ``labeled`` points and ``targets`` (not built again)."""
@@ -177,7 +177,9 @@ def _poisson(W, labeled, targets, method, tol, max_iter):
         if crowded and not accurate:
             raise ValueError(NUMERICALLY_SINGULAR)
         u, info = solve_in_locality_order(  # cache-friendly products and LU
-            lambda L, d, c, b, g: _solve_laplacian(L, d, c, b, method, tol, max_iter, g, accurate),
+            lambda L, d, c, b, g: _solve_laplacian(
+                L, d, c, b, method, tol, max_iter, g, accurate, probe
+            ),
             L,
             volume[solve],
             comp,
@@ -188,7 +190,9 @@ def _poisson(W, labeled, targets, method, tol, max_iter):
     return (U if place is None else U[place]), unreachable_given, info
 
 
-def _solve_laplacian(L, degree, comp, b, method, tol, max_iter, prefer=None, accurate=False):
+def _solve_laplacian(
+    L, degree, comp, b, method, tol, max_iter, prefer=None, accurate=False, probe=True
+):
     """``u`` with ``L u = b`` and zero ``degree``-weighted mean on every component ``comp``
     (``b`` sums to 0 on each), and the solve's ``info``.  The factorisations ground one
     point of every component (its first, or its first of the mask ``prefer`` where it has
@@ -217,7 +221,9 @@ def _solve_laplacian(L, degree, comp, b, method, tol, max_iter, prefer=None, acc
         u = np.zeros(b.shape)
         u[free] = excess_solve(-rows[:, free], -rows[:, grounded].sum(axis=1).A1, b[free])
         return centred(u), {"method": "direct", "n_iter": 0}
-    return solve_laplace_system(L, b, method, tol, max_iter, grounded=grounded, project=centred)
+    return solve_laplace_system(
+        L, b, method, tol, max_iter, grounded=grounded, project=centred, probe=probe
+    )
 
 
 class PoissonLearning(GraphInferenceClassifier):
@@ -355,10 +361,10 @@ class PoissonLearning(GraphInferenceClassifier):
         )
         self.class_prior = class_prior
 
-    def _solve_system(self, W, labeled, targets):
+    def _solve_system(self, W, labeled, targets, probe=True):
         graph = LabeledGraph.build(W, labeled, targets).apart_labeled_parts()
         self._solved_component = graph.component  # for _finish_scores, which drops it
-        return _poisson(graph, labeled, targets, "auto", self.tol, self.max_iter)
+        return _poisson(graph, labeled, targets, "auto", self.tol, self.max_iter, probe)
 
     def _finish_scores(self, U, labeled, y_codes, prior):
         """A component whose labels are all of one class has no source: it takes that
