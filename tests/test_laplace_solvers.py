@@ -318,3 +318,35 @@ def test_poisson_class_sizes_solve_the_harmonic_system_as_the_poisson_one_was(sl
     reference = PoissonLearning(tol=1e-10).fit(X, y_semi)
     assert reference.solver_ == "direct" and methods[-1] == "auto"
     np.testing.assert_array_equal(clf.transduction_, reference.transduction_)
+
+
+def test_the_set_up_merges_duplicate_block_entries_as_scipy_does():
+    """Within the set-up, BSR matrices of 1 x 1 blocks merge duplicate entries by the CSR
+    code: the same matrix as SciPy's own method; other block sizes take SciPy's; the method
+    is restored after."""
+    rng = np.random.default_rng(0)
+    rows, cols = np.sort(rng.integers(0, 50, 400)), rng.integers(0, 50, 400)  # duplicates
+    values = rng.normal(size=400)
+    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=50))]
+
+    def block(size):
+        data = np.repeat(values, size * size).reshape(-1, size, size)
+        # copies: merging sorts the arrays in place
+        return sp.bsr_array((data, cols.copy(), indptr.copy()), shape=(50 * size, 50 * size))
+
+    original = sp.bsr_array.sum_duplicates
+    expected, expected_wide = block(1), block(2)
+    assert not expected.has_canonical_format
+    expected.sum_duplicates()
+    expected_wide.sum_duplicates()
+    scalar, wide = block(1), block(2)
+    with multigrid._scalar_block_deduplication():
+        assert sp.bsr_array.sum_duplicates is not original
+        scalar.sum_duplicates()
+        wide.sum_duplicates()
+    assert sp.bsr_array.sum_duplicates is original
+    for got, want in [(scalar, expected), (wide, expected_wide)]:
+        assert got.has_canonical_format and got.nnz == want.nnz < 400 * got.blocksize[0] ** 2
+        np.testing.assert_array_equal(got.indptr, want.indptr)
+        np.testing.assert_array_equal(got.indices, want.indices)
+        np.testing.assert_allclose(got.data, want.data, rtol=1e-14)
