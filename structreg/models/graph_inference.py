@@ -116,8 +116,8 @@ multigrid 21 s, and the LU's fill grows faster than the points."""
 
 AMG_MAX_ITER = 500
 """``method="auto"``: multigrid-preconditioned CG that has not converged after this many
-iterations (tens are usual; heat weights on 1e6-2e6 points take 90-200) gives way to plain
-CG."""
+iterations (tens are usual; heat weights without their floor took 90-200 at 1e6-2e6 points)
+gives way to plain CG."""
 
 CHOLMOD_FILL_BYTES = HARMONIC_FILL_MAX * 12
 """``method="auto"`` factorises a slow system by CHOLMOD only when this many bytes per nonzero
