@@ -255,6 +255,23 @@ def test_estimators_report_multigrid(Estimator, slow_cg):
     np.testing.assert_array_equal(clf.transduction_, reference.transduction_)
 
 
+def test_without_the_probe_a_failed_replacement_is_not_tried_again(slow_cg):
+    """probe=False: the replacement is tried once; when it gives nothing, CG runs to the cap
+    from the start (no probe, no second attempt) and meets the tolerance."""
+    W, labeled, targets, _ = _moons_graph(1500)
+    free = ~labeled
+    degree = np.asarray(W.sum(axis=1)).ravel()
+    A = (sp.diags(degree[free]) - W[free][:, free]).tocsr()
+    s = 1 / np.sqrt(A.diagonal())
+    N = sp.csr_matrix(A.multiply(s[:, None]).multiply(s[None, :]))
+    C = s[:, None] * (W[free][:, labeled] @ targets[:, :1])
+    calls = []
+    Y, info = base._cg_or_replace(N, C, "auto", 1e-10, None, lambda: calls.append(1), False)
+    assert calls == [1] and info["method"] == "cg" and info["n_iter"] > 5
+    residual = np.linalg.norm(C - N @ Y) / np.linalg.norm(C)
+    assert residual <= 1e-10
+
+
 def test_auto_weights_skip_the_second_probe_after_multigrid(slow_cg):
     """weights="auto": where the first weighting's system needed multigrid, the second's
     (the same kNN graph) goes to multigrid without the CG probe, with the labels of a fit

@@ -395,13 +395,15 @@ def _cg_or_replace(
     column predict that it would need more than twice as many again, ``replace()`` (the final
     solution of the unscaled system and its ``info`` by another method, or None) is tried;
     when it gives one, that is returned (its ``"n_iter"`` plus the probe's), else CG goes on
-    from the probe's iterate.  ``probe=False``: ``replace()`` first, CG only without it.
+    from the probe's iterate.  ``probe=False``: ``replace()`` first; when it gives none, CG
+    to the cap (no probe, and no second ``replace()``).
     """
     cap = 10 * N.shape[0] if max_iter is None else int(max_iter)
     if method == "auto" and not probe and cap > HARMONIC_CG_PROBE:
         replaced = replace()
         if replaced is not None:
             return replaced
+        method = "cg"  # nothing replaces CG on this graph: asking again would not either
 
     def cg(iterations: int, x0: np.ndarray | None = None):
         # one BLAS thread: threaded BLAS made small solves 10-100 times slower on 2 cores
@@ -412,12 +414,12 @@ def _cg_or_replace(
         result = cg(cap)
         warn_not_converged(result.column_converged, tol, cap)
         return result.x, {"method": "cg", "n_iter": int(result.column_iter.sum())}
-    probe = cg(HARMONIC_CG_PROBE)
-    used = int(probe.column_iter.sum())
-    if probe.converged:
-        return probe.x, {"method": "cg", "n_iter": used}
+    probed = cg(HARMONIC_CG_PROBE)
+    used = int(probed.column_iter.sum())
+    if probed.converged:
+        return probed.x, {"method": "cg", "n_iter": used}
     norms = np.linalg.norm(C, axis=0)
-    relative = np.linalg.norm(C - N @ probe.x, axis=0) / np.where(norms > 0, norms, 1.0)
+    relative = np.linalg.norm(C - N @ probed.x, axis=0) / np.where(norms > 0, norms, 1.0)
     reached = np.max(relative)
     rate = reached ** (1.0 / HARMONIC_CG_PROBE) if 0 < reached < 1 else 1.0
     if rate >= 1.0 or np.log(tol / reached) / np.log(rate) > 2 * HARMONIC_CG_PROBE:
@@ -425,7 +427,7 @@ def _cg_or_replace(
         if replaced is not None:
             X, info = replaced
             return X, {**info, "n_iter": used + info["n_iter"]}
-    rest = cg(cap - HARMONIC_CG_PROBE, x0=probe.x)
+    rest = cg(cap - HARMONIC_CG_PROBE, x0=probed.x)
     warn_not_converged(rest.column_converged, tol, cap)
     return rest.x, {"method": "cg", "n_iter": used + int(rest.column_iter.sum())}
 
@@ -464,13 +466,12 @@ class LabeledGraph:
         """The graph of affinities ``W`` (sparse or dense; the diagonal is ignored) with the
         vertices of the boolean mask ``labeled`` holding ``targets``."""
         W = sp.csr_matrix(W, dtype=float)
-        if W.diagonal().any():
+        # self-loops cancel in D - W; an explicit zero (a weight that underflowed) joins
+        # nothing, but scipy's component analysis counts it as an edge: a component "reached"
+        # only through it would make the system singular.  A graph with neither is used as
+        # given (not copied); otherwise one new matrix without them
+        if W.diagonal().any() or not W.data.all():
             W = sp.csr_matrix(W - sp.diags(W.diagonal()))
-        # an explicit zero (a weight that underflowed) joins nothing, but scipy's component
-        # analysis counts it as an edge: a component "reached" only through it would make the
-        # system singular
-        if not W.data.all():
-            W = W.copy()  # the caller's matrix is left as it is
             W.eliminate_zeros()
         labeled = np.asarray(labeled, dtype=bool)
         targets = np.asarray(targets, dtype=float).reshape(int(labeled.sum()), -1)

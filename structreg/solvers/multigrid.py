@@ -59,7 +59,7 @@ AMG_THETA = 0.05
 AMG_THETA_TINY = 0.1
 
 
-def amg_strength(N: sp.csr_matrix) -> str | tuple[str, dict]:
+def amg_strength(N: sp.csr_matrix) -> tuple[str, dict]:
     """The strength of connection that guides the aggregation: PyAMG's ``"symmetric"``
     measure, the entries of at least ``theta`` (``|n_ij| >= theta sqrt(n_ii n_jj)``) of the
     scaled matrix ``N`` (unit diagonal), with ``theta = AMG_THETA``, or ``AMG_THETA_TINY``
