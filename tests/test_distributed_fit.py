@@ -23,7 +23,8 @@ import structreg  # noqa: E402
 from structreg._numerics import far_power_of_two  # noqa: E402
 from structreg.models import GFHF, LapRLSC, PoissonLearning  # noqa: E402
 from structreg.models import distributed as cluster_fit  # noqa: E402
-from structreg.models.graph_inference import WEAK_LINK, DisconnectedGraphWarning  # noqa: E402
+from structreg.models.graph_inference import DisconnectedGraphWarning  # noqa: E402
+from structreg.structure.labeled_graph import WEAK_LINK  # noqa: E402
 from structreg.structure.distributed_graphs import (  # noqa: E402
     neighbor_scale_on_cluster,
     partitioned_knn_graph,
@@ -124,7 +125,7 @@ def test_components_and_cut_are_those_of_the_gathered_graph(client):
     pairs = {(a, b) for a, b in zip(found, expected, strict=True)}
     assert len(pairs) == 3  # the same partition of the vertices
     labels = np.where(X[:, 0] > 10, "b", "a")
-    from structreg.models.graph_inference import normalized_cut
+    from structreg.structure.labeled_graph import normalized_cut
 
     assert graph.normalized_cut(labels) == pytest.approx(normalized_cut(W, labels), rel=1e-12)
 

@@ -15,13 +15,9 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from sklearn.datasets import make_blobs, make_moons
 
-import structreg.models.poisson as poisson_module
-from structreg.models.graph_inference import (
-    NUMERICALLY_SINGULAR,
-    LabeledGraph,
-    contract,
-    excess_solve,
-)
+import structreg.solvers.laplace as laplace
+from structreg.solvers.laplace import NUMERICALLY_SINGULAR, excess_solve
+from structreg.structure.labeled_graph import LabeledGraph, contract
 from structreg.models.harmonic import GFHF, DisconnectedGraphWarning, harmonic_function
 from structreg.models.poisson import PoissonLearning, poisson_function
 from structreg.structure.graphs import knn_graph, neighbor_scale, self_tuning_graph
@@ -358,7 +354,7 @@ def test_poisson_values_of_a_weakly_joined_labeled_set():
 
 
 def test_poisson_weakly_joined_labeled_set_beyond_the_dense_size_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(poisson_module, "HARMONIC_DIRECT_MAX", 10)
+    monkeypatch.setattr(laplace, "HARMONIC_DIRECT_MAX", 10)
     labeled = np.zeros(14, dtype=bool)
     labeled[[1, 8]] = True
     with pytest.raises(ValueError, match="numerically singular") as info:
@@ -370,7 +366,7 @@ def test_poisson_large_system_holds_a_vertex_of_the_weakly_joined_set_at_zero(mo
     """Beyond the dense size, one weakly joined labeled set per component is solved by the
     LU with the vertex held at 0 taken inside the set: vertex 0, hanging off the labeled
     clique by a weight 1e-20, would leave the clique's rows singular."""
-    monkeypatch.setattr(poisson_module, "HARMONIC_DIRECT_MAX", 3)
+    monkeypatch.setattr(laplace, "HARMONIC_DIRECT_MAX", 3)
     W = np.zeros((8, 8))
     W[1:, 1:] = 1.0
     np.fill_diagonal(W, 0.0)

@@ -270,22 +270,21 @@ def test_harmonic_solvers_match_the_dense_solve(rng, method):
         np.testing.assert_allclose(F, _dense_harmonic(W, labeled, Y), atol=1e-9)
 
 
-def test_auto_switches_to_a_factorisation_when_cg_is_slow(rng, monkeypatch):
-    import structreg.models.graph_inference as base
-    import structreg.models.harmonic as harmonic
+def test_auto_factorises_a_chain_and_runs_cg_on_an_expander(rng, monkeypatch):
+    """The cost model sees the chain's long paths (CG slow) and the expander's short ones."""
+    import structreg.solvers.laplace as base
 
     monkeypatch.setattr(base, "_cholmod_fits", lambda A: False)  # the LU of bounded fill
 
     monkeypatch.setattr(base, "HARMONIC_DIRECT_MAX", 10)
-    monkeypatch.setattr(base, "HARMONIC_CG_PROBE", 20)
     chain, blob = _chain_and_blob_graphs(rng)
     labeled = np.zeros(300, dtype=bool)
     labeled[[0, 299]] = True
     for W, expected in ((chain, "direct"), (blob, "cg")):
-        F, _, info = harmonic._harmonic(W, labeled, np.eye(2), "auto", 1e-10, None)
+        F, _, info = base.solve_harmonic(W, labeled, np.eye(2), "auto", 1e-10, None)
         assert info["method"] == expected, info
         np.testing.assert_allclose(F, _dense_harmonic(W, labeled, np.eye(2)), atol=1e-7)
-    assert info["n_iter"] <= 2 * 40  # 2 columns, converged within the probe and its sequel
+    assert info["n_iter"] <= 2 * 40  # 2 columns
 
 
 def test_cg_reaches_the_harmonic_labels_on_a_large_graph(rng):
@@ -302,11 +301,10 @@ def test_cg_reaches_the_harmonic_labels_on_a_large_graph(rng):
 
 
 def test_a_factorisation_that_would_not_fit_is_not_taken(rng, monkeypatch):
-    """The expander's LU fills in beyond HARMONIC_FILL_MAX: when the probe asks for a
-    factorisation (a 2-iteration probe), CG goes on instead, to the dense solution (with
-    CHOLMOD and multigrid out of the way: tests/test_laplace_solvers.py covers them)."""
-    import structreg.models.graph_inference as base
-    import structreg.models.harmonic as harmonic
+    """The expander's LU fills in beyond HARMONIC_FILL_MAX: when the cost model asks for a
+    factorisation (here forced by a CG limit of 0), CG runs instead, to the dense solution
+    (with CHOLMOD and multigrid out of the way: tests/test_laplace_solvers.py covers them)."""
+    import structreg.solvers.laplace as base
 
     monkeypatch.setattr(base, "_cholmod_fits", lambda A: False)
     monkeypatch.setattr(base, "amg_available", lambda: False)
@@ -323,10 +321,10 @@ def test_a_factorisation_that_would_not_fit_is_not_taken(rng, monkeypatch):
     np.testing.assert_allclose(A_chain @ F, B, atol=1e-10)
 
     monkeypatch.setattr(base, "HARMONIC_DIRECT_MAX", 10)
-    monkeypatch.setattr(base, "HARMONIC_CG_PROBE", 2)
+    monkeypatch.setattr(base, "CG_MAX_ITERATIONS", 0)
     labeled = np.zeros(300, dtype=bool)
     labeled[[0, 299]] = True
-    F, _, info = harmonic._harmonic(blob, labeled, np.eye(2), "auto", 1e-10, None)
+    F, _, info = base.solve_harmonic(blob, labeled, np.eye(2), "auto", 1e-10, None)
     assert info["method"] == "cg" and info["n_iter"] > 2 * 2
     np.testing.assert_allclose(F, _dense_harmonic(blob, labeled, np.eye(2)), atol=1e-7)
 
@@ -373,7 +371,7 @@ def test_auto_weights_keep_the_labeling_of_smaller_normalized_cut(data):
     normalized cut of the kNN graph, in labels, scores and the out-of-sample rule."""
     from sklearn.datasets import load_digits
 
-    from structreg.models.graph_inference import normalized_cut
+    from structreg.structure.labeled_graph import normalized_cut
 
     if data == "moons":
         X, y = make_moons(3000, noise=0.1, random_state=0)
@@ -387,8 +385,13 @@ def test_auto_weights_keep_the_labeling_of_smaller_normalized_cut(data):
     best = min(cuts, key=cuts.get)
     assert auto.weights_ == best
     np.testing.assert_array_equal(auto.transduction_, fits[best].transduction_)
-    np.testing.assert_array_equal(auto.label_distributions_, fits[best].label_distributions_)
-    np.testing.assert_array_equal(auto.predict_proba(X[:50]), fits[best].predict_proba(X[:50]))
+    # solved on from a looser solve: the same solution to the solver's tolerance
+    np.testing.assert_allclose(
+        auto.label_distributions_, fits[best].label_distributions_, atol=1e-5
+    )
+    np.testing.assert_allclose(
+        auto.predict_proba(X[:50]), fits[best].predict_proba(X[:50]), atol=1e-5
+    )
     assert ("t_" in vars(auto)) == (best == "heat")
     if data == "moons":  # self-tuning weights join the moons across the sparse gap here
         assert best == "heat" and np.mean(auto.transduction_ == y) > 0.99
@@ -396,7 +399,7 @@ def test_auto_weights_keep_the_labeling_of_smaller_normalized_cut(data):
 
 
 def test_normalized_cut_counts_each_cut_edge_against_its_class():
-    from structreg.models.graph_inference import normalized_cut
+    from structreg.structure.labeled_graph import normalized_cut
 
     # path 0-1-2-3-4, classes {0, 1} and {2, 3, 4}: edge 1-2 is cut; volumes 3 and 5
     W = sp.diags([np.ones(4), np.ones(4)], [1, -1], shape=(5, 5)).tocsr()
@@ -430,15 +433,15 @@ def test_auto_weights_fit_both_weightings_at_any_size(monkeypatch):
     the choice changes (a fit of 300 points runs both, and so would one of 1e9)."""
     X, y = make_moons(300, noise=0.1, random_state=0)
     fitted = []
-    original = GFHF._fit_graph
+    original = GFHF._use_graph
 
-    def spy(self, X):
-        fitted.append(self.weights_)
-        return original(self, X)
+    def spy(self, X, graph):
+        fitted.append(graph.weights)
+        return original(self, X, graph)
 
-    monkeypatch.setattr(GFHF, "_fit_graph", spy)
+    monkeypatch.setattr(GFHF, "_use_graph", spy)
     clf = GFHF().fit(X, _three_per_class(y, 0))
-    assert fitted == ["self-tuning", "heat"] and clf.weights_ in fitted
+    assert fitted[:2] == ["self-tuning", "heat"] and clf.weights_ in fitted
     for n in (10**6 + 1, 10**7, 10**9):
         assert GFHF()._weightings(n) == ("self-tuning", "heat")
 

@@ -1,7 +1,7 @@
 """The solvers of Laplace-type systems beyond the direct size: multigrid-preconditioned CG,
 CHOLMOD's sparse Cholesky (where scikit-sparse is installed) and the measured crossover of
-``method="auto"`` (structreg.models.graph_inference.solve_laplace_system), each against a
-dense solve of the same system."""
+``method="auto"`` (structreg.solvers.laplace.solve_laplace_system, its cost model
+choose_method), each against a dense solve of the same system."""
 
 import warnings
 
@@ -11,9 +11,11 @@ import scipy.sparse as sp
 from sklearn.datasets import make_moons
 from sklearn.exceptions import ConvergenceWarning
 
-import structreg.models.graph_inference as base
-from structreg.models.harmonic import GFHF, _harmonic
-from structreg.models.poisson import PoissonLearning, _poisson
+import structreg.solvers.laplace as base
+from structreg.models import GFHF, PoissonLearning
+from structreg.solvers.laplace import choose_method, hop_depth
+from structreg.solvers.laplace import solve_harmonic as _harmonic
+from structreg.solvers.laplace import solve_poisson as _poisson
 from structreg.solvers import multigrid
 from structreg.solvers.multigrid import amg_conjugate_gradient, amg_preconditioner, amg_strength
 from structreg.structure.graphs import self_tuning_graph
@@ -46,43 +48,6 @@ def test_the_v_cycle_is_a_symmetric_positive_definite_operator():
     G = V.T @ apply(V)
     np.testing.assert_allclose(G, G.T, rtol=1e-10, atol=1e-12 * np.abs(G).max())
     assert np.linalg.eigvalsh((G + G.T) / 2).min() > 0
-
-
-def test_the_v_cycle_runs_on_csr_levels_with_the_block_format_answer():
-    """The hierarchy's coarse operators and transfers are converted from PyAMG's 1 x 1 BSR
-    blocks to CSR (a faster Gauss-Seidel kernel): the V-cycle applied to the same vectors is
-    the one PyAMG's own hierarchy gives, to rounding."""
-    import pyamg
-
-    W, labeled, _, _ = _moons_graph(20000)
-    free = ~labeled
-    A = (sp.diags(np.asarray(W.sum(axis=1)).ravel()[free]) - W[free][:, free]).tocsr()
-    built = []
-    original = pyamg.smoothed_aggregation_solver
-
-    def keep(*args, **kwargs):
-        built.append(original(*args, **kwargs))
-        return built[-1]
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pyamg, "smoothed_aggregation_solver", keep)
-        apply = amg_preconditioner(A)
-    unconverted = original(
-        A,
-        symmetry="hermitian",
-        strength=amg_strength(A),
-        smooth=("jacobi", {"weighting": "local"}),
-        max_coarse=multigrid.AMG_MAX_COARSE,
-    )
-    reference = unconverted.aspreconditioner(cycle="V")
-    levels = built[0].levels
-    assert len(levels) > 2
-    assert all(level.A.format == "csr" for level in levels)
-    assert all(level.P.format == "csr" and level.R.format == "csr" for level in levels[:-1])
-    assert any(level.A.format == "bsr" for level in unconverted.levels)  # what PyAMG left
-    V = np.random.default_rng(1).normal(size=(A.shape[0], 3))
-    expected = np.column_stack([reference @ V[:, j] for j in range(3)])
-    np.testing.assert_allclose(apply(V), expected, rtol=1e-10, atol=1e-12 * np.abs(expected).max())
 
 
 @pytest.mark.parametrize("solve", [_harmonic, _poisson], ids=["harmonic", "poisson"])
@@ -175,9 +140,9 @@ def test_multigrid_that_does_not_converge_warns():
 
 @pytest.fixture
 def slow_cg(monkeypatch):
-    """Every system above 10 unknowns goes to CG, whose probe of 5 iterations is slow."""
+    """Every system above 10 unknowns goes to the cost model, which rules CG out on the
+    mesh-like graphs of two moons."""
     monkeypatch.setattr(base, "HARMONIC_DIRECT_MAX", 10)
-    monkeypatch.setattr(base, "HARMONIC_CG_PROBE", 5)
     return monkeypatch
 
 
@@ -195,7 +160,7 @@ def test_auto_takes_multigrid_for_large_slow_systems(slow_cg, solve):
     slow_cg.setattr(base, "_cholmod_fits", lambda A: False)
     slow_cg.setattr(base, "AMG_MIN_UNKNOWNS", 100)
     info = _auto(solve)
-    assert info["method"] == "amg" and info["n_iter"] > 5  # the probe counted too
+    assert info["method"] == "amg" and info["n_iter"] > 0
 
 
 def test_auto_takes_the_bounded_lu_below_the_multigrid_size(slow_cg):
@@ -255,49 +220,61 @@ def test_estimators_report_multigrid(Estimator, slow_cg):
     np.testing.assert_array_equal(clf.transduction_, reference.transduction_)
 
 
-def test_without_the_probe_a_failed_replacement_is_not_tried_again(slow_cg):
-    """probe=False: the replacement is tried once; when it gives nothing, CG runs to the cap
-    from the start (no probe, no second attempt) and meets the tolerance."""
-    W, labeled, targets, _ = _moons_graph(1500)
+def test_hop_depth_is_the_distance_to_the_nearest_source():
+    path = sp.diags([np.ones(9), np.ones(9)], [-1, 1], shape=(10, 10), format="csr")
+    sources = np.zeros(10, dtype=bool)
+    sources[[0, 9]] = True
+    assert hop_depth(path, sources) == 4  # vertices 4 and 5 are 4 edges from the nearer end
+    sources[:] = False
+    sources[0] = True
+    assert hop_depth(path, sources) == 9
+    two = sp.block_diag([path, path], format="csr")  # a component without a source: 0
+    assert hop_depth(two, np.r_[sources, np.zeros(10, bool)]) == 9
+
+
+def _scaled_system(W, labeled):
     free = ~labeled
     degree = np.asarray(W.sum(axis=1)).ravel()
     A = (sp.diags(degree[free]) - W[free][:, free]).tocsr()
-    s = 1 / np.sqrt(A.diagonal())
-    N = sp.csr_matrix(A.multiply(s[:, None]).multiply(s[None, :]))
-    C = s[:, None] * (W[free][:, labeled] @ targets[:, :1])
-    calls = []
-    Y, info = base._cg_or_replace(N, C, "auto", 1e-10, None, lambda: calls.append(1), False)
-    assert calls == [1] and info["method"] == "cg" and info["n_iter"] > 5
-    residual = np.linalg.norm(C - N @ Y) / np.linalg.norm(C)
-    assert residual <= 1e-10
+    return A, (W[free][:, labeled] @ np.eye(2)[np.arange(labeled.sum()) % 2])[:, :1]
 
 
-def test_auto_weights_skip_the_second_probe_after_multigrid(slow_cg):
-    """weights="auto": where the first weighting's system needed multigrid, the second's
-    (the same kNN graph) goes to multigrid without the CG probe, with the labels of a fit
-    of that weighting alone (which runs the probe)."""
-    slow_cg.setattr(base, "_cholmod_fits", lambda A: False)
-    slow_cg.setattr(base, "AMG_MIN_UNKNOWNS", 100)
-    X, y = make_moons(3000, noise=0.1, random_state=0)
+@pytest.mark.parametrize("kind", ["expander", "mesh"])
+def test_the_cost_model_predicts_which_side_of_the_cg_limit_a_system_is(kind, monkeypatch):
+    """The model rules CG in where it converges within CG_MAX_ITERATIONS per column (a kNN
+    graph of 50-d blobs) and out where it does not (two moons), measured by running it."""
+    from sklearn.datasets import make_blobs
+
+    monkeypatch.setattr(base, "HARMONIC_DIRECT_MAX", 10)
+    if kind == "expander":
+        X = make_blobs(4000, n_features=50, centers=4, random_state=0)[0]
+    else:
+        X = make_moons(4000, noise=0.1, random_state=0)[0]
+    W = self_tuning_graph(X, 7)[0]
+    labeled = np.zeros(len(X), dtype=bool)
+    labeled[np.random.default_rng(0).choice(len(X), 6, replace=False)] = True
+    A, C = _scaled_system(W, labeled)
+    chosen = choose_method(A)
+    _, info = base.solve_laplace_system(A, C, "cg", 1e-6, None)
+    assert (chosen == "cg") == (info["n_iter"] <= base.CG_MAX_ITERATIONS)
+    assert chosen == ("cg" if kind == "expander" else "replace")
+
+
+def test_auto_weights_give_the_fit_of_the_chosen_weighting():
+    """weights="auto" decides on solves to DECISION_TOL and solves the chosen weighting on to
+    tol from there: the labels and scores of a fit with that weighting alone."""
+    from structreg.datasets import load_dataset
+
+    X, y = load_dataset("usps", return_X_y=True)
+    X, y = np.asarray(X, dtype=float)[:4000], np.unique(y[:4000], return_inverse=True)[1]
     y_semi = np.full_like(y, -1)
-    y_semi[:10] = y[:10]
-    probes = []
-    original = base._cg_or_replace
-
-    def spy(*args, **kwargs):
-        probes.append(kwargs.get("probe", args[6] if len(args) > 6 else True))
-        return original(*args, **kwargs)
-
-    slow_cg.setattr(base, "_cg_or_replace", spy)
-    auto = GFHF(tol=1e-10).fit(X, y_semi)
-    assert probes == [True, False] and auto.solver_ == "amg"
-    probes.clear()
-    alone = GFHF(weights=auto.weights_, tol=1e-10).fit(X, y_semi)
-    assert probes == [True] and alone.solver_ == "amg"
+    for c in np.unique(y):
+        y_semi[np.flatnonzero(y == c)[:3]] = c
+    auto = GFHF(tol=1e-8).fit(X, y_semi)
+    alone = GFHF(weights=auto.weights_, tol=1e-8).fit(X, y_semi)
+    assert auto.solver_ == alone.solver_ == "cg"
     np.testing.assert_array_equal(auto.transduction_, alone.transduction_)
-    np.testing.assert_allclose(auto.label_distributions_, alone.label_distributions_, atol=1e-7)
-    if auto.weights_ == "heat":  # the self-tuning fit came first: its probe ran
-        assert auto.n_iter_ < alone.n_iter_
+    np.testing.assert_allclose(auto.label_distributions_, alone.label_distributions_, atol=1e-6)
 
 
 @pytest.mark.parametrize("Estimator", [GFHF, PoissonLearning])
@@ -311,59 +288,124 @@ def test_estimators_say_which_neighbour_search_built_the_graph(Estimator):
 
 
 def test_poisson_class_sizes_solve_the_harmonic_system_as_the_poisson_one_was(slow_cg):
-    """class_prior="auto" solves GFHF's system on the same graph: by multigrid, without a
-    second CG probe, when the Poisson system went to multigrid; the labels are those of the
-    direct solves."""
-    import structreg.models.poisson as poisson
-
+    """class_prior="auto" solves GFHF's system on the same graph, which the cost model sends
+    to multigrid as it did the Poisson system; the labels are those of the direct solves."""
     slow_cg.setattr(base, "_cholmod_fits", lambda A: False)
     slow_cg.setattr(base, "AMG_MIN_UNKNOWNS", 100)
     methods = []
-    original = poisson.harmonic_function
+    original = base.solve_laplace_system
 
     def spy(*args, **kwargs):
-        methods.append(kwargs.get("method"))
-        return original(*args, **kwargs)
+        X, info = original(*args, **kwargs)
+        methods.append(info["method"])
+        return X, info
 
-    slow_cg.setattr(poisson, "harmonic_function", spy)
+    slow_cg.setattr(base, "solve_laplace_system", spy)
     X, y = make_moons(3000, noise=0.1, random_state=0)
     y_semi = np.full_like(y, -1)
     y_semi[:10] = y[:10]
     clf = PoissonLearning(tol=1e-10).fit(X, y_semi)
-    assert clf.solver_ == "amg" and methods == ["amg"]
+    assert clf.solver_ == "amg" and methods == ["amg", "amg"]
     slow_cg.setattr(base, "amg_available", lambda: False)
     reference = PoissonLearning(tol=1e-10).fit(X, y_semi)
-    assert reference.solver_ == "direct" and methods[-1] == "auto"
+    assert reference.solver_ == "direct" and methods[-1] == "direct"
     np.testing.assert_array_equal(clf.transduction_, reference.transduction_)
 
 
-def test_the_set_up_merges_duplicate_block_entries_as_scipy_does():
-    """Within the set-up, BSR matrices of 1 x 1 blocks merge duplicate entries by the CSR
-    code: the same matrix as SciPy's own method; other block sizes take SciPy's; the method
-    is restored after."""
-    rng = np.random.default_rng(0)
-    rows, cols = np.sort(rng.integers(0, 50, 400)), rng.integers(0, 50, 400)  # duplicates
-    values = rng.normal(size=400)
-    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=50))]
+def _scaled_moons_system(n, seed=0):
+    """The Jacobi-scaled harmonic system of a moons kNN graph and its null vector's
+    near-null vector ``D^{1/2} 1`` (as ``solve_laplace_system`` passes it)."""
+    W, labeled, _, _ = _moons_graph(n, seed)
+    free = ~labeled
+    A = (sp.diags(np.asarray(W.sum(axis=1)).ravel()[free]) - W[free][:, free]).tocsr()
+    s = 1 / np.sqrt(A.diagonal())
+    return sp.csr_matrix(A.multiply(s[:, None]).multiply(s[None, :])), 1 / s
 
-    def block(size):
-        data = np.repeat(values, size * size).reshape(-1, size, size)
-        # copies: merging sorts the arrays in place
-        return sp.bsr_array((data, cols.copy(), indptr.copy()), shape=(50 * size, 50 * size))
 
-    original = sp.bsr_array.sum_duplicates
-    expected, expected_wide = block(1), block(2)
-    assert not expected.has_canonical_format
-    expected.sum_duplicates()
-    expected_wide.sum_duplicates()
-    scalar, wide = block(1), block(2)
-    with multigrid._scalar_block_deduplication():
-        assert sp.bsr_array.sum_duplicates is not original
-        scalar.sum_duplicates()
-        wide.sum_duplicates()
-    assert sp.bsr_array.sum_duplicates is original
-    for got, want in [(scalar, expected), (wide, expected_wide)]:
-        assert got.has_canonical_format and got.nnz == want.nnz < 400 * got.blocksize[0] ** 2
-        np.testing.assert_array_equal(got.indptr, want.indptr)
-        np.testing.assert_array_equal(got.indices, want.indices)
-        np.testing.assert_allclose(got.data, want.data, rtol=1e-14)
+def _pyamg_v_cycle(N, near_null):
+    """PyAMG's own hierarchy of the options amg_preconditioner asks for, in one call, and its
+    V-cycle as a preconditioner."""
+    import pyamg
+
+    hierarchy = pyamg.smoothed_aggregation_solver(
+        N,
+        B=None if near_null is None else near_null.reshape(-1, 1),
+        symmetry="hermitian",
+        strength=amg_strength(N),
+        smooth=("jacobi", {"weighting": "local"}),
+        max_coarse=multigrid.AMG_MAX_COARSE,
+    )
+    return hierarchy, hierarchy.aspreconditioner(cycle="V")
+
+
+@pytest.mark.parametrize(
+    "n, scaled",
+    [(20000, True), (20000, False), (300, True)],
+    ids=["scaled-near-null", "constants", "one-level"],
+)
+def test_the_v_cycle_is_pyamgs_own(n, scaled):
+    """The hierarchy built one level at a time from CSR copies and the package's V-cycle on
+    it: the same levels as PyAMG's one-call hierarchy of the same options and, applied to
+    vectors, PyAMG's own aspreconditioner(cycle="V") to rounding (a system below
+    AMG_MAX_COARSE: the pseudo-inverse alone)."""
+    N, near_null = _scaled_moons_system(n)
+    if not scaled:
+        near_null = None
+    hierarchy, reference = _pyamg_v_cycle(N, near_null)
+    levels, coarsest = multigrid._hierarchy(
+        sp.csr_matrix(N), None if near_null is None else near_null.reshape(-1, 1)
+    )
+    assert [A.shape for A, _, _ in levels] + [coarsest.shape] == [
+        level.A.shape for level in hierarchy.levels
+    ]
+    assert len(levels) >= 2 if n > multigrid.AMG_MAX_COARSE else not levels
+    for (A, P, R), level in zip(levels, hierarchy.levels, strict=False):
+        assert A.format == P.format == R.format == "csr"
+        np.testing.assert_allclose(P.toarray(), level.P.toarray(), rtol=1e-10, atol=1e-14)
+    apply = amg_preconditioner(N, near_null)
+    V = np.random.default_rng(1).normal(size=(N.shape[0], 3))
+    expected = np.column_stack([reference @ V[:, j] for j in range(3)])
+    got = apply(V)
+    assert np.linalg.norm(got - expected) <= 1e-10 * np.linalg.norm(expected)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12 * np.abs(expected).max())
+
+
+def test_the_set_up_leaves_pyamg_and_scipy_as_they_were(monkeypatch):
+    """amg_preconditioner patches no class and writes into no PyAMG object: SciPy's BSR
+    sum_duplicates is SciPy's own during and after every set-up call, and the level
+    matrices of the hierarchies PyAMG built keep their objects, formats and entries after the
+    set-up and the V-cycle's use."""
+    import pyamg
+
+    N, near_null = _scaled_moons_system(20000)
+    own = {cls: cls.sum_duplicates for cls in (sp.bsr_array, sp.bsr_matrix)}
+    built, seen = [], []
+    original = pyamg.smoothed_aggregation_solver
+
+    def record(*args, **kwargs):
+        seen.append({cls: cls.sum_duplicates for cls in own})
+        hierarchy = original(*args, **kwargs)
+        matrices = [
+            (level, name, getattr(level, name))
+            for level in hierarchy.levels
+            for name in ("A", "P", "R")
+            if hasattr(level, name)
+        ]
+        built.append([(level, name, M, M.format, M.data.copy()) for level, name, M in matrices])
+        return hierarchy
+
+    monkeypatch.setattr(pyamg, "smoothed_aggregation_solver", record)
+    apply = amg_preconditioner(N, near_null)
+    apply(np.random.default_rng(2).normal(size=(N.shape[0], 2)))
+    monkeypatch.undo()
+    assert built and len(seen) == len(built)
+    for methods in [*seen, {cls: cls.sum_duplicates for cls in own}]:
+        assert all(methods[cls] is own[cls] for cls in own)
+    formats = set()
+    for matrices in built:
+        for level, name, M, fmt, data in matrices:
+            assert getattr(level, name) is M and M.format == fmt
+            np.testing.assert_array_equal(M.data, data)
+            formats.add(fmt)
+    assert "bsr" in formats  # PyAMG's coarse levels and transfers, left as they were
+    assert len(built) > 1  # one call per level

@@ -21,7 +21,8 @@ client; :func:`fit_on_cluster` does the same for an in-memory ``X`` split into p
 
 What the in-memory fit handles and this one refuses: a precomputed ``graph``; edges so weak
 next to their ends' degrees that the in-memory solvers merge or cut them (self-tuning weights
-where a tight cluster meets sparse points; :data:`WEAK_LINK`); a point with ``n_neighbors``
+where a tight cluster meets sparse points;
+:data:`~structreg.structure.labeled_graph.WEAK_LINK`); a point with ``n_neighbors``
 exact copies under self-tuning weights.  Each is a ``ValueError`` that names it.  The solve is
 always conjugate gradients (in memory, small or slow systems are factorised instead): the
 scores agree to the solve's tolerance.  The fitted estimator holds ``X_`` gathered on the
@@ -58,6 +59,7 @@ from ..structure.distributed_graphs import (
     partitioned_knn_graph,
 )
 from ..structure.graphs import HEAT_FLOOR
+from ..structure.labeled_graph import WEAK_LINK
 from ..structure.penalties import checked_terms
 from ._base import (
     DEGENERATE_HINT,
@@ -69,13 +71,6 @@ from ._losses import loss_for
 from .problem import Problem, string_weights
 
 __all__ = ["fit_manifold_on_cluster", "fit_on_cluster", "is_dask_collection"]
-
-WEAK_LINK = float(np.sqrt(np.finfo(float).eps))
-"""An edge lighter than this fraction of the larger degree of its ends is weak; the in-memory
-solvers merge or cut the sets such edges join (``structreg.models.graph_inference.WEAK_LINK``,
-the same value; that module imports this one, so it is not imported here).  The cluster fit
-refuses graphs with weak edges."""
-
 
 def fit_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_partitions: int = 2):
     """Fit a GFHF or PoissonLearning ``estimator`` with the graph and its solve on a Dask
@@ -126,7 +121,7 @@ def fit_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_partitions
             elif weights == "heat":
                 estimator.t_ = float(graph.t)
             estimator.graph_ = graph
-            estimator._infer(labeled, y_codes)
+            estimator._infer(labeled, y_codes, estimator.tol)
             estimator.graph_ = None
             names = estimator._fitted_names()
             fits.append({k: estimator.__dict__[k] for k in names if k in estimator.__dict__})
@@ -222,9 +217,9 @@ def _solving_on_cluster(estimator):
     """Within the block the estimator's own ``_infer`` solves its system on the cluster:
     ``graph_`` is a :class:`PartitionedGraph` and ``_solve_system`` is this module's."""
     solve = _SYSTEMS[estimator._scores_attribute]
-    estimator.__dict__["_solve_system"] = lambda W, labeled, targets, probe=True: solve(
+    estimator.__dict__["_solve_system"] = lambda W, labeled, targets, tol, start=None: solve(
         estimator, W, labeled, targets
-    )  # (the cluster's solve is CG: no probe)
+    )  # (the cluster's solve is CG to the estimator's tol)
     try:
         yield
     finally:

@@ -11,113 +11,12 @@ paper (Fan et al. 2011) uses GFHF with a 7-nearest-neighbour graph as a baseline
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
-from .._locality import solve_in_locality_order
-from .graph_inference import (
-    HARMONIC_TOL,
-    WEIGHT_CHOICES,
-    DisconnectedGraphWarning,
-    GraphInferenceClassifier,
-    LabeledGraph,
-    check_method,
-    common_row_sum,
-    solve_laplace_system,
-)
+from ..solvers.laplace import HARMONIC_TOL, harmonic_function, solve_harmonic
+from .graph_inference import WEIGHT_CHOICES, DisconnectedGraphWarning, GraphInferenceClassifier
 
 __all__ = ["GFHF", "DisconnectedGraphWarning", "class_mass_normalize", "harmonic_function"]
-
-
-def harmonic_function(
-    W: sp.spmatrix | np.ndarray,
-    labeled: np.ndarray,
-    targets: np.ndarray,
-    *,
-    method: str = "auto",
-    tol: float = HARMONIC_TOL,
-    max_iter: int | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The harmonic extension of labeled values over a graph.
-
-    Solves ``(D_uu - W_uu) F_u = W_ul F_l`` (``D`` the degree matrix of ``W``), the minimiser
-    of ``tr(F^T L F)``, ``L = D - W``, with the labeled rows fixed to ``targets``.  The matrix
-    is singular exactly on connected components of the graph that hold no labeled point;
-    those rows are not solved for but reported, and every other block is symmetric positive
-    definite (irreducibly diagonally dominant).
-
-    Parameters
-    ----------
-    W : sparse matrix or ndarray of shape (n, n)
-        Symmetric non-negative affinities (the diagonal is ignored).
-    labeled : ndarray of bool, shape (n,)
-    targets : ndarray of shape (n_labeled, n_outputs)
-        Values at the labeled points, in the order of ``np.flatnonzero(labeled)``.
-    method : {"auto", "direct", "cg", "amg"}, default="auto"
-        ``"direct"``: sparse LU (dense Cholesky for dense blocks).  ``"cg"``: conjugate
-        gradients on the Jacobi-scaled system ``S A S (S^-1 F_u) = S B``, ``S = D_uu^{-1/2}``
-        (:func:`~structreg.solvers.conjugate_gradient`, all output columns as one block).
-        ``"amg"``: the same CG preconditioned by algebraic multigrid
-        (:mod:`structreg.solvers.multigrid`).  ``"auto"``: direct up to
-        ``HARMONIC_DIRECT_MAX`` unknowns, CG beyond, switching to a sparse factorisation or
-        multigrid when CG turns out slow
-        (``structreg.models.graph_inference.solve_laplace_system``).
-    tol : float, default=1e-6
-        CG: stop when every column's residual of the scaled system is at most ``tol`` times
-        its right-hand side.
-    max_iter : int or None, default=None
-        CG iteration cap (None: ``10 n_u``); not reaching ``tol`` warns
-        (``ConvergenceWarning``).
-
-    Returns
-    -------
-    F : ndarray of shape (n, n_outputs)
-        Harmonic values; the labeled rows are ``targets``, the unreachable rows are NaN.
-    unreachable : ndarray of bool, shape (n,)
-        Unlabeled points whose connected component holds no labeled point.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> W = np.array([[0, 1, 0], [1, 0, 3], [0, 3, 0]], dtype=float)  # path 0 - 1 - 2
-    >>> F, unreachable = harmonic_function(W, np.array([True, False, True]), np.eye(2))
-    >>> F[1]  # (1 * [1, 0] + 3 * [0, 1]) / 4
-    array([0.25, 0.75])
-    """
-    F, unreachable, _ = _harmonic(W, labeled, targets, method, tol, max_iter)
-    return F, unreachable
-
-
-def _harmonic(W, labeled, targets, method, tol, max_iter, probe=True):
-    """:func:`harmonic_function`, and ``info``: the method that gave the solution
-    (``"direct"`` or ``"cg"``) and the CG iterations run (``"method"``, ``"n_iter"``);
-    ``probe``: see ``solve_laplace_system``."""
-    check_method(method)
-    graph = LabeledGraph.build(W, labeled, targets)
-    unreachable = graph.unreachable
-    # numerically singular sets, each solved as one vertex
-    graph, place, _ = graph.without_weak_sets()
-    labeled, targets = graph.labeled, graph.targets
-    solve = ~labeled & ~graph.unreachable
-
-    F = np.full((graph.n, targets.shape[1]), np.nan)
-    F[labeled] = targets
-    info = {"method": "direct", "n_iter": 0}
-    if solve.any():
-        W_u = graph.W[solve]
-        A = (sp.diags(graph.degree[solve]) - W_u[:, solve]).tocsr()
-        total = common_row_sum(targets)
-        cols = slice(None) if total is None else slice(0, -1)
-        B = W_u[:, labeled] @ targets[:, cols]
-        X, info = solve_in_locality_order(  # cache-friendly products and LU
-            lambda A, B: solve_laplace_system(A, B, method, tol, max_iter, probe=probe), A, B
-        )
-        if total is not None:  # the last column; within its targets' range, as harmonic
-            # functions are (the maximum principle), which rounding alone would leave
-            last = np.clip(total - X.sum(axis=1), targets[:, -1].min(), targets[:, -1].max())
-            X = np.column_stack([X, last])
-        F[solve] = X
-    return (F if place is None else F[place]), unreachable, info
 
 
 def class_mass_normalize(F: np.ndarray, rows: np.ndarray, prior: np.ndarray) -> np.ndarray:
@@ -289,8 +188,8 @@ class GFHF(GraphInferenceClassifier):
         self.class_mass_normalization = class_mass_normalization
         self.class_prior = class_prior
 
-    def _solve_system(self, W, labeled, targets, probe=True):
-        return _harmonic(W, labeled, targets, "auto", self.tol, self.max_iter, probe)
+    def _solve_system(self, W, labeled, targets, tol, start=None):
+        return solve_harmonic(W, labeled, targets, "auto", tol, self.max_iter, start)
 
     def _class_prior(self, frequencies: np.ndarray) -> np.ndarray:
         """The prior of unreachable points and of CMN: ``class_prior_`` with CMN, the labeled

@@ -14,22 +14,11 @@ the mean label, and the class scores solve the graph Poisson equation
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
-from .._locality import solve_in_locality_order
-from .graph_inference import (
-    HARMONIC_DIRECT_MAX,
-    HARMONIC_TOL,
-    NUMERICALLY_SINGULAR,
-    GraphInferenceClassifier,
-    LabeledGraph,
-    check_method,
-    common_row_sum,
-    excess_solve,
-    solve_laplace_system,
-)
-from .harmonic import harmonic_function
+from ..solvers.laplace import HARMONIC_TOL, harmonic_function, poisson_function, solve_poisson
+from ..structure.labeled_graph import LabeledGraph
+from .graph_inference import GraphInferenceClassifier
 
 __all__ = ["PoissonLearning", "matched_offsets", "poisson_function"]
 
@@ -77,153 +66,6 @@ def matched_offsets(U: np.ndarray, shares: np.ndarray) -> np.ndarray:
         if np.max(np.abs(counts - shares * n)) <= tolerance:
             break
     return c - c.mean()
-
-
-def poisson_function(
-    W: sp.spmatrix | np.ndarray,
-    labeled: np.ndarray,
-    targets: np.ndarray,
-    *,
-    method: str = "auto",
-    tol: float = HARMONIC_TOL,
-    max_iter: int | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The solution of the graph Poisson equation with the labeled values as sources.
-
-    Solves ``L u = b``, ``b_i = targets_i - mean(targets)`` at the labeled points and 0
-    elsewhere, with ``sum_i d_i u_i = 0`` (``L = D - W``, ``d = W 1``): the equation of Poisson
-    learning, whose solution exists because ``sum_i b_i = 0`` and is unique under the
-    constraint on a connected graph.
-
-    On a graph with several components, each component that holds labeled points is solved
-    on its own, its sources centred on the mean of *its* labeled values (so that its equation
-    has a solution) and its ``d``-weighted mean set to 0; unlabeled points in components
-    without labeled points are reported as unreachable (NaN rows).
-
-    Parameters
-    ----------
-    W : sparse matrix or ndarray of shape (n, n)
-        Symmetric non-negative affinities (the diagonal is ignored).
-    labeled : ndarray of bool, shape (n,)
-    targets : ndarray of shape (n_labeled, n_outputs)
-        Values at the labeled points (one-of-c labels), in the order of
-        ``np.flatnonzero(labeled)``.
-    method : {"auto", "direct", "cg", "amg"}, default="auto"
-        ``"direct"``: sparse LU of the system with one point per component grounded
-        (``u = 0`` there; then shifted to ``d``-weighted mean 0).  ``"cg"``: conjugate
-        gradients on the consistent singular system ``S L S v = S b``, ``S = D^{-1/2}``,
-        ``u = S v`` (as graphlearning solves it); ``"amg"``: the same, preconditioned by
-        algebraic multigrid.  ``"auto"``: as
-        :func:`~structreg.models.harmonic.harmonic_function`.
-    tol : float, default=1e-6
-        CG: relative residual of the scaled system per column.
-    max_iter : int or None, default=None
-        CG iteration cap (None: ``10 n``).
-
-    Returns
-    -------
-    U : ndarray of shape (n, n_outputs)
-        The solution ``u``; NaN on unreachable rows.
-    unreachable : ndarray of bool, shape (n,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> W = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=float)  # path 0 - 1 - 2
-    >>> U, _ = poisson_function(W, np.array([True, False, True]), np.eye(2))
-    >>> U.round(12) + 0.0  # sources +-1/2 at the ends; L U = b and (1, 2, 1) . U = 0
-    array([[ 0.5, -0.5],
-           [ 0. ,  0. ],
-           [-0.5,  0.5]])
-    """
-    U, unreachable, _ = _poisson(W, labeled, targets, method, tol, max_iter)
-    return U, unreachable
-
-
-def _poisson(W, labeled, targets, method, tol, max_iter, probe=True):
-    """:func:`poisson_function`, and the solve's ``info`` (``"method"``: ``"direct"`` or
-    ``"cg"``, ``"n_iter"``: CG iterations run).  ``W`` may be the :class:`LabeledGraph`
-    already built of these ``labeled`` points and ``targets`` (not built again)."""
-    check_method(method)
-    graph = W if isinstance(W, LabeledGraph) else LabeledGraph.build(W, labeled, targets)
-    unreachable_given = graph.unreachable
-    # numerically singular sets, each solved as one vertex; the zero mean keeps the weights
-    # of the given graph's vertices (the degrees), summed over each merged set
-    graph, place, volume = graph.without_weak_sets(graph.degree)
-    labeled, targets, component = graph.labeled, graph.targets, graph.component
-    count = graph.labels_in_component
-    unreachable = graph.unreachable
-    # sources: each labeled value minus the mean of its component's labeled values
-    b = np.zeros((graph.n, targets.shape[1]))
-    means = np.zeros((len(count), targets.shape[1]))
-    np.add.at(means, component[labeled], targets)
-    means /= np.maximum(count, 1)[:, None]
-    b[labeled] = targets - means[component[labeled]]
-
-    U = np.full(b.shape, np.nan)
-    solve = np.flatnonzero(~unreachable)
-    info = {"method": "direct", "n_iter": 0}
-    if solve.size:
-        L = (sp.diags(graph.degree[solve]) - graph.W[solve][:, solve]).tocsr()
-        comp = np.unique(component[solve], return_inverse=True)[1]
-        # the solution's rows sum to 0 when the sources' rows do (common_row_sum)
-        last = common_row_sum(targets) is not None
-        b = b[solve][:, :-1] if last else b[solve]
-        # weakly joined sets (all labeled here) make a LU inaccurate or singular
-        # (LabeledGraph.weakly_joined): small systems are solved from the edge weights alone,
-        # large ones hold a vertex of the set at 0, which fails with two in one component
-        inside, crowded = graph.weakly_joined()
-        accurate = bool(inside.any()) and solve.size <= HARMONIC_DIRECT_MAX
-        if crowded and not accurate:
-            raise ValueError(NUMERICALLY_SINGULAR)
-        u, info = solve_in_locality_order(  # cache-friendly products and LU
-            lambda L, d, c, b, g: _solve_laplacian(
-                L, d, c, b, method, tol, max_iter, g, accurate, probe
-            ),
-            L,
-            volume[solve],
-            comp,
-            b,
-            inside[solve],
-        )
-        U[solve] = np.column_stack([u, -u.sum(axis=1)]) if last else u
-    return (U if place is None else U[place]), unreachable_given, info
-
-
-def _solve_laplacian(
-    L, degree, comp, b, method, tol, max_iter, prefer=None, accurate=False, probe=True
-):
-    """``u`` with ``L u = b`` and zero ``degree``-weighted mean on every component ``comp``
-    (``b`` sums to 0 on each), and the solve's ``info``.  The factorisations ground one
-    point of every component (its first, or its first of the mask ``prefer`` where it has
-    one): ``L u = b`` on the other points, ``u = 0`` there, then the mean is removed.
-    ``accurate``: the grounded system is solved by
-    :func:`~structreg.models.graph_inference.excess_solve` from the edge weights alone (a
-    weakly joined labeled set, where a LU of ``L`` is numerically singular)."""
-    n_comp = comp.max() + 1
-    vol = np.bincount(comp, weights=degree, minlength=n_comp)
-    grounded = np.zeros(L.shape[0], dtype=bool)
-    grounded[np.unique(comp, return_index=True)[1]] = True
-    if prefer is not None and prefer.any():
-        preferred = np.flatnonzero(prefer)
-        first = np.unique(comp[preferred], return_index=True)[1]
-        grounded[np.isin(comp, comp[preferred[first]])] = False
-        grounded[preferred[first]] = True
-
-    def centred(u):
-        shift = np.zeros((n_comp, b.shape[1]))
-        np.add.at(shift, comp, degree[:, None] * u)
-        return u - (shift / np.where(vol > 0, vol, 1.0)[:, None])[comp]
-
-    if accurate:
-        free = ~grounded
-        rows = sp.csr_matrix(L[free])
-        u = np.zeros(b.shape)
-        u[free] = excess_solve(-rows[:, free], -rows[:, grounded].sum(axis=1).A1, b[free])
-        return centred(u), {"method": "direct", "n_iter": 0}
-    return solve_laplace_system(
-        L, b, method, tol, max_iter, grounded=grounded, project=centred, probe=probe
-    )
 
 
 class PoissonLearning(GraphInferenceClassifier):
@@ -361,10 +203,10 @@ class PoissonLearning(GraphInferenceClassifier):
         )
         self.class_prior = class_prior
 
-    def _solve_system(self, W, labeled, targets, probe=True):
+    def _solve_system(self, W, labeled, targets, tol, start=None):
         graph = LabeledGraph.build(W, labeled, targets).apart_labeled_parts()
         self._solved_component = graph.component  # for _finish_scores, which drops it
-        return _poisson(graph, labeled, targets, "auto", self.tol, self.max_iter, probe)
+        return solve_poisson(graph, labeled, targets, "auto", tol, self.max_iter)
 
     def _finish_scores(self, U, labeled, y_codes, prior):
         """A component whose labels are all of one class has no source: it takes that
@@ -399,9 +241,7 @@ class PoissonLearning(GraphInferenceClassifier):
         self.class_prior_ = None
         if not rows.any():
             return U
-        # the same graph: when the Poisson system needed multigrid, so does this one (no probe)
-        method = "amg" if self.solver_ == "amg" else "auto"
-        F, _ = harmonic_function(self.graph_, labeled, targets, method=method, tol=self.tol)
+        F, _ = harmonic_function(self.graph_, labeled, targets, tol=self.tol)
         mass = F[rows].mean(axis=0)
         self.class_prior_ = mass / mass.sum()
         for c, codes in mixed:

@@ -1,0 +1,266 @@
+"""A weighted graph with some vertices labeled: what a Laplace-type solve needs to know of it.
+
+:class:`LabeledGraph` holds the checked inputs of the harmonic and Poisson solves
+(:mod:`structreg.solvers.laplace`): affinities without self-loops, the labeled mask and
+values, the connected components, and the *weakly joined sets* whose systems are numerically
+singular (:meth:`LabeledGraph.weak_sets`), merged by :func:`contract`.  :func:`normalized_cut`
+measures how many of a graph's edges a labeling cuts (``GFHF(weights="auto")``).
+
+The Dask-partitioned graph (:mod:`structreg.structure.distributed_graphs`) answers the same
+questions of a graph held in pieces.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+__all__ = ["WEAK_LINK", "LabeledGraph", "contract", "normalized_cut"]
+
+
+WEAK_LINK = float(np.sqrt(np.finfo(float).eps))
+"""A set of unlabeled vertices each of which sends at most this fraction of its degree out of
+the set is solved as one vertex (:meth:`LabeledGraph.weak_sets`): below it, the
+factorisation's error on the set (about ``eps / WEAK_LINK``) would exceed that of taking the
+solution constant there (about ``WEAK_LINK``).  Self-tuning weights give such
+sets where a tight cluster (or a point with ``n_neighbors`` copies) meets sparser points:
+``exp(-4 d^2 / (sigma_i sigma_j))`` of 1e-18 next to weights near 1."""
+
+
+@dataclass
+class LabeledGraph:
+    """A weighted graph with some vertices labeled: the checked inputs of a Laplace-type solve.
+
+    Attributes
+    ----------
+    W : scipy.sparse.csr_matrix of shape (n, n)
+        Symmetric non-negative affinities without self-loops (they cancel in ``D - W``).
+    labeled : ndarray of bool, shape (n,)
+    targets : ndarray of shape (n_labeled, n_outputs)
+        Values at the labeled vertices, in the order of ``np.flatnonzero(labeled)``.
+    component : ndarray of int, shape (n,)
+        The connected component of every vertex.
+    labels_in_component : ndarray of int, shape (n_components,)
+        Labeled vertices per component.
+    """
+
+    W: sp.csr_matrix
+    labeled: np.ndarray
+    targets: np.ndarray
+    component: np.ndarray
+    labels_in_component: np.ndarray
+
+    @classmethod
+    def build(
+        cls, W: sp.spmatrix | np.ndarray, labeled: np.ndarray, targets: np.ndarray
+    ) -> LabeledGraph:
+        """The graph of affinities ``W`` (sparse or dense; the diagonal is ignored) with the
+        vertices of the boolean mask ``labeled`` holding ``targets``."""
+        W = sp.csr_matrix(W, dtype=float)
+        # self-loops cancel in D - W; an explicit zero (a weight that underflowed) joins
+        # nothing, but scipy's component analysis counts it as an edge: a component "reached"
+        # only through it would make the system singular.  A graph with neither is used as
+        # given (not copied); otherwise one new matrix without them
+        if W.diagonal().any() or not W.data.all():
+            W = sp.csr_matrix(W - sp.diags(W.diagonal()))
+            W.eliminate_zeros()
+        labeled = np.asarray(labeled, dtype=bool)
+        targets = np.asarray(targets, dtype=float).reshape(int(labeled.sum()), -1)
+        n_components, component = connected_components(W, directed=False)
+        count = np.bincount(component[labeled], minlength=n_components)
+        return cls(W, labeled, targets, component, count)
+
+    @property
+    def n(self) -> int:
+        return self.W.shape[0]
+
+    @functools.cached_property
+    def degree(self) -> np.ndarray:
+        """``d = W 1``."""
+        return np.asarray(self.W.sum(axis=1)).ravel()
+
+    @property
+    def unreachable(self) -> np.ndarray:
+        """Unlabeled vertices whose connected component holds no labeled vertex."""
+        return ~self.labeled & (self.labels_in_component[self.component] == 0)
+
+    def weak_sets(self) -> np.ndarray | None:
+        """The vertices' places in the graph with every *weakly joined set* merged into one
+        vertex (:func:`contract`), or None when there is no such set.
+
+        A weakly joined set is a connected set ``S`` of two or more unlabeled vertices, none
+        of which sends more than :data:`WEAK_LINK` of its degree out of ``S``, joined to the
+        rest of its component by edges of total weight ``cut(S)`` at most the lightest edge
+        inside ``S`` (and not 0: a component without labels is left alone).  In ``D - W``
+        such a set's rows sum to ``cut(S)``, which rounding to float64 can lose next to its
+        degrees: the system is numerically singular (a factorisation fails or gives a
+        solution off by any constant on ``S``; a multigrid hierarchy divides by a coarse
+        diagonal that rounded to 0 or below), though the harmonic and Poisson problems are
+        well posed.  Their solution on ``S`` is constant up to ``O(cut(S) / lambda_2(S))``
+        (``lambda_2`` of ``S``'s own Laplacian), so the solvers take it constant there: the
+        minimiser of the energy over functions constant on ``S``, the weighted mean of the
+        values across ``S``'s edges.  The sets are the label-free components of the graph of
+        the edges of weight at least ``WEAK_LINK`` times the larger degree of their ends.
+        The test is per vertex, not on ``cut(S)`` against the smallest degree: heat weights
+        on millions of points give tight pairs with sparse points hanging off them, whose
+        light edges into the pair (more than ``WEAK_LINK`` times the smallest degree of the
+        pair's set, less than ``WEAK_LINK`` times the pair's degree) would hide the set.
+        """
+        found = self._weakly_joined()
+        if found is None:
+            return None
+        part, weak, labels = found
+        weak &= labels == 0
+        if not weak.any():
+            return None
+        # a merged set takes the place of its first vertex; the others keep their order
+        first = np.full(weak.size, self.n)
+        np.minimum.at(first, part, np.arange(self.n))
+        key = np.where(weak[part], first[part], np.arange(self.n))
+        return np.unique(key, return_inverse=True)[1].ravel()
+
+    def without_weak_sets(
+        self, volume: np.ndarray | None = None
+    ) -> tuple[LabeledGraph, np.ndarray | None, np.ndarray | None]:
+        """``(graph, place, volume)``: this graph with every weakly joined set merged into
+        one vertex (:meth:`weak_sets`, :func:`contract`), and so again on the merged graph
+        until none is left (a merged set's few, light edges can leave its neighbours weakly
+        joined in turn); ``place`` maps every vertex to its vertex of ``graph`` (None when
+        nothing merged) and ``volume``, per-vertex weights, is summed over each merged set.
+        Labeled vertices keep their order.  One merged graph at a time is held: on large
+        graphs each is a copy of the edges."""
+        graph, place = self, None
+        while (step := graph.weak_sets()) is not None:
+            merged = np.zeros(step.max() + 1, dtype=bool)
+            merged[step[graph.labeled]] = True
+            if volume is not None:
+                volume = np.bincount(step, weights=volume, minlength=merged.size)
+            graph = LabeledGraph.build(contract(graph.W, step), merged, graph.targets)
+            place = step if place is None else step[place]
+        return graph, place, volume
+
+    def weakly_joined(self) -> tuple[np.ndarray, bool]:
+        """``(inside, crowded)``: the vertices of weakly joined sets (:meth:`weak_sets`, labeled
+        or not), and whether a connected component holds two or more of them.
+
+        A Laplacian with one vertex of each component held at 0 (Poisson learning) is
+        numerically singular on every weakly joined set that does not hold that vertex: fine
+        when a component has at most one such set and the vertex is taken inside it, not when
+        it has two (then :func:`~structreg.solvers.laplace.excess_solve` solves it)."""
+        found = self._weakly_joined()
+        if found is None:
+            return np.zeros(self.n, dtype=bool), False
+        part, weak, _ = found
+        inside = weak[part]
+        first = np.unique(part[inside], return_index=True)[1]  # a vertex of every set
+        sets = np.bincount(self.component[np.flatnonzero(inside)[first]])
+        return inside, bool((sets > 1).any())
+
+    def apart_labeled_parts(self) -> LabeledGraph:
+        """This graph without its weak edges (weight below :data:`WEAK_LINK` times the larger
+        degree of their ends) that join two parts of the strong-edge graph which both hold
+        labeled vertices: each such part becomes a component of its own.
+
+        The harmonic solution barely feels such an edge, but the Poisson solution does:
+        across an edge of weight ``w`` it steps by about the net source that flows through,
+        divided by ``w``, so the two parts' scores are offset by ``1 / WEAK_LINK`` (1e8) or
+        more times their variation inside the parts -- beyond what float64 resolves there --
+        and the offset, set by the parts' label counts rather than by the points, would
+        decide their labels."""
+        found = self._strong_parts()
+        if found is None:
+            return self
+        C, strong, part = found
+        labels = np.bincount(part[self.labeled], minlength=int(part.max()) + 1)
+        between = (part[C.row] != part[C.col]) & (labels[part[C.row]] > 0)
+        drop = ~strong & between & (labels[part[C.col]] > 0)
+        if not drop.any():
+            return self
+        keep = ~drop
+        W = sp.csr_matrix((C.data[keep], (C.row[keep], C.col[keep])), shape=self.W.shape)
+        return LabeledGraph.build(W, self.labeled, self.targets)
+
+    def _strong_parts(self) -> tuple[sp.coo_matrix, np.ndarray, np.ndarray] | None:
+        """``(C, strong, part)``: the edges, which are strong (at least :data:`WEAK_LINK`
+        times the larger degree of their ends) and every vertex's component in the graph of
+        the strong edges; None when every edge is strong."""
+        if not self.W.nnz:
+            return None
+        degree = self.degree
+        C = self.W.tocoo()
+        strong = C.data >= WEAK_LINK * np.maximum(degree[C.row], degree[C.col])
+        if strong.all():
+            return None
+        S = sp.csr_matrix((C.data[strong], (C.row[strong], C.col[strong])), shape=self.W.shape)
+        return C, strong, connected_components(S, directed=False)[1]
+
+    def _weakly_joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """``(part, weak, labels)``: every vertex's component in the graph of the strong
+        edges, which of these parts are weakly joined sets (labeled or not), and the labeled
+        vertices in each part; None when every edge is strong."""
+        found = self._strong_parts()
+        if found is None:
+            return None
+        C, strong, part = found
+        degree = self.degree
+        n_sets = int(part.max()) + 1
+        size = np.bincount(part, minlength=n_sets)
+        labels = np.bincount(part[self.labeled], minlength=n_sets)
+        leaving = part[C.row] != part[C.col]
+        out = np.bincount(C.row[leaving], weights=C.data[leaving], minlength=self.n)
+        cut = np.bincount(part, weights=out, minlength=n_sets)
+        leaky = np.zeros(n_sets, dtype=bool)
+        leaky[part[out > WEAK_LINK * degree]] = True
+        lightest = np.full(n_sets, np.inf)
+        np.minimum.at(lightest, part[C.row[strong]], C.data[strong])
+        weak = (size > 1) & (cut > 0) & ~leaky & (cut <= lightest)
+        return part, weak, labels
+
+
+def contract(W: sp.spmatrix, place: np.ndarray) -> sp.csr_matrix:
+    """The graph ``W`` (symmetric) with the vertices that share a ``place`` merged: the weight
+    between two places is the sum of the weights between their vertices, a place has no
+    self-loop.  Its Laplacian is ``P^T (D - W) P`` (``P`` the places' indicator matrix), the
+    harmonic energy of the functions constant on every place.
+
+    Each edge is read once (the upper triangle) and the result is that sum plus its
+    transpose, so it is exactly symmetric; one pass over the edges, where ``P^T W P`` took
+    two sparse products."""
+    m = int(place.max()) + 1
+    edges = sp.triu(W, k=1, format="coo")
+    a, b = place[edges.row], place[edges.col]
+    apart = a != b
+    a, b = a[apart], b[apart]
+    upper = sp.csr_matrix((edges.data[apart], (np.minimum(a, b), np.maximum(a, b))), shape=(m, m))
+    upper.sum_duplicates()
+    Wc = sp.csr_matrix(upper + upper.T)
+    Wc.eliminate_zeros()
+    return Wc
+
+
+def normalized_cut(W: sp.spmatrix, labels: np.ndarray) -> float:
+    """``sum_k cut(S_k) / vol(S_k)`` of the partition of the vertices by ``labels``, on the
+    edges of ``W`` counted once each (weights ignored): how many kNN edges a labeling cuts,
+    relative to the size of each class.  A labeling that follows the data's clusters cuts
+    few.
+
+    Examples
+    --------
+    >>> W = sp.csr_matrix(np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 1], [0, 0, 1, 0.5]]))
+    >>> normalized_cut(W, np.array([0, 0, 1, 1]))  # one edge cut; volumes 3 and 3
+    0.6666666666666666
+    """
+    C = sp.coo_matrix(W)
+    off = C.row != C.col
+    row, col = C.row[off], C.col[off]
+    _, codes = np.unique(labels, return_inverse=True)
+    codes = codes.ravel()
+    degree = np.bincount(row, minlength=W.shape[0]).astype(float)
+    cut = codes[row] != codes[col]
+    cut_k = np.bincount(codes[row[cut]], minlength=codes.max() + 1)
+    vol_k = np.bincount(codes, weights=degree, minlength=codes.max() + 1)
+    return float(np.sum(cut_k / np.where(vol_k > 0, vol_k, 1.0)))
