@@ -116,6 +116,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -1249,6 +1250,96 @@ def self_tuning_weights(d2: np.ndarray, sigma_i: np.ndarray, sigma_j: np.ndarray
     """The self-tuning weights ``exp(-4 d_ij^2 / (sigma_i sigma_j))`` of edges of squared
     lengths ``d2`` (:func:`self_tuning_graph`; also the Dask graph's)."""
     return np.exp(-4.0 * d2 / (sigma_i * sigma_j))
+
+
+@dataclass
+class WeightedGraph:
+    """A symmetric kNN graph with one weighting, and the scale that weighting used.
+
+    Attributes
+    ----------
+    W : scipy.sparse.csr_matrix of shape (n, n)
+        Sorted indices, zero diagonal, no explicit zeros.
+    weights : {"self-tuning", "heat", "connectivity"}
+    t : float or None
+        ``"heat"``: the width, in the units of ``X``.
+    local_scale : ndarray of shape (n,) or None
+        ``"self-tuning"``: every point's ``sigma_i``.
+    """
+
+    W: sp.csr_matrix
+    weights: str
+    t: float | None = None
+    local_scale: np.ndarray | None = None
+
+
+def weighted_knn_graphs(
+    X,
+    n_neighbors: int,
+    weightings: tuple[str, ...],
+    *,
+    t: float | None = None,
+    floor: float = HEAT_FLOOR,
+    algorithm: Algorithm = "auto",
+) -> list[WeightedGraph]:
+    """The symmetric kNN graph of the rows of ``X`` with each of ``weightings``, from one
+    neighbour search and one computation of the edge lengths.
+
+    ``"self-tuning"``: the weights of :func:`self_tuning_graph` (edges whose weight
+    underflowed to 0 dropped).  ``"heat"``: ``max(exp(-||x_i - x_j||^2 / t), floor)``
+    (:data:`HEAT_FLOOR` by default), ``t`` the given width or the mean squared length of the
+    edges of positive length (when no edge has one: the neighbour scale of the distinct
+    points, :func:`neighbor_scale`, or 1 when all points are one).  ``"connectivity"``: 1 on
+    every edge.  The edge set is :func:`knn_graph`'s, the same for every weighting.
+    """
+    X = _as_points(X)
+    _check_algorithm(algorithm)
+    n, k = X.shape[0], n_neighbors
+    s, Z = unit_scaled(X, far_only=True)  # lengths measured on X / s (module docstring)
+    ind = _knn_indices(Z, k, algorithm, cut=True)  # nearest first
+    directed = sp.csr_matrix(
+        (np.ones(n * k, dtype=np.int8), ind.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n)
+    )
+    union = directed + directed.T.tocsr()
+    union.sort_indices()
+    cols = union.indices
+    rows = np.repeat(np.arange(n, dtype=cols.dtype), np.diff(union.indptr))
+    d2 = _pair_distances(Z, rows, cols) ** 2  # squared lengths on X / s
+    out = []
+    for weights in weightings:
+        if weights == "self-tuning":
+            sigma = _pair_distances(Z, np.arange(n), ind[:, -1])
+            copies = np.flatnonzero(~(sigma > 0))  # n_neighbors copies: the nearest other
+            if copies.size:
+                nearest = _nearest_distinct_distance(Z, copies)
+                sigma[copies] = np.where(nearest > 0, nearest, 1.0)
+            data = self_tuning_weights(d2, sigma[rows], sigma[cols])
+            W = sp.csr_matrix((data, cols.copy(), union.indptr.copy()), shape=(n, n))
+            W.eliminate_zeros()  # weights that underflowed join nothing
+            out.append(WeightedGraph(W, weights, local_scale=sigma * s))
+        elif weights == "heat":
+            width = _width(t, s)
+            if width is None:
+                positive = d2[d2 > 0]
+                if positive.size:
+                    width = float(np.mean(positive))
+                else:  # every edge joins copies: weights 1 whatever the width
+                    try:
+                        width = neighbor_scale(Z, n_neighbors)
+                    except ValueError:  # all points identical
+                        width = 1.0
+            data = np.maximum(np.exp(-d2 / width), floor)
+            W = sp.csr_matrix((data, cols.copy(), union.indptr.copy()), shape=(n, n))
+            out.append(WeightedGraph(W, weights, t=float(t) if t is not None else width * s * s))
+        elif weights == "connectivity":
+            data = np.ones(cols.size)
+            W = sp.csr_matrix((data, cols.copy(), union.indptr.copy()), shape=(n, n))
+            out.append(WeightedGraph(W, weights))
+        else:
+            raise ValueError(
+                f"weights must be 'self-tuning', 'heat' or 'connectivity', got {weights!r}"
+            )
+    return out
 
 
 def heat_reweight(W: sp.spmatrix, X, t: float | None = None) -> sp.csr_matrix:
