@@ -177,3 +177,52 @@ def test_a_planted_upward_import_and_cycle_are_caught(planted):
     assert any(b.startswith("structreg.solvers.cg ") and "structreg.models" in b for b in bad)
     assert any(b.startswith("structreg.models.rlsc ") and "structreg.cli" in b for b in bad)
     assert any("structreg.solvers.cg" in c and "structreg.models" in c for c in cycles(graph))
+
+
+SOLVE_PRIMITIVES = {
+    "splu",
+    "spilu",
+    "spsolve",
+    "factorized",
+    "cholesky",
+    "amg_conjugate_gradient",
+    "amg_preconditioner",
+    "solve_laplace_system",
+    "excess_solve",
+}
+"""Names through which a module would solve a graph's Laplace system itself: sparse
+factorisations, CHOLMOD, multigrid and the Laplace solve's own parts.  Graph methods in
+``models`` call the solves of ``solvers.laplace`` (``solve_harmonic``, ``solve_poisson``,
+``harmonic_function``, ``poisson_function``) and nothing below them."""
+
+
+def solve_primitives_used(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module file -> the names of :data:`SOLVE_PRIMITIVES` it imports or calls by name."""
+    found = {}
+    for path in sorted((root / "models").rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                names |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.Name):
+                names.add(node.id)
+        if names & SOLVE_PRIMITIVES:
+            found[path.name] = names & SOLVE_PRIMITIVES
+    return found
+
+
+def test_laplace_solves_stay_out_of_the_models():
+    assert solve_primitives_used() == {}
+
+
+def test_a_planted_laplace_solve_in_the_models_is_caught(tmp_path):
+    import shutil
+
+    root = tmp_path / "structreg"
+    shutil.copytree(PACKAGE, root, ignore=shutil.ignore_patterns("__pycache__", "data"))
+    harmonic = root / "models" / "harmonic.py"
+    harmonic.write_text(harmonic.read_text() + "\nfrom scipy.sparse.linalg import splu\n")
+    assert solve_primitives_used(root) == {"harmonic.py": {"splu"}}

@@ -72,6 +72,7 @@ from .problem import Problem, string_weights
 
 __all__ = ["fit_manifold_on_cluster", "fit_on_cluster", "is_dask_collection"]
 
+
 def fit_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_partitions: int = 2):
     """Fit a GFHF or PoissonLearning ``estimator`` with the graph and its solve on a Dask
     cluster; what ``estimator.fit(X, y, unlabeled)`` does for a ``dask.array`` ``X``.

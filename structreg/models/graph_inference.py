@@ -1,24 +1,16 @@
-"""Graph inference of the Laplace type: what GFHF and Poisson learning share.
+"""Graph inference of the Laplace type: the estimator base of GFHF and Poisson learning.
 
 Both infer the labels of the unlabeled training points from a weighted graph ``W`` over all
 training points by solving a linear system of the graph Laplacian ``L = D - W``: GFHF the
 harmonic system ``(D_uu - W_uu) F_u = W_ul Y_l`` (:mod:`structreg.models.harmonic`), Poisson
 learning ``L u = b`` with sources at the labeled points (:mod:`structreg.models.poisson`).
 
-This module holds the road from the data to those solves and back:
-
-- :class:`GraphInferenceClassifier`, the estimator base: validation, label encoding, the
-  graph, the class prior of points that no label reaches, ``transduction_`` and the
-  out-of-sample rule; a subclass gives its system (``_solve_system``).
-- :class:`LabeledGraph`, the checked inputs of a solve (affinities without self-loops, the
-  labeled mask and values, the connected components), and :func:`common_row_sum`, which
-  lets one-of-c problems solve one column fewer.
-- :func:`solve_laplace_system`, the solve of a Laplace-type system: a sparse factorisation
-  for small systems, Jacobi-scaled conjugate gradients
-  (:func:`~structreg.solvers.cg.conjugate_gradient`) for large ones, switching, when CG
-  turns out slow (mesh-like graphs of low-dimensional data), to a sparse Cholesky
-  factorisation (CHOLMOD, where scikit-sparse is installed), a LU of bounded fill or
-  multigrid-preconditioned CG (:mod:`structreg.solvers.multigrid`), by measured crossover.
+:class:`GraphInferenceClassifier` holds the road from the data to those solves and back:
+validation, label encoding, the graph (:func:`~structreg.structure.graphs.weighted_knn_graphs`,
+every weighting from one neighbour search), the class prior of points that no label reaches,
+``transduction_`` and the out-of-sample rule; a subclass gives its system
+(``_solve_system``), solved in :mod:`structreg.solvers.laplace` on the
+:class:`~structreg.structure.labeled_graph.LabeledGraph` of the graph.
 """
 
 from __future__ import annotations
@@ -84,7 +76,7 @@ WEIGHTS_DOC = """weights : {CHOICES}, default=DEFAULT
         its distance to its ``n_neighbors``-th nearest training point).  ``"heat"``:
         ``max(exp(-||x_i - x_j||^2 / t), 1e-4)`` with one width ``t`` (Zhu et al.'s
         Gaussian fields; the floor keeps the systems of large graphs well conditioned,
-        ``structreg.models.graph_inference.HEAT_FLOOR``).
+        ``structreg.structure.graphs.HEAT_FLOOR``).
         ``"connectivity"``: 1 on every edge."""
 """The ``weights`` entry of the subclasses' parameter lists, which write ``WEIGHTS`` on a
 line of their own in its place (``CHOICES`` and ``DEFAULT`` filled in from the subclass)."""

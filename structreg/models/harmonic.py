@@ -92,9 +92,11 @@ class GFHF(GraphInferenceClassifier):
         the class frequencies of the labeled points.  Only with
         ``class_mass_normalization=True``.
     WEIGHTS
-        ``"auto"``: fits with self-tuning and with heat weights (two solves, at every size)
-        and keeps the labeling that cuts fewer kNN edges relative to the classes' sizes
-        (:func:`~structreg.models.graph_inference.normalized_cut`; ``weights_`` says which).
+        ``"auto"``: builds the self-tuning and the heat graph from one neighbour search,
+        solves both to a relative residual of 1e-2 and keeps the weighting whose labeling
+        cuts fewer kNN edges relative to the classes' sizes
+        (:func:`~structreg.structure.labeled_graph.normalized_cut`; ``weights_`` says which),
+        solved on to ``tol``.
         On two moons of 1e6 and 1e7 points (5 labels per class) the smaller cut keeps heat
         weights' 99.9 % over self-tuning's 90.6 % and 95.5 %.  Neither weighting wins
         everywhere: local scales follow classes of different

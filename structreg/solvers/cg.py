@@ -14,7 +14,7 @@ preconditioned residual, ``rho = <r, r>_P`` and ``P p`` kept by recurrence,
 
 Callers choose the split of their system: Jacobi scaling (``N = D^{-1/2} H D^{-1/2}``, P = I)
 for the square-loss normal equations and for the graph systems of
-:mod:`structreg.models.graph_inference` (GFHF's harmonic and Poisson learning's Laplacian
+:mod:`structreg.solvers.laplace` (GFHF's harmonic and Poisson learning's Laplacian
 systems), ``P = blockdiag(K, s)`` for the kernel system of :mod:`structreg.solvers.kernel_cg`
 (Melacci & Belkin 2011), where ``P^{-1} = K^{-1}`` is never needed.
 

@@ -524,7 +524,7 @@ class PartitionedGraph:
         strong edge inside, none of them sending more than ``fraction`` of its degree out --
         and how many labeled vertices each part holds, both indexed by the part's smallest
         vertex; and how many weak edges join two parts that both hold labeled vertices.
-        (What ``structreg.models.graph_inference.LabeledGraph`` finds in memory.)"""
+        (What ``structreg.structure.labeled_graph.LabeledGraph`` finds in memory.)"""
         part = self.components(degree, fraction)
         labels = np.bincount(part[labeled], minlength=self.n)
         found = self.map_rows(_part_cuts, part, degree, fraction, labels > 0)
@@ -540,7 +540,7 @@ class PartitionedGraph:
         return sum(self.map_rows(_weak_edges, degree, fraction))
 
     def normalized_cut(self, labels: np.ndarray) -> float:
-        """:func:`~structreg.models.graph_inference.normalized_cut` of the graph's edge
+        """:func:`~structreg.structure.labeled_graph.normalized_cut` of the graph's edge
         pattern for the labeling ``labels`` (one per vertex)."""
         _, codes = np.unique(labels, return_inverse=True)
         codes = codes.ravel()
