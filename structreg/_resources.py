@@ -31,10 +31,15 @@ Memory
     solvers).
 
 Threads
-    One :class:`threadpoolctl.ThreadpoolController` per process (scanning the loaded libraries
-    costs about 5 ms, too much to repeat on every small fit) holds the BLAS threads:
-    :func:`blas_threads` limits them within a ``with`` block, and :func:`blas_threads_for` is
-    the rule of the estimators' fits (one thread below :data:`SMALL_PROBLEM` samples).
+    One option, ``threads`` (default None: every CPU this process may run on), is the number
+    of threads of structreg's hot loops: :func:`search_threads` gives it to every neighbour
+    search (the float32 GEMM search's worker threads and their BLAS, the cell search, scipy's
+    ``cKDTree(workers=)``, scikit-learn's ``NearestNeighbors(n_jobs=)`` and its OpenMP
+    threads).  One :class:`threadpoolctl.ThreadpoolController` per process (scanning the
+    loaded libraries costs about 5 ms, too much to repeat on every small fit) holds the BLAS
+    threads: :func:`blas_threads` limits them within a ``with`` block, and
+    :func:`blas_threads_for` is the rule of the estimators' fits (one thread below
+    :data:`SMALL_PROBLEM` samples).
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ import math
 import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from numbers import Real
+from numbers import Integral, Real
 
 from threadpoolctl import ThreadpoolController
 
@@ -52,6 +57,7 @@ __all__ = [
     "DEFAULT_WORKING_MEMORY",
     "SMALL_PROBLEM",
     "InsufficientMemoryError",
+    "available_cpus",
     "available_memory",
     "blas_threads",
     "blas_threads_for",
@@ -63,8 +69,10 @@ __all__ = [
     "get_config",
     "kernel_store_bytes",
     "lasso_batch_floats",
+    "search_threads",
     "set_config",
     "thread_controller",
+    "threads_limit",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -84,22 +92,39 @@ worker threads (see :func:`gemm_tile_columns`)."""
 _LASSO_FLOATS_AT_DEFAULT = 4_000_000
 """Floats of one lasso batch at the default budget (32 MB, about half a block)."""
 
-_CONFIG: dict[str, float] = {"working_memory": DEFAULT_WORKING_MEMORY}
+_CONFIG: dict[str, float | int | None] = {
+    "working_memory": DEFAULT_WORKING_MEMORY,
+    "threads": None,
+}
 
 
-def get_config() -> dict[str, float]:
+class _Unchanged:
+    """The default of ``threads`` in :func:`set_config`: keep the setting (None is a value
+    of its own there, every CPU)."""
+
+    def __repr__(self) -> str:
+        return "<unchanged>"
+
+
+_UNCHANGED = _Unchanged()
+
+
+def get_config() -> dict[str, float | int | None]:
     """The current settings of structreg, as a new dict.
 
     Returns
     -------
     config : dict
-        ``{"working_memory": MiB}``; see :func:`set_config`.
+        ``{"working_memory": MiB, "threads": int or None}``; see :func:`set_config`.
     """
     return dict(_CONFIG)
 
 
-def set_config(working_memory: float | None = None) -> None:
-    """Change structreg's settings for the whole process; None keeps a setting as it is.
+def set_config(
+    working_memory: float | None = None, threads: int | None | _Unchanged = _UNCHANGED
+) -> None:
+    """Change structreg's settings for the whole process; an argument not given keeps its
+    setting as it is.
 
     Parameters
     ----------
@@ -108,25 +133,49 @@ def set_config(working_memory: float | None = None) -> None:
         64).  Kernel sections, penalty products and pair distances come in blocks of at most
         this size; the exact neighbour search's tiles, the l1-graph's lasso batches and the
         largest kernel matrix a kernel operator stores (16 blocks) scale with it.  Results do
-        not depend on it beyond rounding.
+        not depend on it beyond rounding.  None keeps the budget.
+    threads : int or None, optional
+        Threads of structreg's hot loops, like scikit-learn's ``n_jobs`` (a positive int; None,
+        the initial setting: every CPU this process may run on, ``os.sched_getaffinity``).
+        Every neighbour search takes its threads from it (:func:`search_threads`): the
+        float32 GEMM search's worker threads (each holding its BLAS to one thread; under
+        ``threads=1`` the BLAS too runs one thread), the cell search's, scipy's
+        ``cKDTree.query(workers=)``, scikit-learn's ``NearestNeighbors(n_jobs=)`` and, where
+        set, its OpenMP threads.  Results do not depend on it.  Not given: kept as it is;
+        ``threads=None`` sets it back to every CPU.
+
+    Raises
+    ------
+    ValueError
+        ``threads`` is not a positive int or None (or ``working_memory`` not a positive
+        finite number; a TypeError where it is not a number).
 
     See Also
     --------
     config_context : the same, within a ``with`` block.
     get_config : the current settings.
+    search_threads : the threads a hot loop uses.
     """
+    if threads is not _UNCHANGED:
+        threads = _check_threads(threads)
     if working_memory is not None:
         _CONFIG["working_memory"] = _check_working_memory(working_memory)
+    if threads is not _UNCHANGED:
+        _CONFIG["threads"] = threads
 
 
 @contextlib.contextmanager
-def config_context(*, working_memory: float | None = None) -> Iterator[None]:
+def config_context(
+    *, working_memory: float | None = None, threads: int | None | _Unchanged = _UNCHANGED
+) -> Iterator[None]:
     """Settings of :func:`set_config` within a ``with`` block, restored when it ends.
 
     Parameters
     ----------
     working_memory : float or None, default=None
         See :func:`set_config`; None keeps the current budget.
+    threads : int or None, optional
+        See :func:`set_config`; not given keeps the current setting, None is every CPU.
 
     Examples
     --------
@@ -138,7 +187,7 @@ def config_context(*, working_memory: float | None = None) -> Iterator[None]:
     64
     """
     saved = get_config()
-    set_config(working_memory=working_memory)
+    set_config(working_memory=working_memory, threads=threads)
     try:
         yield
     finally:
@@ -151,6 +200,14 @@ def _check_working_memory(value: float) -> float:
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"working_memory must be a positive finite number of MiB, got {value!r}")
     return value
+
+
+def _check_threads(value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError(f"threads must be a positive int or None, got {value!r}")
+    return int(value)
 
 
 def block_bytes() -> int:
@@ -310,6 +367,29 @@ SMALL_PROBLEM = 1000
 :func:`blas_threads_for`)."""
 
 _CONTROLLER: list[ThreadpoolController] = []
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (``os.sched_getaffinity``; ``os.cpu_count`` elsewhere)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def search_threads() -> int:
+    """Threads of a hot loop: the ``threads`` setting (:func:`set_config`), or every CPU
+    this process may run on (:func:`available_cpus`) where it is None."""
+    threads = _CONFIG["threads"]
+    return available_cpus() if threads is None else int(threads)
+
+
+def threads_limit() -> int | None:
+    """The ``threads`` setting where one is set (to limit a library's own thread pools, e.g.
+    scikit-learn's OpenMP, with :func:`blas_threads`), None (leave them as they are)
+    otherwise."""
+    threads = _CONFIG["threads"]
+    return None if threads is None else int(threads)
 
 
 def thread_controller() -> ThreadpoolController:

@@ -25,7 +25,7 @@ def _blas_threads() -> list[int]:
 def test_the_defaults_give_the_sizes_of_before():
     """64 MiB blocks, 1 GiB stored kernels, 16,384-point GEMM tiles, 4e6-float lasso
     batches: the constants these sizes replaced."""
-    assert structreg.get_config() == {"working_memory": 64}
+    assert structreg.get_config() == {"working_memory": 64, "threads": None}
     assert _resources.block_bytes() == 64 * 2**20
     assert _resources.kernel_store_bytes() == 2**30
     assert _resources.gemm_tile_columns() == 16_384
@@ -36,14 +36,14 @@ def test_the_defaults_give_the_sizes_of_before():
 
 def test_every_size_follows_the_budget():
     with structreg.config_context(working_memory=1):
-        assert structreg.get_config() == {"working_memory": 1}
+        assert structreg.get_config() == {"working_memory": 1, "threads": None}
         assert _resources.block_bytes() == 2**20
         assert _resources.kernel_store_bytes() == 16 * 2**20
         assert _resources.gemm_tile_columns() == 256
         assert _resources.lasso_batch_floats() == 62_500
         assert _chunks.rows_per_block(8) == 2**20 // 64
         assert [s.stop for s in _chunks.row_blocks(2**15, 8)] == [2**14, 2**15]
-    assert structreg.get_config() == {"working_memory": 64}
+    assert structreg.get_config() == {"working_memory": 64, "threads": None}
 
 
 def test_set_config_and_nested_contexts_restore():
@@ -152,6 +152,46 @@ def test_blas_threads_for_follows_the_small_problem_rule():
     with blas_threads_for(_resources.SMALL_PROBLEM):
         assert _blas_threads() == before
     assert _blas_threads() == before
+
+
+def test_threads_setting_reaches_search_threads_and_is_restored(monkeypatch):
+    monkeypatch.setattr(_resources, "available_cpus", lambda: 7)
+    assert structreg.get_config()["threads"] is None
+    assert _resources.search_threads() == 7  # None: every CPU the process may use
+    assert _resources.threads_limit() is None
+    try:
+        structreg.set_config(threads=3)
+        assert _resources.search_threads() == 3
+        assert _resources.threads_limit() == 3
+        with structreg.config_context(threads=1):
+            assert _resources.search_threads() == 1
+            with structreg.config_context(working_memory=2):  # threads not given: kept
+                assert _resources.search_threads() == 1
+            with structreg.config_context(threads=None):  # None: every CPU again
+                assert _resources.search_threads() == 7
+            assert _resources.search_threads() == 1
+        assert structreg.get_config()["threads"] == 3
+        structreg.set_config(working_memory=64)  # threads not given: kept
+        assert _resources.search_threads() == 3
+        structreg.set_config(threads=None)
+        assert _resources.search_threads() == 7
+    finally:
+        structreg.set_config(threads=None)
+    assert structreg.get_config() == {"working_memory": 64, "threads": None}
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, 2.0, "2", True])
+def test_threads_must_be_a_positive_int_or_none(value):
+    with pytest.raises(ValueError, match="threads must be a positive int or None"):
+        structreg.set_config(threads=value)
+    with pytest.raises(ValueError, match="threads"), structreg.config_context(threads=value):
+        pass
+    with pytest.raises(ValueError):  # nothing is set when one setting is invalid
+        structreg.set_config(working_memory=8, threads=value)
+    assert structreg.get_config() == {"working_memory": 64, "threads": None}
+    structreg.set_config(threads=np.int64(2))  # numpy integers are ints
+    assert _resources.search_threads() == 2
+    structreg.set_config(threads=None)
 
 
 # ----------------------------------------------------------------------------------------
