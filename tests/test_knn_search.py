@@ -362,3 +362,76 @@ def test_ivf_search_checks_the_recall_on_a_second_sample(rng, monkeypatch):
     assert len(calls) == 4 and calls[0] == calls[1] == info["sample"] == 1000
     assert 0 < info["check_recall"] <= 1 and info["check_recall"] != info["sample_recall"]
     assert ind.shape == (5000, 8) and np.all(ind >= 0)
+
+
+def test_self_search_computes_each_pair_once_with_the_same_result(monkeypatch, memory_budget):
+    """The symmetric self-search (upper tiles, thresholds from a sample) finds what the
+    query-by-query search and brute force find, also over several tiles and row blocks, and
+    gives way to the query-by-query search where it would keep too many products."""
+    X = _clustered(1000, 66, seed=8)
+    used = []
+    original = graphs._self_candidates
+
+    def spy(*args, **kwargs):
+        found = original(*args, **kwargs)
+        used.append(found is not None)
+        return found
+
+    monkeypatch.setattr(graphs, "_self_candidates", spy)
+    expected = np.argsort(_brute(X, X), axis=1, kind="stable")[:, :10]
+    ind, dist = graphs._gemm_indices(X, X, 10, return_distance=True)
+    assert used == [True]
+    np.testing.assert_array_equal(ind, expected)
+    np.testing.assert_array_equal(graphs._gemm_indices(X, X.copy(), 10), expected)  # queries
+    memory_budget(8 * 300 * 512)  # tiles of 300 points: several tiles per row block
+    np.testing.assert_array_equal(graphs._gemm_indices(X, X, 10), expected)
+    monkeypatch.setattr(graphs, "SELF_MAX_KEPT", 0)  # too many kept: query by query
+    np.testing.assert_array_equal(graphs._gemm_indices(X, X, 10), expected)
+    assert used == [True, True, False]
+
+
+def test_searches_take_their_threads_from_the_one_limiter(monkeypatch):
+    """``set_config(threads=...)`` reaches the GEMM search's workers, the cell search's and
+    the tree's; the neighbours do not depend on it."""
+    import structreg
+
+    X = _clustered(1200, 64, seed=9)
+    runs = []
+    original_run = graphs._run
+
+    def run(func, starts, threads):
+        runs.append(threads)
+        return original_run(func, starts, threads)
+
+    monkeypatch.setattr(graphs, "_run", run)
+    monkeypatch.setattr(_resources, "available_cpus", lambda: 2)
+    with structreg.config_context(threads=1):
+        one = graphs._gemm_indices(X, X, 8), graphs._gemm_indices(X, X[:300].copy(), 8)
+    assert runs and set(runs) == {1}
+    runs.clear()
+    with structreg.config_context(threads=2):
+        two = graphs._gemm_indices(X, X, 8), graphs._gemm_indices(X, X[:300].copy(), 8)
+    assert set(runs) == {2}
+    runs.clear()
+    default = graphs._gemm_indices(X, X, 8)
+    assert set(runs) == {2}  # None: every CPU (2 here)
+    for a, b in zip(one, two, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(default, one[0])
+
+    workers = []
+
+    class Tree(graphs.cKDTree):
+        def query(self, *args, **kwargs):
+            workers.append(kwargs.get("workers"))
+            return super().query(*args, **kwargs)
+
+    monkeypatch.setattr(graphs, "cKDTree", Tree)
+    monkeypatch.setattr(graphs, "PARALLEL_MIN_QUERIES", 0)
+    P = _clustered(500, 3, seed=10)
+    with structreg.config_context(threads=1):
+        tree_one = graphs._library_indices(P, P, 5)
+    with structreg.config_context(threads=2):
+        tree_two = graphs._library_indices(P, P, 5)
+    assert workers == [1, 2]
+    np.testing.assert_array_equal(tree_one, tree_two)

@@ -110,7 +110,6 @@ algorithms and bit-for-bit those of earlier releases.
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -145,8 +144,9 @@ APPROX_MIN_FEATURES = 16
 TREE_APPROX_MIN_SAMPLES = 200_000
 TREE_APPROX_MIN_FEATURES = 8
 
-# exact tree searches of at least this many queries run threaded over all cores (joblib
-# n_jobs=-1): 1e5 points of a 10-d Gaussian mixture, k-d tree, 2 cores: 62 s -> 35 s
+# exact tree searches of at least this many queries run threaded over the cores structreg may
+# use (_resources.search_threads(), set_config(threads=...)): 1e5 points of a 10-d Gaussian
+# mixture, k-d tree, 2 cores: 62 s -> 35 s
 PARALLEL_MIN_QUERIES = 20_000
 TREE_MAX_FEATURES = 16  # scikit-learn's own k-d tree limit (brute force from 16 on)
 
@@ -157,6 +157,10 @@ GEMM_MIN_FEATURES = 64
 GEMM_MIN_PAIRS = 9_000_000
 GEMM_EXTRA = 4  # candidates kept per query beyond those asked for (at least 1)
 GEMM_SAMPLE_STRIDE = 16  # _top_m's largest sampling stride of wide rows
+SELF_SAMPLE = 8  # _self_candidates' thresholds: products with every 8th point
+SELF_MAX_KEPT = 2  # ... and the products it keeps, at most in blocks of memory
+SELF_GROUPS = 4  # ... the m-th largest of the maxima of this many sample columns
+SELF_MERGE_ROWS = 64  # ... grouped into the m largest of each point this many at a time
 
 # exact searches of dense data with CELL_MIN_FEATURES to GEMM_MIN_FEATURES - 1 features and
 # at least CELL_MIN_SAMPLES points run cell by cell (_cell_indices); see the module docstring.
@@ -489,8 +493,9 @@ def _exact_indices(X, queries, n_query: int, return_distance: bool = False):
     Dense data with at least ``GEMM_MIN_FEATURES`` features and ``GEMM_MIN_PAIRS`` query-point
     pairs: :func:`_gemm_indices` (float32 ranking, certified, float64 where it is not).
     Otherwise scikit-learn's ``NearestNeighbors``; from ``PARALLEL_MIN_QUERIES`` queries on,
-    its tree searches run on all cores (joblib threads, ``n_jobs=-1``; its brute-force search
-    is OpenMP-threaded either way).
+    its tree searches run on :func:`~structreg._resources.search_threads` threads (joblib
+    threads, ``n_jobs``; its brute-force search is OpenMP-threaded either way, limited to
+    ``threads`` where :func:`~structreg.set_config` sets it).
     """
     if _gemm_applies(X, queries):
         return _gemm_indices(X, queries, n_query, return_distance=return_distance)
@@ -521,7 +526,8 @@ def _library_indices(X, queries, n_query: int, return_distance: bool = False):
         rows = np.asarray(tree.indices, dtype=np.intp)
     while rows.size:
         m = min(2 * m if m > n_query else m + 1, n)
-        d, i = tree.query(queries[rows], m, workers=-1 if rows.size >= PARALLEL_MIN_QUERIES else 1)
+        workers = _resources.search_threads() if rows.size >= PARALLEL_MIN_QUERIES else 1
+        d, i = tree.query(queries[rows], m, workers=workers)
         d, i = d.reshape(-1, m), i.reshape(-1, m)
         pick = _nearest_first(i, d, m)
         d, i = np.take_along_axis(d, pick, axis=1), np.take_along_axis(i, pick, axis=1)
@@ -532,9 +538,13 @@ def _library_indices(X, queries, n_query: int, return_distance: bool = False):
 
 
 def _sklearn_search(X, queries, n_query: int, parallel: bool):
-    """``(indices, distances)`` by scikit-learn's ``NearestNeighbors``."""
-    n_jobs = -1 if parallel else None
-    dist, ind = NearestNeighbors(n_neighbors=n_query, n_jobs=n_jobs).fit(X).kneighbors(queries)
+    """``(indices, distances)`` by scikit-learn's ``NearestNeighbors``: ``n_jobs`` from
+    :func:`~structreg._resources.search_threads` when ``parallel``, its OpenMP (and BLAS)
+    threads limited to the ``threads`` setting where one is set."""
+    n_jobs = _resources.search_threads() if parallel else None
+    with blas_threads(_resources.threads_limit(), user_api=None):
+        search = NearestNeighbors(n_neighbors=n_query, n_jobs=n_jobs).fit(X)
+        dist, ind = search.kneighbors(queries)
     return ind, dist
 
 
@@ -549,11 +559,9 @@ def _gemm_applies(X, queries) -> bool:
 
 
 def _search_threads() -> int:
-    """Worker threads of :func:`_gemm_indices`: the CPUs this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    """Worker threads of :func:`_gemm_indices` and :func:`_cell_indices`: the one limiter's
+    (:func:`structreg._resources.search_threads`, ``set_config(threads=...)``)."""
+    return _resources.search_threads()
 
 
 def _gemm_indices(
@@ -565,9 +573,12 @@ def _gemm_indices(
     Both sides are centred on the mean of ``X`` (distances do not change; the rounding, which
     scales with the norms, shrinks) and rounded to float32.  Float32 GEMMs give
     ``v_ij = q_i . x_j - |x_j|^2 / 2``, which ranks the points as ``||q_i - x_j||^2 = |q_i|^2
-    - 2 v_ij`` does, and each query keeps the ``m = n_query + GEMM_EXTRA`` largest.  (Computing
-    only the blocks on and above the diagonal of a self-search, each serving its rows and,
-    transposed, its columns, saved less than the transposition cost: measured slower.)  The
+    - 2 v_ij`` does, and each query keeps the ``m = n_query + GEMM_EXTRA`` largest.  A
+    self-search (``queries is X``) computes each pair once (:func:`_self_candidates`: the
+    tiles on and above the diagonal, each product serving its row and its column, selected
+    against thresholds from a sample rather than transposed; USPS, 11,000 x 256, k + 1 = 8,
+    2 cores at load 4.7: 1.50 -> 1.00 s), with the bound below for ``d + 2`` terms and
+    ``|q_i|^2 / 2`` added.  The
     computed ``v_ij`` is within
 
         e_i = 1.01 c (|q_i| R + R^2 / 2),   c = gamma_{d+1} + 3.01 u,   gamma_p = p u / (1 - p u),
@@ -604,12 +615,24 @@ def _gemm_indices(
     threads = _search_threads() if threads is None else threads
     elements = max(1, block_bytes() // (8 * threads))
 
-    with blas_threads(1 if threads > 1 else None):  # the search threads share the cores
-        idx, val, q_sq = _query_candidates(Z, half, queries, mean, m, elements, threads)
+    # the search threads share the cores; one search thread: the BLAS under the limiter
+    with blas_threads(1 if threads > 1 else _resources.threads_limit()):
+        found = None
+        if queries is X and m < n:  # a self-search: each pair's product once
+            # d + 2 terms of at most |z_i| R, |z_i|^2 / 2 and R^2 / 2 (see _self_candidates)
+            c2 = (d + 2) * u / (1 - (d + 2) * u) + 3.01 * u
+            norm = np.sqrt(sq)
+            error = 1.01 * c2 * (norm * radius + sq / 2 + radius**2 / 2)
+            found = _self_candidates(Z, sq, m, error, elements, threads)
+            q_sq = sq
+        if found is None:
+            idx, val, q_sq = _query_candidates(Z, half, queries, mean, m, elements, threads)
+            error = 1.01 * c * (np.sqrt(q_sq) * radius + radius**2 / 2)
+        else:
+            idx, val = found
         order = np.argsort(-val, axis=1, kind="stable")
         idx = np.take_along_axis(idx, order, axis=1)
         val = np.take_along_axis(val, order, axis=1).astype(float)
-        error = 1.01 * c * (np.sqrt(q_sq) * radius + radius**2 / 2)
         step = max(1, elements // (2 * m * d))  # the float64 candidates and differences
         ok = np.empty(idx.shape[0], dtype=bool)
 
@@ -808,6 +831,119 @@ def _query_candidates(Z, half, queries, mean, m, elements, threads):
 
     _run(search, range(0, q, step), threads)
     return idx, val, q_sq
+
+
+def _self_candidates(Z, sq, m: int, error, elements: int, threads: int):
+    """:func:`_query_candidates` of the points themselves, each pair's product computed once.
+
+    The float32 products ``g_ij = [z_i, -h_i, 1] . [z_j, 1, -h_j] = -||z_i - z_j||^2 / 2``
+    (``h = |z|^2 / 2``) are symmetric, so the row blocks are multiplied only from their own
+    first column on (the upper triangle of tiles) and each product serves its row and, as
+    ``g_ji``, its column.  Every point first gets a threshold from the products with a
+    sample of every ``SELF_SAMPLE``-th point: their ``m``-th largest, lowered by twice the
+    point's rounding bound ``error`` (the sample's and the tiles' roundings of one pair
+    differ by at most that), at most the ``m``-th largest of its row of tile products.  A
+    tile keeps, for each of its rows and columns, the products at or above the threshold, a
+    few times ``m`` per point; they are grouped by point and the ``m`` largest kept.
+
+    Returns ``(idx, val)`` as :func:`_query_candidates` (``val`` the products plus ``h_i``,
+    float64, ``q . x - |x|^2 / 2`` in the terms of the caller's bound), or None where the
+    points kept would take more than ``SELF_MAX_KEPT`` blocks of memory (many duplicates):
+    the caller searches query by query instead.
+    """
+    n, d = Z.shape
+    h = (0.5 * sq).astype(np.float32)
+    Qa = np.empty((n, d + 2), dtype=np.float32)
+    Qa[:, :d], Qa[:, d], Qa[:, d + 1] = Z, -h, 1.0
+    Za = np.empty((n, d + 2), dtype=np.float32)
+    Za[:, :d], Za[:, d], Za[:, d + 1] = Z, 1.0, -h
+    tile = min(n, gemm_tile_columns())
+    # thresholds from the sample
+    stride = max(1, min(SELF_SAMPLE, n // (2 * m)))
+    Zs = Za[::stride]
+    groups = max(1, min(SELF_GROUPS, Zs.shape[0] // (2 * m)))
+    s = Zs.shape[0] // groups
+    thr = np.empty(n, dtype=np.float32)
+    step = max(1, elements // Zs.shape[0])
+
+    def sample(start: int) -> None:
+        rows = slice(start, start + step)
+        G = Qa[rows] @ Zs[: s * groups].T
+        for g in range(1, groups):  # m groups' maxima at or above t: m products too
+            np.maximum(G[:, :s], G[:, g * s : (g + 1) * s], out=G[:, :s])
+        t = np.partition(G[:, :s], s - m, axis=1)[:, s - m].astype(float) - 2 * error[rows]
+        t32 = t.astype(np.float32)
+        thr[rows] = np.where(t32 > t, np.nextafter(t32, np.float32(-np.inf)), t32)
+
+    _run(sample, range(0, n, step), threads)
+    # the upper triangle of tiles, a row block at a time
+    starts, a = [], 0
+    while a < n:
+        starts.append(a)
+        a += max(1, elements // min(tile, n - a))
+    starts.append(n)
+    limit = SELF_MAX_KEPT * block_bytes() // 12
+    kept = []  # (points, candidates, values) of each tile
+    total = [0]
+
+    def strip(j: int) -> None:
+        a, b = starts[j], starts[j + 1]
+        for c0 in range(a, n, tile):
+            if total[0] > limit:
+                return
+            c1 = min(n, c0 + tile)
+            G = Qa[a:b] @ Za[c0:c1].T
+            w = c1 - c0
+            flat = np.flatnonzero(G >= thr[a:b, None])
+            r, c = np.divmod(flat, w)
+            parts = [(r + a, c + c0, G.ravel()[flat])]
+            off = max(0, b - c0)  # columns beyond the row block: the transposed products
+            if off < w:
+                flat = np.flatnonzero(G[:, off:] >= thr[c0 + off : c1])
+                r, c = np.divmod(flat, w - off)
+                parts.append((c + (c0 + off), r + a, G[r, c + off]))
+            for part in parts:
+                total[0] += part[0].size
+                kept.append(part)
+
+    _run(strip, range(len(starts) - 1), threads)
+    if total[0] > limit:
+        return None
+    point = np.concatenate([p[0] for p in kept])
+    cand = np.concatenate([p[1] for p in kept])
+    vals = np.concatenate([p[2] for p in kept])
+    kept.clear()
+    # grouped by point (a radix sort of 16-bit keys where they fit), the m largest of each
+    order = np.argsort(point.astype(np.uint16 if n <= 2**16 else np.int32), kind="stable")
+    point, cand, vals = point[order], cand[order], vals[order]
+    del order
+    ends = np.cumsum(np.bincount(point, minlength=n))
+    idx = np.empty((n, m), dtype=np.intp)
+    val = np.empty((n, m))
+    rows_step = max(
+        1, min(SELF_MERGE_ROWS, elements // max(1, int(np.diff(ends, prepend=0).max())))
+    )
+
+    def top(start: int) -> None:
+        stop = min(n, start + rows_step)
+        lo, hi = (ends[start - 1] if start else 0), ends[stop - 1]
+        pt = point[lo:hi] - start
+        first = np.concatenate([[lo], ends[start : stop - 1]])
+        rank = np.arange(lo, hi) - first[pt]
+        width = int(rank.max()) + 1
+        P = np.full((stop - start, width), -np.inf, dtype=np.float32)
+        C = np.zeros((stop - start, width), dtype=np.intp)
+        P[pt, rank] = vals[lo:hi]
+        C[pt, rank] = cand[lo:hi]
+        if width > m:
+            keep = np.argpartition(P, width - m, axis=1)[:, width - m :]
+            P = np.take_along_axis(P, keep, axis=1)
+            C = np.take_along_axis(C, keep, axis=1)
+        idx[start:stop] = C
+        val[start:stop] = P + 0.5 * sq[start:stop, None]
+
+    _run(top, range(0, n, rows_step), threads)
+    return idx, val
 
 
 def _merge_top(idx_parts, val_parts, m: int):
@@ -1024,7 +1160,7 @@ def _nndescent_indices(X, n_query: int) -> np.ndarray:
 
 HEAT_FLOOR = 1e-4
 """The smallest heat weight of the kNN graphs and out-of-sample rule of GFHF and Poisson
-learning (``structreg.models.graph_inference``; other models take :func:`knn_graph`'s heat
+learning (:func:`weighted_knn_graphs` applies it; other models take :func:`knn_graph`'s heat
 weights as they are): ``max(exp(-||x_i - x_j||^2 / t), HEAT_FLOOR)``, which raises the edges
 longer than about 3 times the root-mean-square edge length.
 
