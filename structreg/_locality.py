@@ -48,9 +48,22 @@ def unpermute(p: np.ndarray, X: np.ndarray) -> np.ndarray:
 def solve_in_locality_order(solve: Callable, M: sp.spmatrix, *rows: np.ndarray):
     """``solve(M, *rows)`` -- which returns ``(X, info)`` with one row of X per row of M --
     run on ``M`` and the row-indexed arrays ``rows`` permuted to :func:`locality_order`, and
-    X's rows put back in the original order (unpermuted when no order applies)."""
+    X's rows put back in the original order (unpermuted when no order applies).  An
+    ``info["resume"]`` (a function returning ``(X, info)`` again) is wrapped likewise."""
     p = locality_order(M)
     if p is None:
         return solve(M, *rows)
     X, info = solve(M[p][:, p], *(a[p] for a in rows))
-    return unpermute(p, X), info
+    return unpermute(p, X), _unpermuted_resume(p, info)
+
+
+def _unpermuted_resume(p: np.ndarray, info: dict) -> dict:
+    if "resume" not in info:
+        return info
+    inner = info["resume"]
+
+    def resume(*args, **kwargs):
+        X, more = inner(*args, **kwargs)
+        return unpermute(p, X), _unpermuted_resume(p, more)
+
+    return {**info, "resume": resume}

@@ -218,14 +218,13 @@ def _solving_on_cluster(estimator):
     """Within the block the estimator's own ``_infer`` solves its system on the cluster:
     ``graph_`` is a :class:`PartitionedGraph` and ``_solve_system`` is this module's."""
     solve = _SYSTEMS[estimator._scores_attribute]
-    estimator.__dict__["_solve_system"] = lambda W, labeled, targets, tol, start=None: solve(
+    estimator.__dict__["_solve_system"] = lambda W, labeled, targets, tol: solve(
         estimator, W, labeled, targets
     )  # (the cluster's solve is CG to the estimator's tol)
     try:
         yield
     finally:
         estimator.__dict__.pop("_solve_system", None)
-        estimator.__dict__.pop("_solved_component", None)
         estimator.graph_ = None
 
 
@@ -323,12 +322,12 @@ def _poisson_on_cluster(estimator, graph, labeled, targets):
         u[:, j] -= (mass / np.where(volume > 0, volume, 1.0))[comp[reach]]
     U = np.full((n, targets.shape[1]), np.nan)
     U[reach] = np.column_stack([u, -u.sum(axis=1)])
-    estimator._solved_component = comp  # what PoissonLearning._solve_system leaves
     if isinstance(estimator.class_prior, str):  # "auto": matched to Laplace learning's masses
         F, more = _harmonic_scores(system, targets)
         estimator.graph_ = _graph_of_scores(F, labeled, targets)
         iterations += more
-    return U, system.unreachable, {"method": "cg", "n_iter": iterations}
+    info = {"method": "cg", "n_iter": iterations, "component": comp}
+    return U, system.unreachable, info
 
 
 def _graph_of_scores(F: np.ndarray, labeled: np.ndarray, targets: np.ndarray) -> sp.csr_matrix:

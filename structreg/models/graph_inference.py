@@ -212,42 +212,44 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         labeling has the smallest :func:`~structreg.structure.labeled_graph.normalized_cut`
         (the first on a tie).  The labelings compared are those of solves to
         :data:`DECISION_TOL` (or ``tol`` if looser; a factorisation solves exactly); the
-        chosen one is then solved to ``tol``, starting from its looser solution."""
+        chosen one's iterative solve then goes on to ``tol`` from there (its ``"resume"``)."""
         decide = max(self.tol, DECISION_TOL)
         fits = []
         for graph in graphs:
             self._use_graph(X, graph)
-            self._infer(labeled, y_codes, decide)
-            fits.append({k: self.__dict__[k] for k in self._fitted_names() if k in self.__dict__})
-        cuts = [normalized_cut(graphs[0].W, fit["transduction_"]) for fit in fits]
-        best = int(np.argmin(cuts))
+            info = self._infer(labeled, y_codes, decide)
+            kept = {k: self.__dict__[k] for k in self._fitted_names() if k in self.__dict__}
+            fits.append((kept, info))
+        cuts = [normalized_cut(graphs[0].W, fit["transduction_"]) for fit, _ in fits]
+        best, info = fits[int(np.argmin(cuts))]
         for name in self._fitted_names():
             self.__dict__.pop(name, None)
-        self.__dict__.update(fits[best])
-        if decide > self.tol and self.solver_ != "direct":  # a factorisation is exact
-            n_iter = self.n_iter_
-            self._infer(labeled, y_codes, self.tol, start=getattr(self, self._scores_attribute))
-            self.n_iter_ += n_iter if self.solver_ == "cg" else 0
+        self.__dict__.update(best)
+        if decide > self.tol and "resume" in info:
+            scores, more = info["resume"](self.tol)
+            self._infer(labeled, y_codes, self.tol, solved=(scores, self.unreachable_, more))
 
     def _infer(
         self,
         labeled: np.ndarray,
         y_codes: np.ndarray,
         tol: float,
-        start: np.ndarray | None = None,
-    ) -> None:
+        solved: tuple | None = None,
+    ) -> dict:
         """The scores and labels of the training points on ``graph_``, solved to ``tol``
-        (``start``: a guess of the scores, see :meth:`_solve_system`)."""
+        (``solved``: the ``_solve_system`` result to use instead of solving); returns the
+        solve's ``info``."""
         n_classes = len(self.classes_)
         frequencies = np.bincount(y_codes[labeled], minlength=n_classes) / labeled.sum()
         prior = self._class_prior(frequencies)
         targets = np.eye(n_classes)[y_codes[labeled]]
-        scores, self.unreachable_, info = self._solve_system(
-            self.graph_, labeled, targets, tol, start
-        )
+        if solved is None:
+            solved = self._solve_system(self.graph_, labeled, targets, tol)
+        scores, self.unreachable_, info = solved
         self.solver_, self.n_iter_ = info["method"], max(1, info["n_iter"])
+        scores = scores.copy()
         scores[self.unreachable_] = prior
-        scores = self._finish_scores(scores, labeled, y_codes, prior)
+        scores = self._finish_scores(scores, labeled, y_codes, prior, info)
         self.labeled_ = labeled
         self.labeled_codes_ = y_codes[labeled]
         self.score_scale_ = float(np.max(np.abs(scores), initial=0.0))
@@ -256,6 +258,7 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         codes = np.argmax(scores, axis=1)
         codes[labeled] = y_codes[labeled]
         self.transduction_ = self.classes_[codes]
+        return info
 
     def _break_ties(self, scores: np.ndarray, points: np.ndarray) -> np.ndarray:
         """``scores`` (of the rows of ``points``) with every row whose two best scores tie to
@@ -331,15 +334,15 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         labeled: np.ndarray,
         targets: np.ndarray,
         tol: float,
-        start: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, dict]:
         """``(scores, unreachable, info)``: the class scores of all training points on the
         graph ``W`` (NaN rows allowed where unreachable), the unlabeled points whose
         component holds no labeled point, and the solve's ``info`` (``"method"``,
         ``"n_iter"``; :func:`~structreg.solvers.laplace.solve_laplace_system`), for the one-of-c
         ``targets`` of the points of the mask ``labeled``, solved to the relative residual
-        ``tol``; ``start`` (n_samples, n_classes), when given, is a guess of the scores that
-        an iterative solve may start from."""
+        ``tol``.  ``info`` may carry what the subclass's ``_finish_scores`` needs of the
+        solve, and an iterative solve's ``"resume"`` (returning the scores and ``info`` of
+        the same solve gone on to a tighter ``tol``)."""
         raise NotImplementedError
 
     def _class_prior(self, frequencies: np.ndarray) -> np.ndarray:
@@ -347,9 +350,15 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         return frequencies
 
     def _finish_scores(
-        self, scores: np.ndarray, labeled: np.ndarray, y_codes: np.ndarray, prior: np.ndarray
+        self,
+        scores: np.ndarray,
+        labeled: np.ndarray,
+        y_codes: np.ndarray,
+        prior: np.ndarray,
+        info: dict,
     ) -> np.ndarray:
-        """The scores to store, from those of the solve (unreachable rows: the prior)."""
+        """The scores to store, from those of the solve (unreachable rows: the prior) and
+        its ``info``."""
         return scores
 
     def _checked_class_prior(self) -> np.ndarray:

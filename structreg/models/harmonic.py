@@ -190,8 +190,8 @@ class GFHF(GraphInferenceClassifier):
         self.class_mass_normalization = class_mass_normalization
         self.class_prior = class_prior
 
-    def _solve_system(self, W, labeled, targets, tol, start=None):
-        return solve_harmonic(W, labeled, targets, "auto", tol, self.max_iter, start)
+    def _solve_system(self, W, labeled, targets, tol):
+        return solve_harmonic(W, labeled, targets, "auto", tol, self.max_iter)
 
     def _class_prior(self, frequencies: np.ndarray) -> np.ndarray:
         """The prior of unreachable points and of CMN: ``class_prior_`` with CMN, the labeled
@@ -212,7 +212,7 @@ class GFHF(GraphInferenceClassifier):
         class frequencies."""
         return labeled_prior if self.class_prior is None else self._checked_class_prior()
 
-    def _finish_scores(self, F, labeled, y_codes, prior):
+    def _finish_scores(self, F, labeled, y_codes, prior, info):
         """Class mass normalisation (if asked), then rows normalised to sum to 1."""
         if self.class_mass_normalization:
             F = class_mass_normalize(F, ~labeled & ~self.unreachable_, prior)

@@ -203,17 +203,19 @@ class PoissonLearning(GraphInferenceClassifier):
         )
         self.class_prior = class_prior
 
-    def _solve_system(self, W, labeled, targets, tol, start=None):
+    def _solve_system(self, W, labeled, targets, tol):
+        """The Poisson scores on ``W`` with weak edges between labeled parts cut; ``info``
+        also holds ``"component"``, the components of the graph solved on."""
         graph = LabeledGraph.build(W, labeled, targets).apart_labeled_parts()
-        self._solved_component = graph.component  # for _finish_scores, which drops it
-        return solve_poisson(graph, labeled, targets, "auto", tol, self.max_iter)
+        U, unreachable, info = solve_poisson(graph, labeled, targets, "auto", tol, self.max_iter)
+        return U, unreachable, {**info, "component": graph.component}
 
-    def _finish_scores(self, U, labeled, y_codes, prior):
+    def _finish_scores(self, U, labeled, y_codes, prior, info):
         """A component whose labels are all of one class has no source: it takes that
         class.  Then the class-size correction of ``class_prior``."""
         n_classes = len(self.classes_)
         targets = np.eye(n_classes)[y_codes[labeled]]
-        component = self.__dict__.pop("_solved_component")  # the components of the solve
+        component = info["component"]  # the components of the solve
         lab_comp = component[labeled]
         mixed = []  # the components with labels of two or more classes, and those classes
         for c in np.unique(lab_comp):

@@ -79,6 +79,9 @@ class CGResult:
         Columns finished by the MINRES fallback.
     negative_curvature : bool
         A direction with ``<p, N p>_P < 0`` was met: the system is indefinite.
+    iterate : ndarray of shape (q, k) or None
+        A solve whose solution is a transform of its iterate (the multigrid CG's ``X = M
+        Y``): the iterate ``Y``, from which it can go on; None otherwise.
     """
 
     x: np.ndarray
@@ -88,6 +91,7 @@ class CGResult:
     column_converged: np.ndarray
     minres: np.ndarray
     negative_curvature: bool
+    iterate: np.ndarray | None = None
 
 
 def _dots(U: np.ndarray, V: np.ndarray) -> np.ndarray:

@@ -34,7 +34,7 @@ from .._locality import solve_in_locality_order
 from .._resources import available_memory, blas_threads
 from ..structure.labeled_graph import LabeledGraph
 from .cg import conjugate_gradient, warn_not_converged
-from .multigrid import amg_available, amg_conjugate_gradient
+from .multigrid import amg_available, amg_conjugate_gradient, amg_preconditioner
 
 __all__ = [
     "HARMONIC_TOL",
@@ -192,7 +192,6 @@ def solve_laplace_system(
     *,
     grounded: np.ndarray | None = None,
     project: Callable[[np.ndarray], np.ndarray] | None = None,
-    start: np.ndarray | None = None,
 ) -> tuple[np.ndarray, dict]:
     """``X`` with ``M X = C`` for a Laplace-type ``M``, and the solve's ``info``.
 
@@ -228,15 +227,15 @@ def solve_laplace_system(
         Vertices held at 0 by the factorisations (singular ``M``).
     project : callable or None
         Applied to every solution (None: none).
-    start : ndarray of shape (m, k) or None
-        A guess of ``X`` that plain CG starts from (the other methods do not use one).
 
     Returns
     -------
     X : ndarray of shape (m, k)
     info : dict
         ``"method"``: ``"direct"``, ``"cg"`` or ``"amg"``, the method that gave ``X``;
-        ``"n_iter"``: the CG iterations run, summed over the columns.
+        ``"n_iter"``: the CG iterations run, summed over the columns; for the iterative
+        methods ``"resume"``: a function of a tighter ``tol`` that goes on from this
+        solution (the same operator and preconditioner) and returns ``(X, info)``.
     """
     project = _unchanged if project is None else project
     if method == "auto":
@@ -256,16 +255,8 @@ def solve_laplace_system(
     def multigrid(iterations: int) -> tuple[np.ndarray, dict, bool]:
         # the scaled Laplacian's null vector S^-1 1 is what the coarse levels must keep
         with blas_threads(1):
-            result = amg_conjugate_gradient(
-                N,
-                s[:, None] * C,
-                near_null=1 / s,
-                tol=tol,
-                max_iter=iterations,
-                plain_rule=grounded is None,  # a singular Laplacian: the V-cycle norm
-            )
-        info = {"method": "amg", "n_iter": int(result.column_iter.sum())}
-        return project(s[:, None] * result.x), info, bool(result.converged)
+            cycle = amg_preconditioner(N, 1 / s)
+        return _multigrid_cg(N, s, C, tol, iterations, project, grounded is None, cycle)
 
     if method == "amg":
         X, info, converged = multigrid(cap)
@@ -285,12 +276,52 @@ def solve_laplace_system(
             X, info, converged = multigrid(min(cap, AMG_MAX_ITER))
             if converged:
                 return X, info
+    return _plain_cg(N, s, C, tol, cap, project)
+
+
+def _multigrid_cg(
+    N, s, C, tol, cap, project, plain_rule, cycle, Y0=None, used=0
+) -> tuple[np.ndarray, dict, bool]:
+    """Multigrid CG on the Jacobi-scaled ``N Y = S C`` with the V-cycle ``cycle`` from the
+    iterate ``Y0``: ``(X, info, converged)``, ``info["resume"]`` going on from its iterate
+    with the same V-cycle (``used``: iterations run before)."""
+    with blas_threads(1):
+        result = amg_conjugate_gradient(
+            N,
+            s[:, None] * C,
+            tol=tol,
+            max_iter=cap,
+            plain_rule=plain_rule,  # a singular Laplacian: the V-cycle norm
+            preconditioner=cycle,
+            y0=Y0,
+        )
+    n_iter = used + int(result.column_iter.sum())
+
+    def resume(tighter: float) -> tuple[np.ndarray, dict]:
+        X, info, converged = _multigrid_cg(
+            N, s, C, tighter, cap, project, plain_rule, cycle, result.iterate, n_iter
+        )
+        if not converged:
+            warn_not_converged(np.array([converged]), tighter, cap)
+        return X, info
+
+    info = {"method": "amg", "n_iter": n_iter, "resume": resume}
+    return project(s[:, None] * result.x), info, bool(result.converged)
+
+
+def _plain_cg(N, s, C, tol, cap, project, Y0=None, used=0) -> tuple[np.ndarray, dict]:
+    """CG on the Jacobi-scaled ``N Y = S C`` from ``Y0``, ``X = S Y``: ``(X, info)``, with
+    ``info["resume"]`` going on from ``Y`` (``used``: iterations run before)."""
     # one BLAS thread: threaded BLAS made small solves 10-100 times slower on 2 cores
     with blas_threads(1):
-        x0 = None if start is None else start / s[:, None]
-        result = conjugate_gradient(N, s[:, None] * C, x0=x0, tol=tol, max_iter=cap, warn=False)
+        result = conjugate_gradient(N, s[:, None] * C, x0=Y0, tol=tol, max_iter=cap, warn=False)
     warn_not_converged(result.column_converged, tol, cap)
-    info = {"method": "cg", "n_iter": int(result.column_iter.sum())}
+    n_iter = used + int(result.column_iter.sum())
+
+    def resume(tighter: float) -> tuple[np.ndarray, dict]:
+        return _plain_cg(N, s, C, tighter, cap, project, result.x, n_iter)
+
+    info = {"method": "cg", "n_iter": n_iter, "resume": resume}
     return project(s[:, None] * result.x), info
 
 
@@ -501,11 +532,11 @@ def harmonic_function(
     return F, unreachable
 
 
-def solve_harmonic(W, labeled, targets, method, tol, max_iter, start=None):
+def solve_harmonic(W, labeled, targets, method, tol, max_iter):
     """:func:`harmonic_function`, and the solve's ``info`` (``"method"``: the method that gave
-    the solution, ``"n_iter"``: CG iterations run, :func:`solve_laplace_system`).  ``start``
-    (n, n_outputs): a guess of the solution that CG starts from, e.g. a solve of the same
-    system to a looser ``tol`` (not used when weakly joined sets were merged)."""
+    the solution, ``"n_iter"``: CG iterations run, and for an iterative solve ``"resume"``, a
+    function of a tighter ``tol`` that goes on from this solution and returns ``(F, info)``;
+    :func:`solve_laplace_system`)."""
     check_method(method)
     graph = LabeledGraph.build(W, labeled, targets)
     unreachable = graph.unreachable
@@ -516,28 +547,40 @@ def solve_harmonic(W, labeled, targets, method, tol, max_iter, start=None):
 
     F = np.full((graph.n, targets.shape[1]), np.nan)
     F[labeled] = targets
-    info = {"method": "direct", "n_iter": 0}
-    if solve.any():
-        W_u = graph.W[solve]
-        A = (sp.diags(graph.degree[solve]) - W_u[:, solve]).tocsr()
-        total = common_row_sum(targets)
-        cols = slice(None) if total is None else slice(0, -1)
-        B = W_u[:, labeled] @ targets[:, cols]
-        guess = np.zeros(B.shape) if start is None or place is not None else start[solve][:, cols]
-        X, info = solve_in_locality_order(  # cache-friendly products and LU
-            lambda A, B, S: solve_laplace_system(
-                A, B, method, tol, max_iter, start=None if start is None else S
-            ),
-            A,
-            B,
-            guess,
-        )
+    if not solve.any():
+        return (F if place is None else F[place]), unreachable, {"method": "direct", "n_iter": 0}
+    W_u = graph.W[solve]
+    A = (sp.diags(graph.degree[solve]) - W_u[:, solve]).tocsr()
+    total = common_row_sum(targets)
+    cols = slice(None) if total is None else slice(0, -1)
+    B = W_u[:, labeled] @ targets[:, cols]
+
+    def scores(X: np.ndarray) -> np.ndarray:
         if total is not None:  # the last column; within its targets' range, as harmonic
             # functions are (the maximum principle), which rounding alone would leave
             last = np.clip(total - X.sum(axis=1), targets[:, -1].min(), targets[:, -1].max())
             X = np.column_stack([X, last])
-        F[solve] = X
-    return (F if place is None else F[place]), unreachable, info
+        out = F.copy()
+        out[solve] = X
+        return out if place is None else out[place]
+
+    X, info = solve_in_locality_order(  # cache-friendly products and LU
+        lambda A, B: solve_laplace_system(A, B, method, tol, max_iter), A, B
+    )
+    return scores(X), unreachable, _resuming(info, scores)
+
+
+def _resuming(info: dict, finish: Callable[[np.ndarray], np.ndarray]) -> dict:
+    """``info`` whose ``"resume"`` (if any) returns ``(finish(X), info)``."""
+    if "resume" not in info:
+        return info
+    inner = info["resume"]
+
+    def resume(tol: float) -> tuple[np.ndarray, dict]:
+        X, more = inner(tol)
+        return finish(X), _resuming(more, finish)
+
+    return {**info, "resume": resume}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -220,6 +220,8 @@ def amg_conjugate_gradient(
     tol: float = 1e-6,
     max_iter: int | None = None,
     plain_rule: bool = True,
+    preconditioner: Callable[[np.ndarray], np.ndarray] | None = None,
+    y0: np.ndarray | None = None,
 ) -> CGResult:
     """Solve ``N X = C`` by CG preconditioned with a multigrid V-cycle (module docstring).
 
@@ -247,16 +249,22 @@ def amg_conjugate_gradient(
         the iterate of smallest plain residual is returned.  Singular systems pass False (the
         refinement of Poisson learning's Laplacian on 1e7 points met such a direction after
         10 iterations).
+    preconditioner : callable or None
+        The V-cycle of ``N`` (:func:`amg_preconditioner`) when it is already built (a solve
+        that goes on from an earlier one); None: built here.
+    y0 : ndarray of shape (m, k) or None
+        The iterate to start from: an earlier result's ``iterate`` (``X = M Y``).
 
     Returns
     -------
     CGResult
-        ``x`` is the solution ``X``; ``column_iter`` counts the iterations of every run;
-        ``converged`` says whether the V-cycle-norm rule holds.
+        ``x`` is the solution ``X``, ``iterate`` the CG iterate ``Y`` with ``X = M Y``;
+        ``column_iter`` counts the iterations of every run; ``converged`` says whether the
+        V-cycle-norm rule holds.
     """
     C = np.asarray(C, dtype=float).reshape(N.shape[0], -1)
     cap = 10 * N.shape[0] if max_iter is None else int(max_iter)
-    cycle = amg_preconditioner(N, near_null)
+    cycle = amg_preconditioner(N, near_null) if preconditioner is None else preconditioner
 
     def run(Y0, metric_tol, first):
         return conjugate_gradient(
@@ -274,7 +282,7 @@ def amg_conjugate_gradient(
         return np.linalg.norm(C - N @ X, axis=0)
 
     used = np.zeros(C.shape[1], dtype=int)
-    result = run(None, tol, True)
+    result = run(y0, tol, True)
     used += result.column_iter
     Y, X = result.x, cycle(result.x)
     target = tol * np.linalg.norm(C, axis=0)
@@ -296,7 +304,7 @@ def amg_conjugate_gradient(
         residual = np.minimum(residual, residual_refined)
         if not refined.converged:  # a direction lost in rounding, or the cap
             break
-    result.x = X
+    result.x, result.iterate = X, Y
     result.column_iter = used
     result.n_iter = int(used.max())
     return result
