@@ -50,7 +50,7 @@ def solve_in_locality_order(solve: Callable, M: sp.spmatrix, *rows: np.ndarray):
     run on ``M`` and the row-indexed arrays ``rows`` permuted to :func:`locality_order`, and
     X's rows put back in the original order (unpermuted when no order applies).  An
     ``info["resume"]`` (a function returning ``(X, info)`` again) is wrapped likewise."""
-    p = locality_order(M)
+    p = locality_order(M) if sp.issparse(M) else None  # an operator: as it is
     if p is None:
         return solve(M, *rows)
     X, info = solve(M[p][:, p], *(a[p] for a in rows))

@@ -24,7 +24,6 @@ from structreg._numerics import far_power_of_two  # noqa: E402
 from structreg.models import GFHF, LapRLSC, PoissonLearning  # noqa: E402
 from structreg.models import distributed as cluster_fit  # noqa: E402
 from structreg.models.graph_inference import DisconnectedGraphWarning  # noqa: E402
-from structreg.structure.labeled_graph import WEAK_LINK  # noqa: E402
 from structreg.structure.distributed_graphs import (  # noqa: E402
     neighbor_scale_on_cluster,
     partitioned_knn_graph,
@@ -35,6 +34,7 @@ from structreg.structure.graphs import (  # noqa: E402
     neighbor_scale,
     self_tuning_graph,
 )
+from structreg.structure.labeled_graph import WEAK_LINK  # noqa: E402
 
 TOL = 1e-12  # of both solves: the scores then agree to 1e-8
 
@@ -130,8 +130,16 @@ def test_components_and_cut_are_those_of_the_gathered_graph(client):
     assert graph.normalized_cut(labels) == pytest.approx(normalized_cut(W, labels), rel=1e-12)
 
 
-def test_weak_link_is_the_in_memory_one():
-    assert cluster_fit.WEAK_LINK == WEAK_LINK
+def test_one_estimator_code_path_for_both_graph_holders():
+    """The cluster fit is the estimator's own fit on a graph held on the workers: no
+    second copy of the systems in models.distributed, no method replaced on an instance,
+    the weak-edge threshold the in-memory one."""
+    import structreg.structure.distributed_graphs as held
+
+    assert held.WEAK_LINK is WEAK_LINK
+    for gone in ("_ClusterSystem", "_harmonic_on_cluster", "_poisson_on_cluster", "_SYSTEMS"):
+        assert not hasattr(cluster_fit, gone)
+    assert not hasattr(cluster_fit, "WEAK_LINK")
 
 
 # -- the estimators ---------------------------------------------------------------------------

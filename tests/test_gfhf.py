@@ -435,9 +435,9 @@ def test_auto_weights_fit_both_weightings_at_any_size(monkeypatch):
     fitted = []
     original = GFHF._use_graph
 
-    def spy(self, X, graph):
+    def spy(self, X, graph, index):
         fitted.append(graph.weights)
-        return original(self, X, graph)
+        return original(self, X, graph, index)
 
     monkeypatch.setattr(GFHF, "_use_graph", spy)
     clf = GFHF().fit(X, _three_per_class(y, 0))

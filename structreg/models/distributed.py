@@ -1,33 +1,39 @@
 """GFHF, Poisson learning and LapRLSC fitted on a Dask cluster, the data partitioned across
-workers.
+workers: what is about distribution (partitioning, checks run on the cluster, the graph held
+on the workers, gathering).
 
-``GFHF().fit(X, y)`` and ``PoissonLearning().fit(X, y)`` with a ``dask.array`` ``X`` run here
-(:meth:`GraphInferenceClassifier.fit <structreg.models.graph_inference.
-GraphInferenceClassifier.fit>` hands them over), under the current ``dask.distributed``
-client; :func:`fit_on_cluster` does the same for an in-memory ``X`` split into partitions.
+``GFHF().fit(X, y)`` and ``PoissonLearning().fit(X, y)`` with a ``dask.array`` ``X`` take
+the estimator's one fit (:meth:`GraphInferenceClassifier.fit
+<structreg.models.graph_inference.GraphInferenceClassifier.fit>`), under the current
+``dask.distributed`` client; :func:`fit_on_cluster` does the same for an in-memory ``X``
+split into partitions.  Two steps differ, and live here:
 
-- The kNN graph is built on the workers, one block of rows per partition of ``X``
-  (:func:`~structreg.structure.distributed_graphs.partitioned_knn_graph`): the same exact
-  neighbours, edges and weights as the in-memory graph.
-- The system of the estimator (GFHF's harmonic system, Poisson learning's Laplacian system)
-  is solved by the one conjugate-gradient routine
-  (:func:`~structreg.solvers.cg.conjugate_gradient`), Jacobi-scaled as in memory, whose
-  products with the graph run on the workers: each iteration sends the search directions
-  (n x columns) to every worker and gathers each block's rows of ``W p``.  The client holds
-  vectors of length n; the rows of ``W`` never leave their worker.
-- Everything after the solve (the class prior of points no label reaches, class mass
-  normalisation, Poisson learning's class-size correction, the tie rule, ``transduction_``)
-  is the in-memory estimator's own code, run on those vectors.
+- :func:`checked_on_cluster`: the data checks of the in-memory fit, computed on the cluster
+  (finite, representable, not all one point; labels as in memory).
+- :func:`cluster_graphs`: the kNN graph built on the workers, one block of rows per
+  partition of ``X`` (:func:`~structreg.structure.distributed_graphs.partitioned_knn_graph`):
+  the same exact neighbours, edges and weights as the in-memory graph, as
+  :class:`~structreg.structure.graphs.WeightedGraph` s holding a
+  :class:`~structreg.structure.distributed_graphs.PartitionedGraph`.
+
+The systems are the in-memory ones (:mod:`structreg.solvers.laplace`) on the labeled graph
+that the partitioned graph gives
+(:class:`~structreg.structure.distributed_graphs.PartitionedLabeledGraph`): its Laplacian
+blocks are operators whose products run on the workers (each CG iteration sends the search
+directions, n x columns, to every worker and gathers each block's rows of ``W p``), so the
+solve is Jacobi-scaled conjugate gradients; the client holds vectors of length n, the rows of
+``W`` never leave their worker.  Everything else (the class prior of points no label
+reaches, class mass normalisation, Poisson learning's class-size correction and its harmonic
+solve, the tie rule, ``weights="auto"``'s cut) is the estimator's own code.
 
 What the in-memory fit handles and this one refuses: a precomputed ``graph``; edges so weak
 next to their ends' degrees that the in-memory solvers merge or cut them (self-tuning weights
 where a tight cluster meets sparse points;
 :data:`~structreg.structure.labeled_graph.WEAK_LINK`); a point with ``n_neighbors``
-exact copies under self-tuning weights.  Each is a ``ValueError`` that names it.  The solve is
-always conjugate gradients (in memory, small or slow systems are factorised instead): the
-scores agree to the solve's tolerance.  The fitted estimator holds ``X_`` gathered on the
-client (the out-of-sample rule needs it); ``graph_`` is None (the rows of ``W`` were on the
-workers and are released after the fit).
+exact copies under self-tuning weights.  Each is a ``ValueError`` that names it.  The
+scores agree with the in-memory fit's to the solve's tolerance.  The fitted estimator holds
+``X_`` gathered on the client (the out-of-sample rule needs it); ``graph_`` is None (the
+rows of ``W`` were on the workers and are released after the fit).
 
 ``LapRLSC().fit(X, y)`` with a ``dask.array`` ``X`` runs :func:`fit_manifold_on_cluster`:
 the in-memory Nystroem fit, whose sufficient statistics are small.  The workers build the
@@ -41,16 +47,11 @@ vectors of length n, the labeled rows and m x m matrices reach the client.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import numpy as np
-import scipy.sparse as sp
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import column_or_1d
 
 from .._numerics import check_representable, far_power_of_two
 from ..kernels import LandmarkFeatureMap, internal_map, kernel_diagonal
-from ..solvers.cg import conjugate_gradient
 from ..solvers.design import ProjectedPenalty, RowDesign
 from ..structure.distributed_graphs import (
     PartitionedGraph,
@@ -58,8 +59,7 @@ from ..structure.distributed_graphs import (
     neighbor_scale_on_cluster,
     partitioned_knn_graph,
 )
-from ..structure.graphs import HEAT_FLOOR
-from ..structure.labeled_graph import WEAK_LINK
+from ..structure.graphs import HEAT_FLOOR, WeightedGraph
 from ..structure.penalties import checked_terms
 from ._base import (
     DEGENERATE_HINT,
@@ -70,22 +70,27 @@ from ._degenerate import warn_if_degenerate
 from ._losses import loss_for
 from .problem import Problem, string_weights
 
-__all__ = ["fit_manifold_on_cluster", "fit_on_cluster", "is_dask_collection"]
+__all__ = [
+    "checked_on_cluster",
+    "cluster_graphs",
+    "fit_manifold_on_cluster",
+    "fit_on_cluster",
+    "is_dask_collection",
+]
 
 
 def fit_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_partitions: int = 2):
-    """Fit a GFHF or PoissonLearning ``estimator`` with the graph and its solve on a Dask
-    cluster; what ``estimator.fit(X, y, unlabeled)`` does for a ``dask.array`` ``X``.
+    """Fit a GFHF or PoissonLearning ``estimator`` on a Dask cluster, ``X`` partitioned.
+
+    The estimator's own ``fit`` with ``X`` as a dask array (an in-memory ``X`` is split into
+    ``n_partitions`` blocks of rows first), run with ``client`` as the current client.
 
     Parameters
     ----------
     estimator : GFHF or PoissonLearning
-    X : dask.array.Array or array-like of shape (n_samples, n_features)
-        A dask array's row chunks are the partitions; an in-memory array is split into
-        ``n_partitions`` blocks of rows (and sent to the cluster).
-    y : array-like of shape (n_samples,)
-        Labels, ``-1`` (``None`` for string labels) or missing where unlabeled; a dask array
-        is computed.
+    X : dask array, dask DataFrame or array-like of shape (n_samples, n_features)
+    y : array-like or dask array of shape (n_samples,)
+        Labels; unlabeled samples as for ``fit``.
     unlabeled : array-like of bool, shape (n_samples,), optional
     client : distributed.Client or None
         None: the current client.
@@ -96,51 +101,52 @@ def fit_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_partitions
     -------
     estimator
         Fitted, with the attributes of the in-memory fit (``graph_`` None, ``solver_``
-        ``"cg"``); the warning of unreachable points is the caller's
-        (:meth:`~structreg.models.graph_inference.GraphInferenceClassifier.fit` issues it).
+        ``"cg"``).
     """
+    if not hasattr(estimator, "_solve_system"):
+        raise ValueError(
+            f"{type(estimator).__name__} cannot be fitted on a Dask cluster by fit_on_cluster "
+            "(GFHF and PoissonLearning can; LapRLSC fits a dask array itself)"
+        )
     client = _client(client)
     X = _as_dask_array(X, n_partitions)
-    estimator._validate_params()
+    with client.as_current():
+        return estimator.fit(X, y, unlabeled)
+
+
+def checked_on_cluster(estimator, X, y, unlabeled) -> tuple:
+    """``(X, y)``: the dask collection ``X`` as a dask array of floats, rows chunked, checked
+    on the cluster as the in-memory fit checks its data (finite, representable, not one
+    point; a precomputed ``graph`` refused), and the labels (a dask ``y`` computed, missing
+    labels as unlabeled, one per row); sets ``n_features_in_``."""
+    X = _as_dask_array(X, 1)
     _check_cluster_fit(estimator)
     X, _ = _checked(estimator, X.astype(float))
-    y = _labels(estimator, X, y, unlabeled)
-    estimator.classes_, y_codes, labeled = estimator._encode_labels(y, unlabeled)
+    return X, _labels(estimator, X, y, unlabeled)
 
-    edges = partitioned_knn_graph(X, estimator.n_neighbors, client=client)
-    fits, graphs = [], []
-    with _solving_on_cluster(estimator):
-        for weights in estimator._weightings(X.shape[0]):
-            for name in ("t_", "local_scale_"):  # a refit with other weights
-                estimator.__dict__.pop(name, None)
-            estimator.weights_, estimator.X_ = weights, X
-            estimator.knn_algorithm_ = "exact"  # every block pair searched exactly
-            floor = HEAT_FLOOR if weights == "heat" else 0.0  # as the in-memory graph
-            graph = edges.weighted(weights, estimator.t, floor)
-            if weights == "self-tuning":
-                estimator.local_scale_ = graph.local_scale
-            elif weights == "heat":
-                estimator.t_ = float(graph.t)
-            estimator.graph_ = graph
-            estimator._infer(labeled, y_codes, estimator.tol)
-            estimator.graph_ = None
-            names = estimator._fitted_names()
-            fits.append({k: estimator.__dict__[k] for k in names if k in estimator.__dict__})
-            graphs.append(graph)
-    if len(fits) > 1:  # weights="auto": the labeling that cuts the kNN graph least
-        cuts = [graphs[0].normalized_cut(fit["transduction_"]) for fit in fits]
-        for name in estimator._fitted_names():
-            estimator.__dict__.pop(name, None)
-        estimator.__dict__.update(fits[int(np.argmin(cuts))])
-    for graph in graphs:
-        graph.release()
-    estimator.X_ = X.compute()
-    estimator.neighbors_ = NearestNeighbors(n_neighbors=min(estimator.n_neighbors, X.shape[0])).fit(
-        estimator.X_
-    )
-    scores = getattr(estimator, estimator._scores_attribute)
-    warn_if_degenerate(estimator, scores, labeled, y_codes, estimator._degenerate_hint)
-    return estimator
+
+def cluster_graphs(
+    X, n_neighbors: int, weightings: tuple[str, ...], t: float | None
+) -> list[WeightedGraph]:
+    """The kNN graph of the dask array ``X`` with each of ``weightings``, held on the
+    workers (:func:`~structreg.structure.distributed_graphs.partitioned_knn_graph`, one
+    search; every weighting read from the same edges and lengths), as the in-memory
+    :func:`~structreg.structure.graphs.weighted_knn_graphs` gives them (heat weights
+    floored at ``HEAT_FLOOR``)."""
+    edges = partitioned_knn_graph(X, n_neighbors, client=_client(None))
+    graphs = []
+    for weights in weightings:
+        floor = HEAT_FLOOR if weights == "heat" else 0.0  # as the in-memory graph
+        graph = edges.weighted(weights, t, floor)
+        graphs.append(
+            WeightedGraph(
+                graph,
+                weights,
+                t=float(graph.t) if weights == "heat" else None,
+                local_scale=graph.local_scale if weights == "self-tuning" else None,
+            )
+        )
+    return graphs
 
 
 def _as_dask_array(X, n_partitions: int):
@@ -170,12 +176,7 @@ def _labels(estimator, X, y, unlabeled) -> np.ndarray:
 
 
 def _check_cluster_fit(estimator) -> None:
-    """Refuse what the cluster fit does not do: a precomputed graph, other estimators."""
-    if estimator._scores_attribute not in _SYSTEMS:
-        raise ValueError(
-            f"{type(estimator).__name__} cannot be fitted on a Dask cluster (GFHF and "
-            "PoissonLearning can)"
-        )
+    """Refuse what the cluster fit does not do: a precomputed graph."""
     if not (isinstance(estimator.graph, str) and estimator.graph == "knn"):
         raise ValueError(
             "a fit on a dask array builds its kNN graph on the cluster: graph must be 'knn', "
@@ -207,148 +208,6 @@ def _checked(estimator, X) -> tuple:
             "there is nothing to learn from"
         )
     return X, float(max(np.max(high), -np.min(low))) if X.shape[0] else 0.0
-
-
-# ---------------------------------------------------------------------------------------------
-# the systems, solved with the products on the workers
-
-
-@contextmanager
-def _solving_on_cluster(estimator):
-    """Within the block the estimator's own ``_infer`` solves its system on the cluster:
-    ``graph_`` is a :class:`PartitionedGraph` and ``_solve_system`` is this module's."""
-    solve = _SYSTEMS[estimator._scores_attribute]
-    estimator.__dict__["_solve_system"] = lambda W, labeled, targets, tol: solve(
-        estimator, W, labeled, targets
-    )  # (the cluster's solve is CG to the estimator's tol)
-    try:
-        yield
-    finally:
-        estimator.__dict__.pop("_solve_system", None)
-        estimator.graph_ = None
-
-
-class _ClusterSystem:
-    """The checked inputs of a solve on a :class:`PartitionedGraph`: the degrees, the
-    connected components and the unlabeled points no label reaches."""
-
-    def __init__(self, graph: PartitionedGraph, labeled: np.ndarray, estimator):
-        self.graph, self.labeled = graph, labeled
-        self.tol, self.max_iter = estimator.tol, estimator.max_iter
-        self.degree = graph.degree()
-        if graph.count_weak_edges(self.degree, WEAK_LINK):
-            self._check_weak_edges(estimator._scores_attribute == "scores_")
-        self.component = graph.components()
-        counts = np.bincount(self.component[labeled], minlength=graph.n)
-        self.unreachable = ~labeled & (counts[self.component] == 0)
-
-    def _check_weak_edges(self, poisson: bool) -> None:
-        """Refuse the weak edges that the in-memory solvers treat apart: weakly joined sets
-        without labels (merged into one vertex by GFHF and Poisson learning), and for
-        Poisson learning any weakly joined set and weak edges between labeled parts (cut)."""
-        weak_sets, labels, apart = self.graph.weakly_joined(self.degree, WEAK_LINK, self.labeled)
-        refused = weak_sets if poisson else weak_sets & (labels == 0)
-        if refused.any() or (poisson and apart):
-            raise ValueError(
-                "the graph has edges lighter than "
-                f"{WEAK_LINK:.2g} times the degree of their ends that join sets of points "
-                "weakly (self-tuning weights where a tight cluster meets sparse points): the "
-                "in-memory fit merges or cuts them, the cluster fit does not; use "
-                "weights='connectivity' or 'heat', another n_neighbors, or fit in memory"
-            )
-
-    def solve(self, rows: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, int]:
-        """``X`` with ``(D - W) X = C`` on the vertices ``rows`` (X is 0 on the others), by
-        conjugate gradients on the Jacobi-scaled system, the products on the workers; and the
-        iterations summed over the columns.  Singular consistent systems (a Laplacian on whole
-        components) are solved as in memory: CG stays in the range."""
-        n = self.graph.n
-        diagonal = self.degree[rows]
-        s = (1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0)))[:, None]
-
-        def apply(V: np.ndarray, _) -> np.ndarray:
-            full = np.zeros((n, V.shape[1]))
-            full[rows] = s * V
-            return s * (diagonal[:, None] * full[rows] - self.graph.product(full)[rows])
-
-        cap = 10 * int(rows.sum()) if self.max_iter is None else int(self.max_iter)
-        result = conjugate_gradient(apply, s * C, tol=self.tol, max_iter=cap)
-        return s * result.x, int(result.column_iter.sum())
-
-
-def _harmonic_on_cluster(estimator, graph, labeled, targets):
-    """GFHF's system (``structreg.models.harmonic``): the harmonic scores of the points
-    with a label in their component, the labeled rows clamped; one column fewer solved, as
-    the one-of-c rows sum to 1."""
-    system = _ClusterSystem(graph, labeled, estimator)
-    F, iterations = _harmonic_scores(system, targets)
-    return F, system.unreachable, {"method": "cg", "n_iter": iterations}
-
-
-def _harmonic_scores(system: _ClusterSystem, targets: np.ndarray) -> tuple[np.ndarray, int]:
-    labeled, n = system.labeled, system.graph.n
-    free = ~labeled & ~system.unreachable
-    F = np.full((n, targets.shape[1]), np.nan)
-    F[labeled] = targets
-    iterations = 0
-    if free.any():
-        clamped = np.zeros((n, targets.shape[1] - 1))
-        clamped[labeled] = targets[:, :-1]
-        U, iterations = system.solve(free, system.graph.product(clamped)[free])
-        rest = np.clip(1.0 - U.sum(axis=1), 0.0, 1.0)  # in [0, 1], as harmonic functions
-        F[free] = np.column_stack([U, rest])
-    return F, iterations
-
-
-def _poisson_on_cluster(estimator, graph, labeled, targets):
-    """Poisson learning's system (``structreg.models.poisson``): ``L u = b`` with the
-    labeled values minus their component's mean as sources, ``u`` of zero degree-weighted
-    mean on every component, one column fewer solved (the rows of ``u`` sum to 0).  With
-    ``class_prior="auto"`` also GFHF's scores, which the class-size correction matches."""
-    system = _ClusterSystem(graph, labeled, estimator)
-    n, comp = graph.n, system.component
-    reach = ~system.unreachable
-    per_component = sp.csr_matrix(
-        (np.ones(int(labeled.sum())), (comp[labeled], np.arange(int(labeled.sum())))),
-        shape=(n, int(labeled.sum())),
-    )
-    label_means = (per_component @ targets) / np.maximum(per_component.sum(axis=1).A, 1)
-    sources = np.zeros((n, targets.shape[1]))
-    sources[labeled] = targets - label_means[comp[labeled]]
-    u, iterations = system.solve(reach, sources[reach][:, :-1])
-    volume = np.bincount(comp[reach], weights=system.degree[reach], minlength=n)
-    for j in range(u.shape[1]):  # the zero degree-weighted mean of every component
-        mass = np.bincount(comp[reach], weights=system.degree[reach] * u[:, j], minlength=n)
-        u[:, j] -= (mass / np.where(volume > 0, volume, 1.0))[comp[reach]]
-    U = np.full((n, targets.shape[1]), np.nan)
-    U[reach] = np.column_stack([u, -u.sum(axis=1)])
-    if isinstance(estimator.class_prior, str):  # "auto": matched to Laplace learning's masses
-        F, more = _harmonic_scores(system, targets)
-        estimator.graph_ = _graph_of_scores(F, labeled, targets)
-        iterations += more
-    info = {"method": "cg", "n_iter": iterations, "component": comp}
-    return U, system.unreachable, info
-
-
-def _graph_of_scores(F: np.ndarray, labeled: np.ndarray, targets: np.ndarray) -> sp.csr_matrix:
-    """A graph whose harmonic scores are ``F``: each unlabeled point joined to one labeled
-    point of every class with weight ``F[i, class]`` (its harmonic value is the weighted
-    mean of their one-of-c labels, ``F[i]``, as its row sums to 1; a NaN row joins
-    nothing).  Poisson learning's class-size correction reads GFHF's scores as
-    ``harmonic_function(graph_, ...)``: given this graph it reads those of the cluster."""
-    n = F.shape[0]
-    present, first = np.unique(np.argmax(targets, axis=1), return_index=True)
-    owner = np.flatnonzero(labeled)[first]  # the first labeled point of every class
-    rows = np.flatnonzero(~labeled & np.all(np.isfinite(F), axis=1))
-    data = F[rows][:, present]
-    cols = np.broadcast_to(owner, data.shape)
-    r = np.broadcast_to(rows[:, None], data.shape)
-    A = sp.csr_matrix((data.ravel(), (r.ravel(), cols.ravel())), shape=(n, n))
-    return sp.csr_matrix(A + A.T)
-
-
-_SYSTEMS = {"label_distributions_": _harmonic_on_cluster, "scores_": _poisson_on_cluster}
-"""The system of each estimator, by the attribute of its scores (GFHF, PoissonLearning)."""
 
 
 # ---------------------------------------------------------------------------------------------

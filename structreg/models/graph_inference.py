@@ -37,8 +37,14 @@ from ..structure.graphs import (
     weighted_knn_graphs,
 )
 from ..structure.labeled_graph import normalized_cut
-from ._base import SemiSupervisedLabelsMixin, check_training_X, missing_as_unlabeled
+from ._base import (
+    SemiSupervisedLabelsMixin,
+    check_training_X,
+    is_dask_collection,
+    missing_as_unlabeled,
+)
 from ._degenerate import warn_if_degenerate
+from .distributed import checked_on_cluster, cluster_graphs
 
 __all__ = ["DisconnectedGraphWarning", "GraphInferenceClassifier"]
 
@@ -180,25 +186,30 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         -------
         self
         """
-        from .distributed import fit_on_cluster, is_dask_collection
-
-        if is_dask_collection(X):  # a dask array: fitted on the cluster (models.distributed)
-            fit_on_cluster(self, X, y, unlabeled)
-            if self.unreachable_.any():
-                _warn_unreachable(self.unreachable_)
-            return self
         self._validate_params()
-        y = missing_as_unlabeled(y, unlabeled)
-        X, y = validate_data(self, X, y, dtype=float, y_numeric=False)
-        check_training_X(self, X)
-        y = column_or_1d(y, warn=True)
+        if is_dask_collection(X):  # the graph is built and held on the Dask workers
+            X, y = checked_on_cluster(self, X, y, unlabeled)
+            points = X.compute()  # the out-of-sample rule's neighbours, on the client
+        else:
+            y = missing_as_unlabeled(y, unlabeled)
+            X, y = validate_data(self, X, y, dtype=float, y_numeric=False)
+            check_training_X(self, X)
+            y = column_or_1d(y, warn=True)
+            points = X
         self.classes_, y_codes, labeled = self._encode_labels(y, unlabeled)
         graphs = self._graphs(X)
-        if len(graphs) == 1:
-            self._use_graph(X, graphs[0])
-            self._infer(labeled, y_codes, self.tol)
-        else:  # weights="auto": the labeling that cuts the kNN graph least
-            self._fit_least_cut(X, graphs, labeled, y_codes)
+        # the out-of-sample rule's index, one for every weighting
+        index = NearestNeighbors(n_neighbors=min(self.n_neighbors, len(points))).fit(points)
+        try:
+            if len(graphs) == 1:
+                self._use_graph(points, graphs[0], index)
+                self._infer(labeled, y_codes, self.tol)
+            else:  # weights="auto": the labeling that cuts the kNN graph least
+                self._fit_least_cut(points, graphs, index, labeled, y_codes)
+        finally:
+            for graph in graphs:
+                if graph.release():  # rows held on workers: gone with the fit
+                    self.graph_ = None
         if self.unreachable_.any():
             _warn_unreachable(self.unreachable_)
         scores = getattr(self, self._scores_attribute)
@@ -206,7 +217,12 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         return self
 
     def _fit_least_cut(
-        self, X: np.ndarray, graphs: list, labeled: np.ndarray, y_codes: np.ndarray
+        self,
+        X: np.ndarray,
+        graphs: list,
+        index: NearestNeighbors,
+        labeled: np.ndarray,
+        y_codes: np.ndarray,
     ) -> None:
         """Fit on the graph (of ``graphs``, one edge set with several weightings) whose
         labeling has the smallest :func:`~structreg.structure.labeled_graph.normalized_cut`
@@ -216,7 +232,7 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
         decide = max(self.tol, DECISION_TOL)
         fits = []
         for graph in graphs:
-            self._use_graph(X, graph)
+            self._use_graph(X, graph, index)
             info = self._infer(labeled, y_codes, decide)
             kept = {k: self.__dict__[k] for k in self._fitted_names() if k in self.__dict__}
             fits.append((kept, info))
@@ -385,13 +401,17 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
                 "(set weights='heat' or t=None)"
             )
 
-    def _graphs(self, X: np.ndarray) -> list[WeightedGraph]:
+    def _graphs(self, X) -> list[WeightedGraph]:
         """The graphs to fit on: one per weighting of :meth:`_weightings`, all from one
-        neighbour search (``graph="knn"``), or the precomputed ``graph`` with the scale of
-        each weighting's out-of-sample rule."""
+        neighbour search (``graph="knn"``; held on the Dask workers for a dask array,
+        :func:`~structreg.models.distributed.cluster_graphs`), or the precomputed ``graph``
+        with the scale of each weighting's out-of-sample rule."""
         self._check_width()
         n = X.shape[0]
         weightings = self._weightings(n)
+        if is_dask_collection(X):  # checked_on_cluster refused a precomputed graph
+            self.knn_algorithm_ = "exact"  # every block pair searched exactly
+            return cluster_graphs(X, self.n_neighbors, weightings, self.t)
         if isinstance(self.graph, str):
             if self.graph != "knn":
                 raise ValueError(
@@ -422,13 +442,13 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
                 graphs.append(WeightedGraph(W, weights))
         return graphs
 
-    def _use_graph(self, X: np.ndarray, graph: WeightedGraph) -> None:
-        """``X_``, ``neighbors_``, ``weights_``, ``graph_`` and the weights' scale (``t_`` for
-        heat weights, ``local_scale_`` for self-tuning ones) of one graph."""
+    def _use_graph(self, X: np.ndarray, graph: WeightedGraph, index: NearestNeighbors) -> None:
+        """``X_``, ``neighbors_`` (``index``, over ``X``), ``weights_``, ``graph_`` and the
+        weights' scale (``t_`` for heat weights, ``local_scale_`` for self-tuning ones) of
+        one graph."""
         for name in ("t_", "local_scale_"):  # a refit with other weights
             self.__dict__.pop(name, None)
-        self.X_ = X
-        self.neighbors_ = NearestNeighbors(n_neighbors=min(self.n_neighbors, X.shape[0])).fit(X)
+        self.X_, self.neighbors_ = X, index
         self.weights_ = graph.weights
         self.graph_ = graph.W
         if graph.t is not None:

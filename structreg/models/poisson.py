@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from ..solvers.laplace import HARMONIC_TOL, harmonic_function, poisson_function, solve_poisson
-from ..structure.labeled_graph import LabeledGraph
+from ..structure.labeled_graph import label_graph
 from .graph_inference import GraphInferenceClassifier
 
 __all__ = ["PoissonLearning", "matched_offsets", "poisson_function"]
@@ -206,7 +206,7 @@ class PoissonLearning(GraphInferenceClassifier):
     def _solve_system(self, W, labeled, targets, tol):
         """The Poisson scores on ``W`` with weak edges between labeled parts cut; ``info``
         also holds ``"component"``, the components of the graph solved on."""
-        graph = LabeledGraph.build(W, labeled, targets).apart_labeled_parts()
+        graph = label_graph(W, labeled, targets).apart_labeled_parts()
         U, unreachable, info = solve_poisson(graph, labeled, targets, "auto", tol, self.max_iter)
         return U, unreachable, {**info, "component": graph.component}
 

@@ -32,7 +32,7 @@ from scipy.sparse.linalg import spilu, splu
 
 from .._locality import solve_in_locality_order
 from .._resources import available_memory, blas_threads
-from ..structure.labeled_graph import LabeledGraph
+from ..structure.labeled_graph import label_graph
 from .cg import conjugate_gradient, warn_not_converged
 from .multigrid import amg_available, amg_conjugate_gradient, amg_preconditioner
 
@@ -195,7 +195,9 @@ def solve_laplace_system(
 ) -> tuple[np.ndarray, dict]:
     """``X`` with ``M X = C`` for a Laplace-type ``M``, and the solve's ``info``.
 
-    ``M`` is symmetric, non-positive off the diagonal and diagonally dominant: either
+    ``M`` (a sparse matrix, or an operator with ``shape``, ``diagonal()`` and ``@`` for a
+    graph held elsewhere, solved by CG) is symmetric, non-positive off the diagonal and
+    diagonally dominant: either
     nonsingular (GFHF's ``D_uu - W_uu`` when every component holds a label), or a graph
     Laplacian ``D - W``, singular on the constants of each connected component, with ``C``
     consistent (every column sums to 0 on every component).  For the latter, ``grounded``
@@ -238,6 +240,8 @@ def solve_laplace_system(
         solution (the same operator and preconditioner) and returns ``(X, info)``.
     """
     project = _unchanged if project is None else project
+    if not sp.issparse(M):
+        return _operator_cg(M, C, method, tol, max_iter, project)
     if method == "auto":
         method = choose_method(M, singular=grounded is not None)
 
@@ -277,6 +281,25 @@ def solve_laplace_system(
             if converged:
                 return X, info
     return _plain_cg(N, s, C, tol, cap, project)
+
+
+def _operator_cg(M, C, method, tol, max_iter, project) -> tuple[np.ndarray, dict]:
+    """:func:`solve_laplace_system` for ``M`` given as an operator (``shape``,
+    ``diagonal()``, ``@``; the Laplacian of a graph held elsewhere, e.g. on Dask workers):
+    Jacobi-scaled CG, the one method that needs only products."""
+    if method not in ("auto", "cg"):
+        raise ValueError(
+            f"method={method!r} factorises or coarsens the graph's matrix, which a graph held "
+            "elsewhere (a Laplacian given as an operator) does not provide; use 'auto' or 'cg'"
+        )
+    diagonal = M.diagonal()
+    s = 1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0))
+
+    def scaled(V: np.ndarray, _) -> np.ndarray:
+        return s[:, None] * (M @ (s[:, None] * V))
+
+    cap = 10 * M.shape[0] if max_iter is None else int(max_iter)
+    return _plain_cg(scaled, s, C, tol, cap, project)
 
 
 def _multigrid_cg(
@@ -538,7 +561,7 @@ def solve_harmonic(W, labeled, targets, method, tol, max_iter):
     function of a tighter ``tol`` that goes on from this solution and returns ``(F, info)``;
     :func:`solve_laplace_system`)."""
     check_method(method)
-    graph = LabeledGraph.build(W, labeled, targets)
+    graph = label_graph(W, labeled, targets)
     unreachable = graph.unreachable
     # numerically singular sets, each solved as one vertex
     graph, place, _ = graph.without_weak_sets()
@@ -549,11 +572,10 @@ def solve_harmonic(W, labeled, targets, method, tol, max_iter):
     F[labeled] = targets
     if not solve.any():
         return (F if place is None else F[place]), unreachable, {"method": "direct", "n_iter": 0}
-    W_u = graph.W[solve]
-    A = (sp.diags(graph.degree[solve]) - W_u[:, solve]).tocsr()
+    A = graph.laplacian(solve)
     total = common_row_sum(targets)
     cols = slice(None) if total is None else slice(0, -1)
-    B = W_u[:, labeled] @ targets[:, cols]
+    B = graph.coupled(solve, labeled, targets[:, cols])
 
     def scores(X: np.ndarray) -> np.ndarray:
         if total is not None:  # the last column; within its targets' range, as harmonic
@@ -650,10 +672,10 @@ def poisson_function(
 
 def solve_poisson(W, labeled, targets, method, tol, max_iter):
     """:func:`poisson_function`, and the solve's ``info`` (``"method"``, ``"n_iter"``:
-    :func:`solve_laplace_system`).  ``W`` may be the :class:`LabeledGraph`
+    :func:`solve_laplace_system`).  ``W`` may be a labeled graph
     already built of these ``labeled`` points and ``targets`` (not built again)."""
     check_method(method)
-    graph = W if isinstance(W, LabeledGraph) else LabeledGraph.build(W, labeled, targets)
+    graph = label_graph(W, labeled, targets)
     unreachable_given = graph.unreachable
     # numerically singular sets, each solved as one vertex; the zero mean keeps the weights
     # of the given graph's vertices (the degrees), summed over each merged set
@@ -672,7 +694,7 @@ def solve_poisson(W, labeled, targets, method, tol, max_iter):
     solve = np.flatnonzero(~unreachable)
     info = {"method": "direct", "n_iter": 0}
     if solve.size:
-        L = (sp.diags(graph.degree[solve]) - graph.W[solve][:, solve]).tocsr()
+        L = graph.laplacian(solve)
         comp = np.unique(component[solve], return_inverse=True)[1]
         # the solution's rows sum to 0 when the sources' rows do (common_row_sum)
         last = common_row_sum(targets) is not None

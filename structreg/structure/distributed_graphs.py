@@ -47,6 +47,14 @@ from .graphs import (
     _squared_length,
     self_tuning_weights,
 )
+from .labeled_graph import (
+    WEAK_LINK,
+    cut_ratio,
+    cut_terms,
+    part_terms,
+    strong_edges,
+    weak_parts,
+)
 
 __all__ = ["PartitionedGraph", "neighbor_scale_on_cluster", "partitioned_knn_graph"]
 
@@ -196,19 +204,12 @@ def _row_sums(W: sp.csr_matrix) -> np.ndarray:
     return np.asarray(W.sum(axis=1)).ravel()
 
 
-def _strong_edges(W: sp.csr_matrix, start: int, degree: np.ndarray, fraction: float):
-    """The block's rows of ``W`` without its weak edges: those lighter than ``fraction``
-    times the larger degree of their ends."""
-    C = W.tocoo()
-    keep = C.data >= fraction * np.maximum(degree[start + C.row], degree[C.col])
-    return sp.csr_matrix((C.data[keep], (C.row[keep], C.col[keep])), shape=W.shape)
-
-
 def _neighbour_min(W: sp.csr_matrix, start: int, label: np.ndarray, degree, fraction):
     """The smallest ``label`` among each row's neighbours (the largest integer for a row
-    without any); with a ``fraction``, over the strong edges only (:func:`_strong_edges`)."""
+    without any); with a ``fraction``, over the strong edges only
+    (:func:`~structreg.structure.labeled_graph.strong_edges`)."""
     if fraction is not None:
-        W = _strong_edges(W, start, degree, fraction)
+        W = strong_edges(W, start, degree, fraction)
     out = np.full(W.shape[0], np.iinfo(label.dtype).max, dtype=label.dtype)
     filled = np.diff(W.indptr) > 0
     if W.nnz:
@@ -217,40 +218,8 @@ def _neighbour_min(W: sp.csr_matrix, start: int, label: np.ndarray, degree, frac
 
 
 def _weak_edges(W: sp.csr_matrix, start: int, degree: np.ndarray, fraction: float) -> int:
-    """How many edges :func:`_strong_edges` drops."""
-    return W.nnz - _strong_edges(W, start, degree, fraction).nnz
-
-
-def _part_cuts(W, start, part, degree, fraction, labeled_part):
-    """For the block's rows: the weight of the edges that leave each part of ``part``, which
-    parts hold a vertex sending more than ``fraction`` of its degree out, the lightest
-    strong edge inside each part, and how many weak edges join two different parts that
-    both hold labeled vertices (the terms of ``LabeledGraph._weakly_joined``)."""
-    C = W.tocoo()
-    r = start + C.row
-    leaving = part[r] != part[C.col]
-    out = np.bincount(C.row[leaving], weights=C.data[leaving], minlength=W.shape[0])
-    own = part[start : start + W.shape[0]]
-    cut = np.bincount(own, weights=out, minlength=part.size)
-    leaky = np.zeros(part.size, dtype=bool)
-    leaky[own[out > fraction * degree[start : start + W.shape[0]]]] = True
-    weak = C.data < fraction * np.maximum(degree[r], degree[C.col])
-    lightest = np.full(part.size, np.inf)
-    np.minimum.at(lightest, part[r[~weak]], C.data[~weak])
-    between = weak & leaving & labeled_part[part[r]] & labeled_part[part[C.col]]
-    return cut, leaky, lightest, int(between.sum())
-
-
-def _cut_counts(W: sp.csr_matrix, start: int, codes: np.ndarray, n_classes: int):
-    """Per class: the block's edges that leave the class, and the degrees (edge counts) of
-    its points in the class (the terms of ``normalized_cut``)."""
-    C = W.tocoo()
-    own = codes[start + C.row]
-    cut = own != codes[C.col]
-    return (
-        np.bincount(own[cut], minlength=n_classes),
-        np.bincount(own, minlength=n_classes),
-    )
+    """How many edges :func:`~structreg.structure.labeled_graph.strong_edges` drops."""
+    return W.nnz - strong_edges(W, start, degree, fraction).nnz
 
 
 def _wanted(rows: _Rows, bounds: np.ndarray) -> list:
@@ -527,13 +496,12 @@ class PartitionedGraph:
         (What ``structreg.structure.labeled_graph.LabeledGraph`` finds in memory.)"""
         part = self.components(degree, fraction)
         labels = np.bincount(part[labeled], minlength=self.n)
-        found = self.map_rows(_part_cuts, part, degree, fraction, labels > 0)
+        found = self.map_rows(part_terms, part, self.n, degree, fraction, labels > 0)
         cut = sum(f[0] for f in found)
         leaky = np.logical_or.reduce([f[1] for f in found])
         lightest = np.minimum.reduce([f[2] for f in found])
         size = np.bincount(part, minlength=self.n)
-        weak_sets = (size > 1) & (cut > 0) & ~leaky & (cut <= lightest)
-        return weak_sets, labels, sum(f[3] for f in found)
+        return weak_parts(size, cut, leaky, lightest), labels, sum(f[3] for f in found)
 
     def count_weak_edges(self, degree: np.ndarray, fraction: float) -> int:
         """Edges of weight below ``fraction`` times the larger ``degree`` of their ends."""
@@ -544,10 +512,8 @@ class PartitionedGraph:
         pattern for the labeling ``labels`` (one per vertex)."""
         _, codes = np.unique(labels, return_inverse=True)
         codes = codes.ravel()
-        counts = self.map_rows(_cut_counts, codes, int(codes.max()) + 1)
-        cut = sum(c for c, _ in counts)
-        volume = sum(v for _, v in counts)
-        return float(np.sum(cut / np.where(volume > 0, volume, 1.0)))
+        counts = self.map_rows(cut_terms, codes, int(codes.max()) + 1)
+        return cut_ratio(sum(c for c, _ in counts), sum(v for _, v in counts))
 
     def _kept(self) -> tuple[list, list]:
         if self.points is None or self.rows is None:
@@ -637,6 +603,109 @@ class PartitionedGraph:
         if self.weights is not None:
             for call in [h.forget(self.weights) for h in self.blocks]:
                 call.result()
+
+    def labeled_graph(self, labeled: np.ndarray, targets: np.ndarray) -> PartitionedLabeledGraph:
+        """This graph with the vertices of the mask ``labeled`` holding ``targets``: what a
+        Laplace solve asks of it (:func:`~structreg.structure.labeled_graph.label_graph`)."""
+        return PartitionedLabeledGraph.build(self, labeled, targets)
+
+
+WEAK_EDGES_REFUSED = (
+    "the graph has edges lighter than {fraction:.2g} times the degree of their ends that join "
+    "sets of points weakly (self-tuning weights where a tight cluster meets sparse points): "
+    "the in-memory fit merges or cuts them, the cluster fit does not; use "
+    "weights='connectivity' or 'heat', another n_neighbors, or fit in memory"
+)
+
+
+class PartitionedLabeledGraph:
+    """A :class:`PartitionedGraph` with some vertices labeled: the interface of
+    :class:`~structreg.structure.labeled_graph.LabeledGraph` that the Laplace solves
+    (:mod:`structreg.solvers.laplace`) use, answered by the workers.
+
+    The Laplacian blocks are operators (:class:`PartitionedLaplacian`: products on the
+    workers), so the solves run conjugate gradients.  What the in-memory graph merges or cuts
+    -- weakly joined sets (:meth:`without_weak_sets`, :meth:`weakly_joined`) and weak edges
+    between labeled parts (:meth:`apart_labeled_parts`) -- is refused here with a
+    ``ValueError``; graphs without weak edges (the usual case) are not searched for them.
+    """
+
+    def __init__(self, graph: PartitionedGraph, labeled, targets, degree, component):
+        self.graph, self.labeled, self.targets = graph, labeled, targets
+        self.degree, self.component = degree, component
+        self.labels_in_component = np.bincount(component[labeled], minlength=graph.n)
+        self._weak: tuple | None = None
+        if graph.count_weak_edges(degree, WEAK_LINK):
+            self._weak = graph.weakly_joined(degree, WEAK_LINK, labeled)
+
+    @classmethod
+    def build(cls, graph: PartitionedGraph, labeled, targets) -> PartitionedLabeledGraph:
+        labeled = np.asarray(labeled, dtype=bool)
+        targets = np.asarray(targets, dtype=float).reshape(int(labeled.sum()), -1)
+        return cls(graph, labeled, targets, graph.degree(), graph.components())
+
+    @property
+    def n(self) -> int:
+        return self.graph.n
+
+    @property
+    def unreachable(self) -> np.ndarray:
+        """Unlabeled vertices whose connected component holds no labeled vertex."""
+        return ~self.labeled & (self.labels_in_component[self.component] == 0)
+
+    def _refuse(self, sets: np.ndarray | None, apart: bool) -> None:
+        if (sets is not None and sets.any()) or apart:
+            raise ValueError(WEAK_EDGES_REFUSED.format(fraction=WEAK_LINK))
+
+    def without_weak_sets(self, volume=None):
+        """``(self, None, volume)``; weakly joined sets without labels (which the in-memory
+        graph merges) are refused."""
+        if self._weak is not None:
+            weak_sets, labels, _ = self._weak
+            self._refuse(weak_sets & (labels == 0), False)
+        return self, None, volume
+
+    def weakly_joined(self) -> tuple[np.ndarray, bool]:
+        """No vertex in a weakly joined set: any such set is refused."""
+        if self._weak is not None:
+            self._refuse(self._weak[0], False)
+        return np.zeros(self.n, dtype=bool), False
+
+    def apart_labeled_parts(self) -> PartitionedLabeledGraph:
+        """This graph; weak edges between parts with labels (cut in memory) are refused."""
+        if self._weak is not None:
+            self._refuse(None, bool(self._weak[2]))
+        return self
+
+    def laplacian(self, rows: np.ndarray) -> PartitionedLaplacian:
+        """``D_rr - W_rr`` as an operator (``rows``: a mask or indices)."""
+        return PartitionedLaplacian(self.graph, self.degree, rows)
+
+    def coupled(self, rows: np.ndarray, cols: np.ndarray, V: np.ndarray) -> np.ndarray:
+        """``W_rc V``, the product on the workers."""
+        full = np.zeros((self.n,) + V.shape[1:])
+        full[cols] = V
+        return self.graph.product(full)[rows]
+
+
+class PartitionedLaplacian:
+    """``D_rr - W_rr`` of a :class:`PartitionedGraph` for the vertices ``rows``, as an
+    operator: ``shape``, ``diagonal()`` and ``@`` (one product of ``W`` on the workers)."""
+
+    def __init__(self, graph: PartitionedGraph, degree: np.ndarray, rows: np.ndarray):
+        self.graph, self.degree = graph, degree
+        self.rows = np.flatnonzero(rows) if np.asarray(rows).dtype == bool else np.asarray(rows)
+        self.shape = (self.rows.size, self.rows.size)
+
+    def diagonal(self) -> np.ndarray:
+        return self.degree[self.rows]
+
+    def __matmul__(self, V: np.ndarray) -> np.ndarray:
+        full = np.zeros((self.graph.n,) + V.shape[1:])
+        full[self.rows] = V
+        diagonal = self.degree[self.rows]
+        scaled = diagonal[:, None] * V if V.ndim == 2 else diagonal * V
+        return scaled - self.graph.product(full)[self.rows]
 
 
 def _itself(block):

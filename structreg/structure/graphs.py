@@ -1395,7 +1395,9 @@ class WeightedGraph:
     Attributes
     ----------
     W : scipy.sparse.csr_matrix of shape (n, n)
-        Sorted indices, zero diagonal, no explicit zeros.
+        Sorted indices, zero diagonal, no explicit zeros; or a graph held elsewhere with the
+        same questions answered (a
+        :class:`~structreg.structure.distributed_graphs.PartitionedGraph`).
     weights : {"self-tuning", "heat", "connectivity"}
     t : float or None
         ``"heat"``: the width, in the units of ``X``.
@@ -1407,6 +1409,15 @@ class WeightedGraph:
     weights: str
     t: float | None = None
     local_scale: np.ndarray | None = None
+
+    def release(self) -> bool:
+        """Let a graph held elsewhere (one with a ``release`` method: rows on Dask workers)
+        drop its rows; whether there was one."""
+        release = getattr(self.W, "release", None)
+        if release is None:
+            return False
+        release()
+        return True
 
 
 def weighted_knn_graphs(

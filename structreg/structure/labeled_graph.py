@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["WEAK_LINK", "LabeledGraph", "contract", "normalized_cut"]
+__all__ = ["WEAK_LINK", "LabeledGraph", "contract", "label_graph", "normalized_cut"]
 
 
 WEAK_LINK = float(np.sqrt(np.finfo(float).eps))
@@ -87,6 +87,15 @@ class LabeledGraph:
     def unreachable(self) -> np.ndarray:
         """Unlabeled vertices whose connected component holds no labeled vertex."""
         return ~self.labeled & (self.labels_in_component[self.component] == 0)
+
+    def laplacian(self, rows: np.ndarray) -> sp.csr_matrix:
+        """``D_rr - W_rr``: the graph Laplacian's block of the vertices ``rows`` (a mask or
+        indices), its diagonal the degrees in the whole graph."""
+        return (sp.diags(self.degree[rows]) - self.W[rows][:, rows]).tocsr()
+
+    def coupled(self, rows: np.ndarray, cols: np.ndarray, V: np.ndarray) -> np.ndarray:
+        """``W_rc V``: what the values ``V`` at the vertices ``cols`` send to ``rows``."""
+        return self.W[rows][:, cols] @ V
 
     def weak_sets(self) -> np.ndarray | None:
         """The vertices' places in the graph with every *weakly joined set* merged into one
@@ -195,7 +204,7 @@ class LabeledGraph:
         strong = C.data >= WEAK_LINK * np.maximum(degree[C.row], degree[C.col])
         if strong.all():
             return None
-        S = sp.csr_matrix((C.data[strong], (C.row[strong], C.col[strong])), shape=self.W.shape)
+        S = strong_edges(self.W, 0, degree, WEAK_LINK)
         return C, strong, connected_components(S, directed=False)[1]
 
     def _weakly_joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -205,20 +214,86 @@ class LabeledGraph:
         found = self._strong_parts()
         if found is None:
             return None
-        C, strong, part = found
-        degree = self.degree
+        _, _, part = found
         n_sets = int(part.max()) + 1
         size = np.bincount(part, minlength=n_sets)
         labels = np.bincount(part[self.labeled], minlength=n_sets)
-        leaving = part[C.row] != part[C.col]
-        out = np.bincount(C.row[leaving], weights=C.data[leaving], minlength=self.n)
-        cut = np.bincount(part, weights=out, minlength=n_sets)
-        leaky = np.zeros(n_sets, dtype=bool)
-        leaky[part[out > WEAK_LINK * degree]] = True
-        lightest = np.full(n_sets, np.inf)
-        np.minimum.at(lightest, part[C.row[strong]], C.data[strong])
-        weak = (size > 1) & (cut > 0) & ~leaky & (cut <= lightest)
-        return part, weak, labels
+        cut, leaky, lightest, _ = part_terms(
+            self.W, 0, part, n_sets, self.degree, WEAK_LINK, labels > 0
+        )
+        return part, weak_parts(size, cut, leaky, lightest), labels
+
+
+# ---------------------------------------------------------------------------------------------
+# terms over a block of rows: a whole graph in memory is one block, a partitioned graph sums
+# its blocks' terms (structure.distributed_graphs)
+
+
+def strong_edges(W: sp.csr_matrix, start: int, degree: np.ndarray, fraction: float):
+    """The rows ``start, start + 1, ...`` held in ``W`` without their weak edges: those
+    lighter than ``fraction`` times the larger ``degree`` of their ends."""
+    C = W.tocoo()
+    keep = C.data >= fraction * np.maximum(degree[start + C.row], degree[C.col])
+    return sp.csr_matrix((C.data[keep], (C.row[keep], C.col[keep])), shape=W.shape)
+
+
+def part_terms(
+    W: sp.csr_matrix,
+    start: int,
+    part: np.ndarray,
+    n_parts: int,
+    degree: np.ndarray,
+    fraction: float,
+    labeled_part: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The terms of the weakly joined sets (:meth:`LabeledGraph.weak_sets`) over the rows
+    ``start, start + 1, ...`` of a graph, held in ``W`` (those rows, global columns): per
+    part of ``part`` (numbered below ``n_parts``), the weight of the edges that leave it,
+    whether a vertex of it sends more than ``fraction`` of its ``degree`` out, and its
+    lightest strong edge (at least ``fraction`` times the larger degree of its ends); and
+    how many weak edges join two parts that both hold labeled vertices (``labeled_part``).
+    Summed (the cuts and counts), or-ed and min-ed over blocks, they are the whole graph's."""
+    C = W.tocoo()
+    r = start + C.row
+    leaving = part[r] != part[C.col]
+    out = np.bincount(C.row[leaving], weights=C.data[leaving], minlength=W.shape[0])
+    own = part[start : start + W.shape[0]]
+    cut = np.bincount(own, weights=out, minlength=n_parts)
+    leaky = np.zeros(n_parts, dtype=bool)
+    leaky[own[out > fraction * degree[start : start + W.shape[0]]]] = True
+    weak = C.data < fraction * np.maximum(degree[r], degree[C.col])
+    lightest = np.full(n_parts, np.inf)
+    np.minimum.at(lightest, part[r[~weak]], C.data[~weak])
+    between = weak & leaving & labeled_part[part[r]] & labeled_part[part[C.col]]
+    return cut, leaky, lightest, int(between.sum())
+
+
+def weak_parts(
+    size: np.ndarray, cut: np.ndarray, leaky: np.ndarray, lightest: np.ndarray
+) -> np.ndarray:
+    """Which parts are weakly joined sets: two or more vertices, joined to the rest by a
+    total weight above 0 and at most their lightest strong edge, none leaking
+    (:func:`part_terms`)."""
+    return (size > 1) & (cut > 0) & ~leaky & (cut <= lightest)
+
+
+def cut_terms(
+    W: sp.csr_matrix, start: int, codes: np.ndarray, n_classes: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The terms of :func:`normalized_cut` over the rows ``start, start + 1, ...`` held in
+    ``W``: per class of ``codes``, the edges that leave it and the edges of its vertices
+    (self-loops not counted)."""
+    C = W.tocoo()
+    r = start + C.row
+    off = r != C.col
+    own = codes[r[off]]
+    cut = own != codes[C.col[off]]
+    return np.bincount(own[cut], minlength=n_classes), np.bincount(own, minlength=n_classes)
+
+
+def cut_ratio(cut: np.ndarray, volume: np.ndarray) -> float:
+    """``sum_k cut_k / vol_k`` (a class without edges counts 0)."""
+    return float(np.sum(cut / np.where(volume > 0, volume, 1.0)))
 
 
 def contract(W: sp.spmatrix, place: np.ndarray) -> sp.csr_matrix:
@@ -242,6 +317,20 @@ def contract(W: sp.spmatrix, place: np.ndarray) -> sp.csr_matrix:
     return Wc
 
 
+def label_graph(W, labeled: np.ndarray, targets: np.ndarray):
+    """The labeled graph of a Laplace solve on ``W``: ``W`` itself when it is one already;
+    the holder's own when ``W`` is a graph held elsewhere (one with a ``labeled_graph``
+    method, e.g. :class:`~structreg.structure.distributed_graphs.PartitionedGraph`, whose
+    rows live on Dask workers); else :meth:`LabeledGraph.build` of the affinities ``W``.
+    Every labeled graph answers the same questions (components, unreachable vertices, weakly
+    joined sets, Laplacian blocks and the products that couple them)."""
+    if hasattr(W, "labels_in_component"):
+        return W
+    if hasattr(W, "labeled_graph"):
+        return W.labeled_graph(labeled, targets)
+    return LabeledGraph.build(W, labeled, targets)
+
+
 def normalized_cut(W: sp.spmatrix, labels: np.ndarray) -> float:
     """``sum_k cut(S_k) / vol(S_k)`` of the partition of the vertices by ``labels``, on the
     edges of ``W`` counted once each (weights ignored): how many kNN edges a labeling cuts,
@@ -253,14 +342,12 @@ def normalized_cut(W: sp.spmatrix, labels: np.ndarray) -> float:
     >>> W = sp.csr_matrix(np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 1], [0, 0, 1, 0.5]]))
     >>> normalized_cut(W, np.array([0, 0, 1, 1]))  # one edge cut; volumes 3 and 3
     0.6666666666666666
+
+    A graph held elsewhere (with a ``normalized_cut`` method of its own, e.g. a
+    :class:`~structreg.structure.distributed_graphs.PartitionedGraph`) counts its own edges.
     """
-    C = sp.coo_matrix(W)
-    off = C.row != C.col
-    row, col = C.row[off], C.col[off]
+    if hasattr(W, "normalized_cut"):
+        return W.normalized_cut(labels)
     _, codes = np.unique(labels, return_inverse=True)
     codes = codes.ravel()
-    degree = np.bincount(row, minlength=W.shape[0]).astype(float)
-    cut = codes[row] != codes[col]
-    cut_k = np.bincount(codes[row[cut]], minlength=codes.max() + 1)
-    vol_k = np.bincount(codes, weights=degree, minlength=codes.max() + 1)
-    return float(np.sum(cut_k / np.where(vol_k > 0, vol_k, 1.0)))
+    return cut_ratio(*cut_terms(sp.csr_matrix(W), 0, codes, int(codes.max()) + 1))
