@@ -128,6 +128,8 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
       points' scores (the ``f_j`` of the out-of-sample rule);
     - ``_solve_system(W, labeled, targets)``: ``(scores, unreachable, info)`` for the
       one-of-c ``targets`` of the labeled points (see :meth:`_solve_system`);
+    - ``_degenerate_hint``: the advice of the degenerate-solution warning (what to try when
+      every point gets one class);
     - optionally ``_class_prior`` (the prior of unreachable points) and ``_finish_scores``
       (what becomes of the scores before they are stored).
 
@@ -138,6 +140,7 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
 
     _semi_supervised = True
     _scores_attribute: str
+    _degenerate_hint: str
 
     def __init__(
         self,

@@ -1245,19 +1245,13 @@ def _knn_graph(X, n_neighbors, weights, t, symmetrize, algorithm, metric) -> sp.
         W = sp.csr_matrix((data, cols, indptr), (n, n))
         W.sort_indices()
         return W
-    # union of both directions as a sparse pattern (the k neighbours of a row are distinct):
-    # O(nnz) CSR additions instead of sorting n*k*2 pair keys
-    A = sp.csr_matrix((np.ones(n * k, dtype=np.int8), ind.ravel(), indptr), shape=(n, n))
-    A.sort_indices()
-    S = A + A.T.tocsr()
-    S.sort_indices()
-    cols = S.indices
-    rows = np.repeat(np.arange(n, dtype=cols.dtype), np.diff(S.indptr))
+    # union of both directions as a sparse pattern (the k neighbours of a row are distinct)
+    union_indptr, cols, rows = _union_pattern(ind, n)
     # every weight is a symmetric function of (i, j) computed the same way both ways round,
     # so W is exactly symmetric
     dist = _pair_distances(X, rows, cols) if weights == "heat" else None
     data = _edge_weights(X, rows, cols, dist, weights, t, s)
-    return sp.csr_matrix((data, cols, S.indptr), shape=(n, n))
+    return sp.csr_matrix((data, cols, union_indptr), shape=(n, n))
 
 
 def _edge_weights(X, rows, cols, dist, weights, t, s: float = 1.0):
@@ -1365,21 +1359,37 @@ def self_tuning_graph(
     # nearest first; a search cut from a longer one keeps that order, and it is used only
     # when no tie straddles the cut, so the k-th distance and the neighbour set are exact
     ind = _knn_indices(X, k, algorithm, cut=True)
-    sigma = _pair_distances(X, np.arange(n), ind[:, -1])
+    sigma = _local_scales(X, ind)
+    indptr, cols, rows = _union_pattern(ind, n)
+    d2 = _pair_distances(X, rows, cols) ** 2
+    data = self_tuning_weights(d2, sigma[rows], sigma[cols])
+    return sp.csr_matrix((data, cols, indptr), shape=(n, n)), sigma
+
+
+def _local_scales(X, ind: np.ndarray) -> np.ndarray:
+    """Every point's distance to its last neighbour in ``ind`` (nearest first), or, for a
+    point with that many copies, to the nearest point that is not a copy (1 when there is
+    none): the ``sigma_i`` of self-tuning weights."""
+    sigma = _pair_distances(X, np.arange(X.shape[0]), ind[:, -1])
     copies = np.flatnonzero(~(sigma > 0))  # n_neighbors copies: the nearest other point
     if copies.size:
         nearest = _nearest_distinct_distance(X, copies)
         sigma[copies] = np.where(nearest > 0, nearest, 1.0)
+    return sigma
+
+
+def _union_pattern(ind: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(indptr, cols, rows)`` of the symmetric kNN pattern of the neighbour lists ``ind``
+    (n x k, distinct per row): ``i ~ j`` when either is among the other's neighbours, sorted
+    indices, one row index per edge.  O(nnz) CSR additions instead of sorting n k 2 keys."""
+    k = ind.shape[1]
     directed = sp.csr_matrix(
         (np.ones(n * k, dtype=np.int8), ind.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n)
     )
     union = directed + directed.T.tocsr()
     union.sort_indices()
-    cols = union.indices
-    rows = np.repeat(np.arange(n, dtype=cols.dtype), np.diff(union.indptr))
-    d2 = _pair_distances(X, rows, cols) ** 2
-    data = self_tuning_weights(d2, sigma[rows], sigma[cols])
-    return sp.csr_matrix((data, cols, union.indptr), shape=(n, n)), sigma
+    rows = np.repeat(np.arange(n, dtype=union.indices.dtype), np.diff(union.indptr))
+    return union.indptr, union.indices, rows
 
 
 def self_tuning_weights(d2: np.ndarray, sigma_i: np.ndarray, sigma_j: np.ndarray) -> np.ndarray:
@@ -1444,24 +1454,14 @@ def weighted_knn_graphs(
     n, k = X.shape[0], n_neighbors
     s, Z = unit_scaled(X, far_only=True)  # lengths measured on X / s (module docstring)
     ind = _knn_indices(Z, k, algorithm, cut=True)  # nearest first
-    directed = sp.csr_matrix(
-        (np.ones(n * k, dtype=np.int8), ind.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n)
-    )
-    union = directed + directed.T.tocsr()
-    union.sort_indices()
-    cols = union.indices
-    rows = np.repeat(np.arange(n, dtype=cols.dtype), np.diff(union.indptr))
+    indptr, cols, rows = _union_pattern(ind, n)
     d2 = _pair_distances(Z, rows, cols) ** 2  # squared lengths on X / s
     out = []
     for weights in weightings:
         if weights == "self-tuning":
-            sigma = _pair_distances(Z, np.arange(n), ind[:, -1])
-            copies = np.flatnonzero(~(sigma > 0))  # n_neighbors copies: the nearest other
-            if copies.size:
-                nearest = _nearest_distinct_distance(Z, copies)
-                sigma[copies] = np.where(nearest > 0, nearest, 1.0)
+            sigma = _local_scales(Z, ind)
             data = self_tuning_weights(d2, sigma[rows], sigma[cols])
-            W = sp.csr_matrix((data, cols.copy(), union.indptr.copy()), shape=(n, n))
+            W = sp.csr_matrix((data, cols.copy(), indptr.copy()), shape=(n, n))
             W.eliminate_zeros()  # weights that underflowed join nothing
             out.append(WeightedGraph(W, weights, local_scale=sigma * s))
         elif weights == "heat":
@@ -1476,11 +1476,11 @@ def weighted_knn_graphs(
                     except ValueError:  # all points identical
                         width = 1.0
             data = np.maximum(np.exp(-d2 / width), floor)
-            W = sp.csr_matrix((data, cols.copy(), union.indptr.copy()), shape=(n, n))
+            W = sp.csr_matrix((data, cols.copy(), indptr.copy()), shape=(n, n))
             out.append(WeightedGraph(W, weights, t=float(t) if t is not None else width * s * s))
         elif weights == "connectivity":
             data = np.ones(cols.size)
-            W = sp.csr_matrix((data, cols.copy(), union.indptr.copy()), shape=(n, n))
+            W = sp.csr_matrix((data, cols.copy(), indptr.copy()), shape=(n, n))
             out.append(WeightedGraph(W, weights))
         else:
             raise ValueError(
