@@ -290,3 +290,54 @@ def test_the_kernel_cg_operator_is_the_kernel_layer_one():
     fn = functools.partial(kernel_matrix, kernel="rbf", gamma=0.5)
     X = np.random.default_rng(13).normal(size=(10, 2))
     np.testing.assert_allclose(GramOperator(X, fn) @ np.eye(10), fn(X, X))
+
+
+def test_threaded_product_is_the_plain_product_bit_for_bit():
+    """Row blocks on threads: every row computed by the same code on the same entries."""
+    from structreg.solvers.products import ThreadedProduct
+
+    rng = np.random.default_rng(0)
+    A = sp.random(3001, 2999, density=0.01, format="csr", random_state=1)
+    A.indptr[1500:] = A.indptr[1500]  # empty rows at a block boundary
+    A = sp.csr_matrix((A.data[: A.indptr[1500]], A.indices[: A.indptr[1500]], A.indptr), A.shape)
+    for threads in (1, 2, 3, 7):
+        product = ThreadedProduct(A, threads)
+        for V in (
+            rng.normal(size=2999),
+            rng.normal(size=(2999, 3)),
+            rng.normal(size=(2999, 3)).T.copy().T,
+        ):
+            np.testing.assert_array_equal(product @ V, A @ V)
+        product.close()
+
+
+def test_threaded_products_take_their_threads_from_the_limiter():
+    import structreg
+    from structreg.solvers import products
+
+    A = sp.random(2000, 2000, density=0.3, format="csr", random_state=0)
+    assert A.nnz >= products.THREADED_MIN_NNZ
+    with structreg.config_context(threads=1):
+        assert products.threaded(A) is A
+    with structreg.config_context(threads=3):
+        product = products.threaded(A)
+        assert len(product.blocks) == 3 and product.row_major
+        product.close()
+    small = sp.eye(10, format="csr")
+    with structreg.config_context(threads=3):
+        assert products.threaded(small) is small
+
+
+def test_cg_on_a_threaded_product_runs_the_same_iterations():
+    from structreg.solvers.products import ThreadedProduct
+
+    rng = np.random.default_rng(0)
+    B = sp.random(4000, 4000, density=0.002, format="csr", random_state=2)
+    N = sp.csr_matrix(B @ B.T + sp.eye(4000))
+    C = rng.normal(size=(4000, 2))
+    plain = conjugate_gradient(N, C, tol=1e-10)
+    product = ThreadedProduct(N, 2)
+    threaded = conjugate_gradient(product, C, tol=1e-10)
+    product.close()
+    np.testing.assert_array_equal(threaded.column_iter, plain.column_iter)
+    np.testing.assert_array_equal(threaded.x, plain.x)

@@ -16,11 +16,11 @@ from scipy.sparse.csgraph import connected_components
 from sklearn.datasets import make_blobs, make_moons
 
 import structreg.solvers.laplace as laplace
-from structreg.solvers.laplace import NUMERICALLY_SINGULAR, excess_solve
-from structreg.structure.labeled_graph import LabeledGraph, contract
 from structreg.models.harmonic import GFHF, DisconnectedGraphWarning, harmonic_function
 from structreg.models.poisson import PoissonLearning, poisson_function
+from structreg.solvers.laplace import NUMERICALLY_SINGULAR, excess_solve
 from structreg.structure.graphs import knn_graph, neighbor_scale, self_tuning_graph
+from structreg.structure.labeled_graph import LabeledGraph, contract
 
 # -- exact references ------------------------------------------------------------------------
 

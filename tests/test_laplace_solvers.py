@@ -13,10 +13,10 @@ from sklearn.exceptions import ConvergenceWarning
 
 import structreg.solvers.laplace as base
 from structreg.models import GFHF, PoissonLearning
+from structreg.solvers import multigrid
 from structreg.solvers.laplace import choose_method, hop_depth
 from structreg.solvers.laplace import solve_harmonic as _harmonic
 from structreg.solvers.laplace import solve_poisson as _poisson
-from structreg.solvers import multigrid
 from structreg.solvers.multigrid import amg_conjugate_gradient, amg_preconditioner, amg_strength
 from structreg.structure.graphs import self_tuning_graph
 

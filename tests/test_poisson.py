@@ -8,9 +8,9 @@ import scipy.sparse as sp
 from sklearn.datasets import make_moons
 
 from structreg import GFHF, PoissonLearning
-from structreg.structure.labeled_graph import LabeledGraph
 from structreg.models.harmonic import DisconnectedGraphWarning
 from structreg.models.poisson import matched_offsets, poisson_function
+from structreg.structure.labeled_graph import LabeledGraph
 
 # few labels on purpose: the degenerate-answer warning is expected where a test is not about it
 pytestmark = [
@@ -188,9 +188,9 @@ def test_slow_cg_switches_to_the_grounded_factorisation(monkeypatch):
 
 
 def test_poisson_learning_stands_on_the_graph_inference_base_alone():
-    """One road: Poisson learning imports nothing from GFHF's module (its class-size estimate,
-    the harmonic function, comes from the solvers); both estimators are graph-inference classifiers, and the
-    warning is one class wherever it is imported."""
+    """One road: Poisson learning imports nothing from GFHF's module (its class-size
+    estimate, the harmonic function, comes from the solvers); both estimators are
+    graph-inference classifiers, and the warning is one class wherever it is imported."""
     import ast
     import inspect
 

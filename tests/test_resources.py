@@ -154,27 +154,27 @@ def test_blas_threads_for_follows_the_small_problem_rule():
     assert _blas_threads() == before
 
 
-def test_threads_setting_reaches_search_threads_and_is_restored(monkeypatch):
+def test_threads_setting_reaches_loop_threads_and_is_restored(monkeypatch):
     monkeypatch.setattr(_resources, "available_cpus", lambda: 7)
     assert structreg.get_config()["threads"] is None
-    assert _resources.search_threads() == 7  # None: every CPU the process may use
+    assert _resources.loop_threads() == 7  # None: every CPU the process may use
     assert _resources.threads_limit() is None
     try:
         structreg.set_config(threads=3)
-        assert _resources.search_threads() == 3
+        assert _resources.loop_threads() == 3
         assert _resources.threads_limit() == 3
         with structreg.config_context(threads=1):
-            assert _resources.search_threads() == 1
+            assert _resources.loop_threads() == 1
             with structreg.config_context(working_memory=2):  # threads not given: kept
-                assert _resources.search_threads() == 1
+                assert _resources.loop_threads() == 1
             with structreg.config_context(threads=None):  # None: every CPU again
-                assert _resources.search_threads() == 7
-            assert _resources.search_threads() == 1
+                assert _resources.loop_threads() == 7
+            assert _resources.loop_threads() == 1
         assert structreg.get_config()["threads"] == 3
         structreg.set_config(working_memory=64)  # threads not given: kept
-        assert _resources.search_threads() == 3
+        assert _resources.loop_threads() == 3
         structreg.set_config(threads=None)
-        assert _resources.search_threads() == 7
+        assert _resources.loop_threads() == 7
     finally:
         structreg.set_config(threads=None)
     assert structreg.get_config() == {"working_memory": 64, "threads": None}
@@ -190,7 +190,7 @@ def test_threads_must_be_a_positive_int_or_none(value):
         structreg.set_config(working_memory=8, threads=value)
     assert structreg.get_config() == {"working_memory": 64, "threads": None}
     structreg.set_config(threads=np.int64(2))  # numpy integers are ints
-    assert _resources.search_threads() == 2
+    assert _resources.loop_threads() == 2
     structreg.set_config(threads=None)
 
 

@@ -200,8 +200,9 @@ def _operator(apply: Operator | sp.spmatrix) -> tuple[Operator, str]:
     """``(apply, order)``: the operator as a callable, and the memory order of the blocks of
     active columns: row-major for a sparse matrix (scipy's sparse products read and write
     row-major blocks; a column-major one would be copied on every product), column-major for
-    a callable."""
-    if not sp.issparse(apply):
+    a callable; an operator that says it is ``row_major`` (a
+    :class:`~structreg.solvers.products.ThreadedProduct`) is taken as a sparse matrix."""
+    if not (sp.issparse(apply) or getattr(apply, "row_major", False)):
         return apply, "F"
     return (lambda V, _: apply @ V), "C"
 

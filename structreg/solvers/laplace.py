@@ -35,6 +35,7 @@ from .._resources import available_memory, blas_threads
 from ..structure.labeled_graph import label_graph
 from .cg import conjugate_gradient, warn_not_converged
 from .multigrid import amg_available, amg_conjugate_gradient, amg_preconditioner
+from .products import threaded
 
 __all__ = [
     "HARMONIC_TOL",
@@ -310,7 +311,7 @@ def _multigrid_cg(
     with the same V-cycle (``used``: iterations run before)."""
     with blas_threads(1):
         result = amg_conjugate_gradient(
-            N,
+            threaded(N),  # the products on the limiter's threads; the V-cycle has its own
             s[:, None] * C,
             tol=tol,
             max_iter=cap,
@@ -335,9 +336,13 @@ def _multigrid_cg(
 def _plain_cg(N, s, C, tol, cap, project, Y0=None, used=0) -> tuple[np.ndarray, dict]:
     """CG on the Jacobi-scaled ``N Y = S C`` from ``Y0``, ``X = S Y``: ``(X, info)``, with
     ``info["resume"]`` going on from ``Y`` (``used``: iterations run before)."""
-    # one BLAS thread: threaded BLAS made small solves 10-100 times slower on 2 cores
+    # one BLAS thread: threaded BLAS made small solves 10-100 times slower on 2 cores; the
+    # sparse products take the limiter's threads (solvers.products)
+    product = threaded(N) if sp.issparse(N) else N
     with blas_threads(1):
-        result = conjugate_gradient(N, s[:, None] * C, x0=Y0, tol=tol, max_iter=cap, warn=False)
+        result = conjugate_gradient(
+            product, s[:, None] * C, x0=Y0, tol=tol, max_iter=cap, warn=False
+        )
     warn_not_converged(result.column_converged, tol, cap)
     n_iter = used + int(result.column_iter.sum())
 

@@ -145,7 +145,7 @@ TREE_APPROX_MIN_SAMPLES = 200_000
 TREE_APPROX_MIN_FEATURES = 8
 
 # exact tree searches of at least this many queries run threaded over the cores structreg may
-# use (_resources.search_threads(), set_config(threads=...)): 1e5 points of a 10-d Gaussian
+# use (_resources.loop_threads(), set_config(threads=...)): 1e5 points of a 10-d Gaussian
 # mixture, k-d tree, 2 cores: 62 s -> 35 s
 PARALLEL_MIN_QUERIES = 20_000
 TREE_MAX_FEATURES = 16  # scikit-learn's own k-d tree limit (brute force from 16 on)
@@ -493,7 +493,7 @@ def _exact_indices(X, queries, n_query: int, return_distance: bool = False):
     Dense data with at least ``GEMM_MIN_FEATURES`` features and ``GEMM_MIN_PAIRS`` query-point
     pairs: :func:`_gemm_indices` (float32 ranking, certified, float64 where it is not).
     Otherwise scikit-learn's ``NearestNeighbors``; from ``PARALLEL_MIN_QUERIES`` queries on,
-    its tree searches run on :func:`~structreg._resources.search_threads` threads (joblib
+    its tree searches run on :func:`~structreg._resources.loop_threads` threads (joblib
     threads, ``n_jobs``; its brute-force search is OpenMP-threaded either way, limited to
     ``threads`` where :func:`~structreg.set_config` sets it).
     """
@@ -526,7 +526,7 @@ def _library_indices(X, queries, n_query: int, return_distance: bool = False):
         rows = np.asarray(tree.indices, dtype=np.intp)
     while rows.size:
         m = min(2 * m if m > n_query else m + 1, n)
-        workers = _resources.search_threads() if rows.size >= PARALLEL_MIN_QUERIES else 1
+        workers = _resources.loop_threads() if rows.size >= PARALLEL_MIN_QUERIES else 1
         d, i = tree.query(queries[rows], m, workers=workers)
         d, i = d.reshape(-1, m), i.reshape(-1, m)
         pick = _nearest_first(i, d, m)
@@ -539,9 +539,9 @@ def _library_indices(X, queries, n_query: int, return_distance: bool = False):
 
 def _sklearn_search(X, queries, n_query: int, parallel: bool):
     """``(indices, distances)`` by scikit-learn's ``NearestNeighbors``: ``n_jobs`` from
-    :func:`~structreg._resources.search_threads` when ``parallel``, its OpenMP (and BLAS)
+    :func:`~structreg._resources.loop_threads` when ``parallel``, its OpenMP (and BLAS)
     threads limited to the ``threads`` setting where one is set."""
-    n_jobs = _resources.search_threads() if parallel else None
+    n_jobs = _resources.loop_threads() if parallel else None
     with blas_threads(_resources.threads_limit(), user_api=None):
         search = NearestNeighbors(n_neighbors=n_query, n_jobs=n_jobs).fit(X)
         dist, ind = search.kneighbors(queries)
@@ -558,10 +558,10 @@ def _gemm_applies(X, queries) -> bool:
     )
 
 
-def _search_threads() -> int:
+def _loop_threads() -> int:
     """Worker threads of :func:`_gemm_indices` and :func:`_cell_indices`: the one limiter's
-    (:func:`structreg._resources.search_threads`, ``set_config(threads=...)``)."""
-    return _resources.search_threads()
+    (:func:`structreg._resources.loop_threads`, ``set_config(threads=...)``)."""
+    return _resources.loop_threads()
 
 
 def _gemm_indices(
@@ -612,7 +612,7 @@ def _gemm_indices(
     radius = float(np.sqrt(sq.max()))
     u = float(np.finfo(np.float32).eps) / 2
     c = (d + 1) * u / (1 - (d + 1) * u) + 3.01 * u
-    threads = _search_threads() if threads is None else threads
+    threads = _loop_threads() if threads is None else threads
     elements = max(1, block_bytes() // (8 * threads))
 
     # the search threads share the cores; one search thread: the BLAS under the limiter
@@ -747,7 +747,7 @@ def _cell_indices(X, queries, n_query: int, return_distance: bool = False):
             i, u = np.take_along_axis(i, pick, axis=1), np.take_along_axis(u, pick, axis=1)
         ind[qs], dist[qs] = i, u
 
-    threads = _search_threads()
+    threads = _loop_threads()
     pilot = blocks[:: max(1, len(blocks) // CELL_PILOT)]
     with blas_threads(1):  # the blocks share the cores
         _run(search, pilot, threads)
