@@ -254,7 +254,7 @@ def solve_laplace_system(
         return factorised(_factor_solve), {"method": "direct", "n_iter": 0}
     diagonal = M.diagonal()
     s = 1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0))  # isolated vertices: zero rows
-    N = sp.csr_matrix(M.multiply(s[:, None]).multiply(s[None, :]))
+    N = _scaled(M, s)
     cap = 10 * N.shape[0] if max_iter is None else int(max_iter)
 
     def multigrid(iterations: int) -> tuple[np.ndarray, dict, bool]:
@@ -282,6 +282,15 @@ def solve_laplace_system(
             if converged:
                 return X, info
     return _plain_cg(N, s, C, tol, cap, project)
+
+
+def _scaled(M: sp.spmatrix, s: np.ndarray) -> sp.csr_matrix:
+    """``S M S`` for ``S = diag(s)``: the entries scaled in place of a copy (one pass, where
+    two broadcast products took a second each at 1e7 entries)."""
+    N = sp.csr_matrix(M, copy=True)
+    row = np.repeat(np.arange(N.shape[0]), np.diff(N.indptr))
+    N.data *= s[row] * s[N.indices]
+    return N
 
 
 def _operator_cg(M, C, method, tol, max_iter, project) -> tuple[np.ndarray, dict]:

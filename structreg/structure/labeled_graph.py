@@ -94,8 +94,11 @@ class LabeledGraph:
         return (sp.diags(self.degree[rows]) - self.W[rows][:, rows]).tocsr()
 
     def coupled(self, rows: np.ndarray, cols: np.ndarray, V: np.ndarray) -> np.ndarray:
-        """``W_rc V``: what the values ``V`` at the vertices ``cols`` send to ``rows``."""
-        return self.W[rows][:, cols] @ V
+        """``W_rc V``: what the values ``V`` at the vertices ``cols`` send to ``rows`` (one
+        product with ``W``, no column slicing)."""
+        full = np.zeros((self.n,) + V.shape[1:])
+        full[cols] = V
+        return (self.W @ full)[rows]
 
     def weak_sets(self) -> np.ndarray | None:
         """The vertices' places in the graph with every *weakly joined set* merged into one
@@ -196,15 +199,20 @@ class LabeledGraph:
     def _strong_parts(self) -> tuple[sp.coo_matrix, np.ndarray, np.ndarray] | None:
         """``(C, strong, part)``: the edges, which are strong (at least :data:`WEAK_LINK`
         times the larger degree of their ends) and every vertex's component in the graph of
-        the strong edges; None when every edge is strong."""
+        the strong edges; None when every edge is strong.  Computed once per graph."""
+        return self._strong
+
+    @functools.cached_property
+    def _strong(self) -> tuple[sp.coo_matrix, np.ndarray, np.ndarray] | None:
         if not self.W.nnz:
             return None
-        degree = self.degree
-        C = self.W.tocoo()
-        strong = C.data >= WEAK_LINK * np.maximum(degree[C.row], degree[C.col])
+        W, degree = self.W, self.degree
+        row = np.repeat(np.arange(self.n, dtype=W.indices.dtype), np.diff(W.indptr))
+        strong = W.data >= WEAK_LINK * np.maximum(degree[row], degree[W.indices])
         if strong.all():
             return None
-        S = strong_edges(self.W, 0, degree, WEAK_LINK)
+        C = sp.coo_matrix((W.data, (row, W.indices)), shape=W.shape)
+        S = _kept_entries(W, row, strong)
         return C, strong, connected_components(S, directed=False)[1]
 
     def _weakly_joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -232,9 +240,17 @@ class LabeledGraph:
 def strong_edges(W: sp.csr_matrix, start: int, degree: np.ndarray, fraction: float):
     """The rows ``start, start + 1, ...`` held in ``W`` without their weak edges: those
     lighter than ``fraction`` times the larger ``degree`` of their ends."""
-    C = W.tocoo()
-    keep = C.data >= fraction * np.maximum(degree[start + C.row], degree[C.col])
-    return sp.csr_matrix((C.data[keep], (C.row[keep], C.col[keep])), shape=W.shape)
+    row = np.repeat(np.arange(W.shape[0], dtype=W.indices.dtype), np.diff(W.indptr))
+    keep = W.data >= fraction * np.maximum(degree[start + row], degree[W.indices])
+    return _kept_entries(W, row, keep)
+
+
+def _kept_entries(W: sp.csr_matrix, row: np.ndarray, keep: np.ndarray) -> sp.csr_matrix:
+    """The CSR matrix ``W`` with only the entries of the mask ``keep`` (``row``: every
+    entry's row), in their order: no sorting."""
+    indptr = np.zeros(W.shape[0] + 1, dtype=W.indptr.dtype)
+    np.cumsum(np.bincount(row[keep], minlength=W.shape[0]), out=indptr[1:])
+    return sp.csr_matrix((W.data[keep], W.indices[keep], indptr), shape=W.shape)
 
 
 def part_terms(
