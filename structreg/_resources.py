@@ -32,7 +32,7 @@ Memory
 
 Threads
     One option, ``threads`` (default None: every CPU this process may run on), is the number
-    of threads of structreg's hot loops: :func:`loop_threads` gives it to every neighbour
+    of threads of structreg's hot loops: ``loop_threads`` gives it to every neighbour
     search (the float32 GEMM search's worker threads and their BLAS, the cell search, scipy's
     ``cKDTree(workers=)``, scikit-learn's ``NearestNeighbors(n_jobs=)`` and its OpenMP
     threads).  One :class:`threadpoolctl.ThreadpoolController` per process (scanning the
@@ -137,7 +137,7 @@ def set_config(
     threads : int or None, optional
         Threads of structreg's hot loops, like scikit-learn's ``n_jobs`` (a positive int; None,
         the initial setting: every CPU this process may run on, ``os.sched_getaffinity``).
-        Every neighbour search takes its threads from it (:func:`loop_threads`): the
+        Every neighbour search takes its threads from it (``loop_threads``): the
         float32 GEMM search's worker threads (each holding its BLAS to one thread; under
         ``threads=1`` the BLAS too runs one thread), the cell search's, scipy's
         ``cKDTree.query(workers=)``, scikit-learn's ``NearestNeighbors(n_jobs=)`` and, where
@@ -154,7 +154,6 @@ def set_config(
     --------
     config_context : the same, within a ``with`` block.
     get_config : the current settings.
-    loop_threads : the threads a hot loop uses.
     """
     if threads is not _UNCHANGED:
         threads = _check_threads(threads)

@@ -820,6 +820,29 @@ class StructuralEstimator(BaseEstimator):
         design_cache: dict = {}
         if memo is not None:  # shared by the structures on one design (the entry holds Z)
             design_cache = memo.setdefault(("design", id(Z), fit_intercept), {"Z": Z})
+        return self._assembled_problem(
+            X,
+            Z,
+            y,
+            y_codes,
+            labeled,
+            terms,
+            built,
+            matrices,
+            fit_intercept=fit_intercept,
+            loo_rows=None if grid else self._loo_rows(y_codes, labeled),
+            design_cache=design_cache,
+            unexplained=unexplained,
+        )
+
+    def _assembled_problem(
+        self, X, Z, y, y_codes, labeled, terms, built, matrices, **extra
+    ) -> Problem:
+        """The :class:`Problem` of the design ``Z``, the labels and the penalty ``matrices``
+        of the ``built`` ones of ``terms`` (``extra``: ``fit_intercept``, ``loo_rows``,
+        ``design_cache``, ``unexplained``), with this model's loss weights, targets and
+        weight kinds: the one assembly, whether the matrices were built in memory or summed
+        on a cluster."""
         return Problem(
             X=X,
             Z=Z,
@@ -831,11 +854,8 @@ class StructuralEstimator(BaseEstimator):
             psd=[bool(getattr(terms[k][1], "psd", False)) for k in built],
             terms=[penalty for _, penalty in terms],
             built=built,
-            fit_intercept=fit_intercept,
-            loo_rows=None if grid else self._loo_rows(y_codes, labeled),
-            design_cache=design_cache,
-            unexplained=unexplained,
             strict_kinds=string_weights(self),
+            **extra,
         )
 
     @staticmethod

@@ -68,15 +68,8 @@ from ._base import (
 )
 from ._degenerate import warn_if_degenerate
 from ._losses import loss_for
-from .problem import Problem, string_weights
 
-__all__ = [
-    "checked_on_cluster",
-    "cluster_graphs",
-    "fit_manifold_on_cluster",
-    "fit_on_cluster",
-    "is_dask_collection",
-]
+__all__ = ["fit_manifold_on_cluster", "fit_on_cluster", "is_dask_collection"]
 
 
 def fit_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_partitions: int = 2):
@@ -291,22 +284,19 @@ def fit_manifold_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_p
         product=lambda V: np.vstack(_on_blocks(edges, _features_times, features, V, total=False)),
     )
     Z.squared_norm_ = explained
-    problem = Problem(
-        X=X,
-        Z=Z,
-        y_codes=y_codes,
-        labeled=labeled,
-        loss_weights=estimator._fit_weights(labeled, y_codes),
-        Y=estimator._targets(y, y_codes, labeled),
-        # the projections Phi^T M_k Phi, summed on the workers, stand for the penalties
-        penalties=[ProjectedPenalty(n, P) for P in parts],
-        psd=[bool(getattr(terms[k][1], "psd", False)) for k in built],
-        terms=[penalty for _, penalty in terms],
-        built=built,
+    # the projections Phi^T M_k Phi, summed on the workers, stand for the penalties
+    problem = estimator._assembled_problem(
+        X,
+        Z,
+        y,
+        y_codes,
+        labeled,
+        terms,
+        built,
+        [ProjectedPenalty(n, P) for P in parts],
         fit_intercept=False,
         loo_rows=estimator._loo_rows(y_codes, labeled),
         unexplained=unexplained,
-        strict_kinds=string_weights(estimator),
     )
     fitted = estimator.loss_.fit_grid(problem, [estimator])[0]
     fitted = estimator._finish_fit(problem, fitted, None)

@@ -116,18 +116,18 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
     components without labels the class prior (with a :class:`DisconnectedGraphWarning`),
     and sets ``transduction_``: the given label of every labeled point, the class of the
     largest score elsewhere.  A new point's scores are the weighted mean of its
-    ``n_neighbors`` nearest training points' (the out-of-sample rule, :meth:`_extend`);
+    ``n_neighbors`` nearest training points' (the out-of-sample rule, ``_extend``);
     :meth:`predict` takes their largest.
 
     The parameters are those of the graph (``n_neighbors``, ``weights``, ``t``, ``graph``) and
-    of its solve (``tol``, ``max_iter``; :func:`solve_laplace_system`); a subclass with more
+    of its solve (``tol``, ``max_iter``; :func:`~structreg.solvers.laplace.solve_laplace_system`); a subclass with more
     lists them all in its own ``__init__`` (scikit-learn reads the parameters from its
     signature) and passes these on.  It gives its system:
 
     - ``_scores_attribute``: the name of the fitted attribute that holds the training
       points' scores (the ``f_j`` of the out-of-sample rule);
     - ``_solve_system(W, labeled, targets)``: ``(scores, unreachable, info)`` for the
-      one-of-c ``targets`` of the labeled points (see :meth:`_solve_system`);
+      one-of-c ``targets`` of the labeled points (see ``_solve_system``);
     - ``_degenerate_hint``: the advice of the degenerate-solution warning (what to try when
       every point gets one class);
     - optionally ``_class_prior`` (the prior of unreachable points) and ``_finish_scores``

@@ -10,7 +10,7 @@ model (:func:`choose_method`) from what the graph shows: its size and how far, i
 points lie from the boundary of the system (the labeled points, or one point of every
 component of a singular Laplacian).  Jacobi-scaled conjugate gradients
 (:func:`~structreg.solvers.cg.conjugate_gradient`) need about as many iterations as that
-depth times :data:`CG_ITERATIONS_PER_HOP`: few on the expander-like kNN graphs of
+depth times ``CG_ITERATIONS_PER_HOP``: few on the expander-like kNN graphs of
 high-dimensional data, thousands on the mesh-like ones of low-dimensional data, where a
 sparse Cholesky factorisation (CHOLMOD, where scikit-sparse is installed), a LU of bounded
 fill or multigrid-preconditioned CG (:mod:`structreg.solvers.multigrid`) is cheaper.
@@ -38,10 +38,7 @@ from .multigrid import amg_available, amg_conjugate_gradient, amg_preconditioner
 from .products import threaded
 
 __all__ = [
-    "HARMONIC_TOL",
-    "NUMERICALLY_SINGULAR",
     "choose_method",
-    "common_row_sum",
     "excess_solve",
     "harmonic_function",
     "hop_depth",
@@ -59,12 +56,12 @@ CG_ITERATIONS_PER_HOP = 20
 """The cost model's conjugate-gradient iterations per column (to ``tol=1e-6``) per edge of
 :func:`hop_depth`: Jacobi-scaled CG on a graph Laplacian with a boundary needs about as
 many iterations as the square root of its condition number, which grows as the square of the
-largest distance to the boundary on mesh-like graphs.  See :data:`CG_MAX_ITERATIONS` for
+largest distance to the boundary on mesh-like graphs.  See ``CG_MAX_ITERATIONS`` for
 the measurements."""
 
 CG_MAX_ITERATIONS = 400
 """``method="auto"`` solves by conjugate gradients when the cost model predicts at most this
-many iterations per column (:data:`CG_ITERATIONS_PER_HOP` times :func:`hop_depth`), and by a
+many iterations per column (``CG_ITERATIONS_PER_HOP`` times :func:`hop_depth`), and by a
 factorisation or multigrid otherwise: one iteration costs about a product with the matrix,
 and the alternatives cost a few hundred of those (a sparse LU of a mesh-like kNN graph of
 1e5 points 0.7 s, 230 products; multigrid on 1e6 points about 300 products).
@@ -160,12 +157,12 @@ def choose_method(M: sp.spmatrix, *, singular: bool = False) -> str:
     dense factorisation), ``"cg"`` or ``"replace"`` (CHOLMOD, a LU of bounded fill or
     multigrid, by size).
 
-    Up to :data:`HARMONIC_DIRECT_MAX` unknowns a factorisation.  Beyond, the cost model
-    predicts CG's iterations per column as :data:`CG_ITERATIONS_PER_HOP` times the
+    Up to ``HARMONIC_DIRECT_MAX`` unknowns a factorisation.  Beyond, the cost model
+    predicts CG's iterations per column as ``CG_ITERATIONS_PER_HOP`` times the
     :func:`hop_depth` from the system's boundary -- the rows whose sum is positive (the
     unlabeled points next to labeled ones), or, for a ``singular`` Laplacian, the first
     vertex of every component, where a singular system has no boundary -- and takes CG when
-    that is at most :data:`CG_MAX_ITERATIONS` (per column: every method's cost grows alike
+    that is at most ``CG_MAX_ITERATIONS`` (per column: every method's cost grows alike
     with the columns)."""
     m = M.shape[0]
     if m <= HARMONIC_DIRECT_MAX:
@@ -217,8 +214,8 @@ def solve_laplace_system(
         (:func:`~structreg.solvers.multigrid.amg_conjugate_gradient`).  ``"auto"``: the
         method of the cost model (:func:`choose_method`); where it rules CG out, CHOLMOD's
         sparse Cholesky factorisation where scikit-sparse is installed and the factor fits
-        (:data:`CHOLMOD_FILL_BYTES`), else a LU of bounded fill below
-        :data:`AMG_MIN_UNKNOWNS` unknowns and multigrid from there on (or when the LU does
+        (``CHOLMOD_FILL_BYTES``), else a LU of bounded fill below
+        ``AMG_MIN_UNKNOWNS`` unknowns and multigrid from there on (or when the LU does
         not fit), and CG if none of them gives the solution.
     tol : float
         CG: the relative residual of the scaled system per column (``"amg"``: in the norm of
@@ -425,7 +422,7 @@ def excess_solve(weights: sp.spmatrix | np.ndarray, excess: np.ndarray, B: np.nd
     non-negative terms (Grassmann, Taksar & Heyman 1985): no cancellation, so a system that a
     LU of ``D - W`` finds singular (the excess lost to rounding next to the degrees) is solved
     to the accuracy of its data (Alfa, Xue & Ye, Math. Comp. 71, 2002).  Dense, blocked
-    (:data:`EXCESS_BLOCK` pivots per panel): O(m^3) time and O(m^2) memory, for the small
+    (``EXCESS_BLOCK`` pivots per panel): O(m^3) time and O(m^2) memory, for the small
     systems that need it.
     """
     A = weights.toarray() if sp.issparse(weights) else np.array(weights, dtype=float)
@@ -457,7 +454,7 @@ def excess_solve(weights: sp.spmatrix | np.ndarray, excess: np.ndarray, B: np.nd
 
 def _cholmod_fits(A: sp.spmatrix) -> bool:
     """Whether ``method="auto"`` may factorise ``A`` by CHOLMOD: scikit-sparse imports and
-    :data:`CHOLMOD_FILL_BYTES` per nonzero fit in half the available memory."""
+    ``CHOLMOD_FILL_BYTES`` per nonzero fit in half the available memory."""
     try:
         import sksparse.cholmod  # noqa: F401
     except ImportError:
@@ -479,7 +476,7 @@ def _cholmod_solve(A: sp.spmatrix, B: np.ndarray) -> np.ndarray | None:
 
 
 def _bounded_factor_solve(A: sp.spmatrix, B: np.ndarray, tol: float) -> np.ndarray | None:
-    """``A^{-1} B`` by a sparse LU allowed :data:`HARMONIC_FILL_MAX` times the nonzeros of
+    """``A^{-1} B`` by a sparse LU allowed ``HARMONIC_FILL_MAX`` times the nonzeros of
     ``A`` (SuperLU's incomplete LU with no drop tolerance: the complete LU when it fits), or
     None when it does not fit (the solution then misses ``tol``)."""
     try:
@@ -541,7 +538,7 @@ def harmonic_function(
         (:func:`~structreg.solvers.conjugate_gradient`, all output columns as one block).
         ``"amg"``: the same CG preconditioned by algebraic multigrid
         (:mod:`structreg.solvers.multigrid`).  ``"auto"``: direct up to
-        :data:`HARMONIC_DIRECT_MAX` unknowns, beyond it the method of the cost model
+        ``HARMONIC_DIRECT_MAX`` unknowns, beyond it the method of the cost model
         (:func:`choose_method`, :func:`solve_laplace_system`).
     tol : float, default=1e-6
         CG: stop when every column's residual of the scaled system is at most ``tol`` times

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from .._resources import loop_threads
 
-__all__ = ["THREADED_MIN_NNZ", "ThreadedProduct", "threaded"]
+__all__ = ["ThreadedProduct"]
 
 THREADED_MIN_NNZ = 1_000_000
 """Matrices with fewer stored entries are multiplied on one thread (:func:`threaded`): a
@@ -83,7 +83,7 @@ class ThreadedProduct:
 
 
 def threaded(A: sp.csr_matrix) -> sp.csr_matrix | ThreadedProduct:
-    """``A`` itself when it is small (:data:`THREADED_MIN_NNZ`) or one thread is allowed,
+    """``A`` itself when it is small (``THREADED_MIN_NNZ``) or one thread is allowed,
     else its :class:`ThreadedProduct` on the limiter's threads."""
     threads = loop_threads()
     if threads < 2 or A.nnz < THREADED_MIN_NNZ:

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["WEAK_LINK", "LabeledGraph", "contract", "label_graph", "normalized_cut"]
+__all__ = ["LabeledGraph", "contract", "label_graph", "normalized_cut"]
 
 
 WEAK_LINK = float(np.sqrt(np.finfo(float).eps))
@@ -105,7 +105,7 @@ class LabeledGraph:
         vertex (:func:`contract`), or None when there is no such set.
 
         A weakly joined set is a connected set ``S`` of two or more unlabeled vertices, none
-        of which sends more than :data:`WEAK_LINK` of its degree out of ``S``, joined to the
+        of which sends more than ``WEAK_LINK`` of its degree out of ``S``, joined to the
         rest of its component by edges of total weight ``cut(S)`` at most the lightest edge
         inside ``S`` (and not 0: a component without labels is left alone).  In ``D - W``
         such a set's rows sum to ``cut(S)``, which rounding to float64 can lose next to its
@@ -173,7 +173,7 @@ class LabeledGraph:
         return inside, bool((sets > 1).any())
 
     def apart_labeled_parts(self) -> LabeledGraph:
-        """This graph without its weak edges (weight below :data:`WEAK_LINK` times the larger
+        """This graph without its weak edges (weight below ``WEAK_LINK`` times the larger
         degree of their ends) that join two parts of the strong-edge graph which both hold
         labeled vertices: each such part becomes a component of its own.
 
@@ -197,7 +197,7 @@ class LabeledGraph:
         return LabeledGraph.build(W, self.labeled, self.targets)
 
     def _strong_parts(self) -> tuple[sp.coo_matrix, np.ndarray, np.ndarray] | None:
-        """``(C, strong, part)``: the edges, which are strong (at least :data:`WEAK_LINK`
+        """``(C, strong, part)``: the edges, which are strong (at least ``WEAK_LINK``
         times the larger degree of their ends) and every vertex's component in the graph of
         the strong edges; None when every edge is strong.  Computed once per graph."""
         return self._strong
