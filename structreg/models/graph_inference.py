@@ -120,9 +120,10 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
     :meth:`predict` takes their largest.
 
     The parameters are those of the graph (``n_neighbors``, ``weights``, ``t``, ``graph``) and
-    of its solve (``tol``, ``max_iter``; :func:`~structreg.solvers.laplace.solve_laplace_system`); a subclass with more
-    lists them all in its own ``__init__`` (scikit-learn reads the parameters from its
-    signature) and passes these on.  It gives its system:
+    of its solve (``tol``, ``max_iter``;
+    :func:`~structreg.solvers.laplace.solve_laplace_system`); a subclass with more lists them
+    all in its own ``__init__`` (scikit-learn reads the parameters from its signature) and
+    passes these on.  It gives its system:
 
     - ``_scores_attribute``: the name of the fitted attribute that holds the training
       points' scores (the ``f_j`` of the out-of-sample rule);
