@@ -99,7 +99,7 @@ def main() -> None:
             if singular:
                 grounded = np.zeros(M.shape[0], dtype=bool)
                 grounded[0] = True  # the suite's graphs are connected
-            chosen = laplace.choose_method(M, singular=singular)
+            chosen = laplace.choose_method(M, grounded=grounded)
             depth = laplace.hop_depth(M, grounded) / 2 if singular else None
             if not singular:
                 excess = np.asarray(M.sum(axis=1)).ravel()

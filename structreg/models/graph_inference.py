@@ -30,9 +30,9 @@ from ..solvers.laplace import HARMONIC_TOL
 from ..structure.graphs import (
     HEAT_FLOOR,
     WeightedGraph,
-    _nearest_distinct_distance,
     check_graph,
-    neighbor_scale,
+    heat_width,
+    positive_scales,
     resolve_algorithm,
     weighted_knn_graphs,
 )
@@ -436,11 +436,11 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
                 t = (
                     float(t)
                     if t is not None
-                    else _positive_width(dist[others] ** 2, X, self.n_neighbors)
+                    else heat_width(dist[others] ** 2, X, self.n_neighbors)
                 )
                 graphs.append(WeightedGraph(W, weights, t=t))
             elif weights == "self-tuning":  # the distance to the n_neighbors-th other point
-                sigma = _positive_scales(np.max(np.where(others, dist, 0.0), axis=1), X)
+                sigma = positive_scales(np.max(np.where(others, dist, 0.0), axis=1), X)
                 graphs.append(WeightedGraph(W, weights, local_scale=sigma))
             else:
                 graphs.append(WeightedGraph(W, weights))
@@ -496,29 +496,3 @@ def _warn_unreachable(unreachable: np.ndarray) -> None:
         DisconnectedGraphWarning,
         stacklevel=3,
     )
-
-
-def _positive_width(squared_lengths: np.ndarray, X: np.ndarray, n_neighbors: int) -> float:
-    """The heat width of the out-of-sample rule: the mean of the positive squared lengths
-    (lengths 0 join copies of a point, as knn_graph's width); when there are none, the
-    neighbour scale of the distinct points of ``X``
-    (:func:`~structreg.structure.graphs.neighbor_scale`), or 1 when all points are one."""
-    positive = squared_lengths[squared_lengths > 0]
-    if positive.size:
-        return float(np.mean(positive))
-    try:
-        return neighbor_scale(X, n_neighbors)
-    except ValueError:  # all points identical: every weight is 1 whatever the width
-        return 1.0
-
-
-def _positive_scales(sigma: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """Zero local scales (a point with ``n_neighbors`` copies) replaced by the distance to the
-    nearest point that is not a copy, or 1 when there is none (as
-    :func:`~structreg.structure.graphs.self_tuning_graph`)."""
-    copies = np.flatnonzero(~(sigma > 0))
-    if copies.size:
-        sigma = sigma.copy()
-        nearest = _nearest_distinct_distance(np.asarray(X, dtype=float), copies)
-        sigma[copies] = np.where(nearest > 0, nearest, 1.0)
-    return sigma

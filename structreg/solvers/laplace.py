@@ -27,7 +27,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from scipy.sparse.csgraph import breadth_first_order, connected_components
+from scipy.sparse.csgraph import breadth_first_order
 from scipy.sparse.linalg import spilu, splu
 
 from .._locality import solve_in_locality_order
@@ -151,7 +151,7 @@ def hop_depth(M: sp.spmatrix, sources: np.ndarray) -> int:
     return int(depth.max() - 1)
 
 
-def choose_method(M: sp.spmatrix, *, singular: bool = False) -> str:
+def choose_method(M: sp.spmatrix, *, grounded: np.ndarray | None = None) -> str:
     """The method of ``method="auto"`` for the Laplace-type system ``M``
     (:func:`solve_laplace_system`), chosen before any solving: ``"direct"`` (a sparse or
     dense factorisation), ``"cg"`` or ``"replace"`` (CHOLMOD, a LU of bounded fill or
@@ -160,24 +160,20 @@ def choose_method(M: sp.spmatrix, *, singular: bool = False) -> str:
     Up to ``HARMONIC_DIRECT_MAX`` unknowns a factorisation.  Beyond, the cost model
     predicts CG's iterations per column as ``CG_ITERATIONS_PER_HOP`` times the
     :func:`hop_depth` from the system's boundary -- the rows whose sum is positive (the
-    unlabeled points next to labeled ones), or, for a ``singular`` Laplacian, the first
-    vertex of every component, where a singular system has no boundary -- and takes CG when
-    that is at most ``CG_MAX_ITERATIONS`` (per column: every method's cost grows alike
+    unlabeled points next to labeled ones), or, for a singular Laplacian, its ``grounded``
+    vertices (one per component), where a singular system has no boundary -- and takes CG
+    when that is at most ``CG_MAX_ITERATIONS`` (per column: every method's cost grows alike
     with the columns)."""
     m = M.shape[0]
     if m <= HARMONIC_DIRECT_MAX:
         return "direct"
-    if singular:
-        component = connected_components(M, directed=False)[1]
-        sources = np.zeros(m, dtype=bool)
-        sources[np.unique(component, return_index=True)[1]] = True
+    if grounded is not None:
         # from one vertex, the depth is between the radius and the diameter; a Dirichlet
         # boundary in the middle would halve it
-        depth = hop_depth(M, sources) / 2
+        depth = hop_depth(M, grounded) / 2
     else:
         excess = np.asarray(M.sum(axis=1)).ravel()
-        sources = excess > 1e-12 * np.abs(M.diagonal())
-        depth = hop_depth(M, sources)
+        depth = hop_depth(M, excess > 1e-12 * np.abs(M.diagonal()))
     return "cg" if CG_ITERATIONS_PER_HOP * depth <= CG_MAX_ITERATIONS else "replace"
 
 
@@ -238,10 +234,19 @@ def solve_laplace_system(
         solution (the same operator and preconditioner) and returns ``(X, info)``.
     """
     project = _unchanged if project is None else project
-    if not sp.issparse(M):
-        return _operator_cg(M, C, method, tol, max_iter, project)
+    diagonal = M.diagonal()
+    s = 1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0))  # isolated vertices: zero rows
+    cap = 10 * M.shape[0] if max_iter is None else int(max_iter)
+    if not sp.issparse(M):  # a graph held elsewhere: its Laplacian is an operator
+        if method not in ("auto", "cg"):
+            raise ValueError(
+                f"method={method!r} factorises or coarsens the graph's matrix, which a graph "
+                "held elsewhere (a Laplacian given as an operator) does not provide; use "
+                "'auto' or 'cg'"
+            )
+        return _plain_cg(_ScaledOperator(M, s), s, C, tol, cap, project)
     if method == "auto":
-        method = choose_method(M, singular=grounded is not None)
+        method = choose_method(M, grounded=grounded)
 
     def factorised(factor: Callable) -> np.ndarray | None:
         X = _grounded_solve(factor, M, C, grounded)
@@ -249,10 +254,7 @@ def solve_laplace_system(
 
     if method == "direct":
         return factorised(_factor_solve), {"method": "direct", "n_iter": 0}
-    diagonal = M.diagonal()
-    s = 1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0))  # isolated vertices: zero rows
     N = _scaled(M, s)
-    cap = 10 * N.shape[0] if max_iter is None else int(max_iter)
 
     def multigrid(iterations: int) -> tuple[np.ndarray, dict, bool]:
         # the scaled Laplacian's null vector S^-1 1 is what the coarse levels must keep
@@ -290,23 +292,15 @@ def _scaled(M: sp.spmatrix, s: np.ndarray) -> sp.csr_matrix:
     return N
 
 
-def _operator_cg(M, C, method, tol, max_iter, project) -> tuple[np.ndarray, dict]:
-    """:func:`solve_laplace_system` for ``M`` given as an operator (``shape``,
-    ``diagonal()``, ``@``; the Laplacian of a graph held elsewhere, e.g. on Dask workers):
-    Jacobi-scaled CG, the one method that needs only products."""
-    if method not in ("auto", "cg"):
-        raise ValueError(
-            f"method={method!r} factorises or coarsens the graph's matrix, which a graph held "
-            "elsewhere (a Laplacian given as an operator) does not provide; use 'auto' or 'cg'"
-        )
-    diagonal = M.diagonal()
-    s = 1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0))
+class _ScaledOperator:
+    """``S M S`` for an operator ``M`` (``shape``, ``@``) and ``S = diag(s)``, as a CG
+    operator ``apply(V, PV)``."""
 
-    def scaled(V: np.ndarray, _) -> np.ndarray:
-        return s[:, None] * (M @ (s[:, None] * V))
+    def __init__(self, M, s: np.ndarray):
+        self.M, self.s = M, s[:, None]
 
-    cap = 10 * M.shape[0] if max_iter is None else int(max_iter)
-    return _plain_cg(scaled, s, C, tol, cap, project)
+    def __call__(self, V: np.ndarray, _=None) -> np.ndarray:
+        return self.s * (self.M @ (self.s * V))
 
 
 def _multigrid_cg(

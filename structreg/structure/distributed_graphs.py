@@ -49,6 +49,7 @@ from .graphs import (
 )
 from .labeled_graph import (
     WEAK_LINK,
+    block_product,
     cut_ratio,
     cut_terms,
     part_terms,
@@ -683,9 +684,7 @@ class PartitionedLabeledGraph:
 
     def coupled(self, rows: np.ndarray, cols: np.ndarray, V: np.ndarray) -> np.ndarray:
         """``W_rc V``, the product on the workers."""
-        full = np.zeros((self.n,) + V.shape[1:])
-        full[cols] = V
-        return self.graph.product(full)[rows]
+        return block_product(self.graph.product, self.n, rows, cols, V)
 
 
 class PartitionedLaplacian:
@@ -701,11 +700,9 @@ class PartitionedLaplacian:
         return self.degree[self.rows]
 
     def __matmul__(self, V: np.ndarray) -> np.ndarray:
-        full = np.zeros((self.graph.n,) + V.shape[1:])
-        full[self.rows] = V
         diagonal = self.degree[self.rows]
         scaled = diagonal[:, None] * V if V.ndim == 2 else diagonal * V
-        return scaled - self.graph.product(full)[self.rows]
+        return scaled - block_product(self.graph.product, self.graph.n, self.rows, self.rows, V)
 
 
 def _itself(block):

@@ -1367,15 +1367,35 @@ def self_tuning_graph(
 
 
 def _local_scales(X, ind: np.ndarray) -> np.ndarray:
-    """Every point's distance to its last neighbour in ``ind`` (nearest first), or, for a
-    point with that many copies, to the nearest point that is not a copy (1 when there is
-    none): the ``sigma_i`` of self-tuning weights."""
-    sigma = _pair_distances(X, np.arange(X.shape[0]), ind[:, -1])
-    copies = np.flatnonzero(~(sigma > 0))  # n_neighbors copies: the nearest other point
+    """Every point's distance to its last neighbour in ``ind`` (nearest first): the
+    ``sigma_i`` of self-tuning weights (:func:`positive_scales` where that is 0)."""
+    return positive_scales(_pair_distances(X, np.arange(X.shape[0]), ind[:, -1]), X)
+
+
+def positive_scales(sigma: np.ndarray, X) -> np.ndarray:
+    """Local scales ``sigma`` (one per row of the points ``X``) with every zero -- a point with
+    ``n_neighbors`` copies -- replaced by the distance to the nearest point that is not a
+    copy, or 1 when there is none: every self-tuning weight is then defined."""
+    copies = np.flatnonzero(~(sigma > 0))
     if copies.size:
-        nearest = _nearest_distinct_distance(X, copies)
+        sigma = sigma.copy()
+        nearest = _nearest_distinct_distance(np.asarray(X, dtype=float), copies)
         sigma[copies] = np.where(nearest > 0, nearest, 1.0)
     return sigma
+
+
+def heat_width(squared_lengths: np.ndarray, X, n_neighbors: int) -> float:
+    """The default heat width: the mean of the positive squared edge lengths (lengths 0 join
+    copies of a point, whose weight is 1 whatever the width); when there are none, the
+    neighbour scale of the distinct points of ``X`` (:func:`neighbor_scale`), or 1 when all
+    points are one."""
+    positive = squared_lengths[squared_lengths > 0]
+    if positive.size:
+        return float(np.mean(positive))
+    try:
+        return neighbor_scale(X, n_neighbors)
+    except ValueError:  # all points identical: every weight is 1 whatever the width
+        return 1.0
 
 
 def _union_pattern(ind: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1458,34 +1478,26 @@ def weighted_knn_graphs(
     d2 = _pair_distances(Z, rows, cols) ** 2  # squared lengths on X / s
     out = []
     for weights in weightings:
+        t_used, sigma = None, None
         if weights == "self-tuning":
             sigma = _local_scales(Z, ind)
             data = self_tuning_weights(d2, sigma[rows], sigma[cols])
-            W = sp.csr_matrix((data, cols.copy(), indptr.copy()), shape=(n, n))
-            W.eliminate_zeros()  # weights that underflowed join nothing
-            out.append(WeightedGraph(W, weights, local_scale=sigma * s))
         elif weights == "heat":
             width = _width(t, s)
             if width is None:
-                positive = d2[d2 > 0]
-                if positive.size:
-                    width = float(np.mean(positive))
-                else:  # every edge joins copies: weights 1 whatever the width
-                    try:
-                        width = neighbor_scale(Z, n_neighbors)
-                    except ValueError:  # all points identical
-                        width = 1.0
+                width = heat_width(d2, Z, n_neighbors)
             data = np.maximum(np.exp(-d2 / width), floor)
-            W = sp.csr_matrix((data, cols.copy(), indptr.copy()), shape=(n, n))
-            out.append(WeightedGraph(W, weights, t=float(t) if t is not None else width * s * s))
+            t_used = float(t) if t is not None else width * s * s
         elif weights == "connectivity":
             data = np.ones(cols.size)
-            W = sp.csr_matrix((data, cols.copy(), indptr.copy()), shape=(n, n))
-            out.append(WeightedGraph(W, weights))
         else:
             raise ValueError(
                 f"weights must be 'self-tuning', 'heat' or 'connectivity', got {weights!r}"
             )
+        W = sp.csr_matrix((data, cols.copy(), indptr.copy()), shape=(n, n))
+        W.eliminate_zeros()  # self-tuning weights that underflowed join nothing
+        scale = None if sigma is None else sigma * s
+        out.append(WeightedGraph(W, weights, t=t_used, local_scale=scale))
     return out
 
 

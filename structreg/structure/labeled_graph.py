@@ -20,6 +20,8 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 __all__ = ["LabeledGraph", "contract", "label_graph", "normalized_cut"]
+# block_product, part_terms, cut_terms, strong_edges: the per-block terms that the partitioned
+# graph (structure.distributed_graphs) shares
 
 
 WEAK_LINK = float(np.sqrt(np.finfo(float).eps))
@@ -96,9 +98,7 @@ class LabeledGraph:
     def coupled(self, rows: np.ndarray, cols: np.ndarray, V: np.ndarray) -> np.ndarray:
         """``W_rc V``: what the values ``V`` at the vertices ``cols`` send to ``rows`` (one
         product with ``W``, no column slicing)."""
-        full = np.zeros((self.n,) + V.shape[1:])
-        full[cols] = V
-        return (self.W @ full)[rows]
+        return block_product(self.W.__matmul__, self.n, rows, cols, V)
 
     def weak_sets(self) -> np.ndarray | None:
         """The vertices' places in the graph with every *weakly joined set* merged into one
@@ -235,6 +235,15 @@ class LabeledGraph:
 # ---------------------------------------------------------------------------------------------
 # terms over a block of rows: a whole graph in memory is one block, a partitioned graph sums
 # its blocks' terms (structure.distributed_graphs)
+
+
+def block_product(product, n: int, rows, cols, V: np.ndarray) -> np.ndarray:
+    """``W_rc V`` from ``product``, a function giving ``W U`` for (n, ...) arrays ``U``: ``V``
+    put at the vertices ``cols`` (0 elsewhere), multiplied, read at ``rows``.  The same
+    terms as a product with the block, in the same order (the zeros add nothing)."""
+    full = np.zeros((n,) + V.shape[1:])
+    full[cols] = V
+    return product(full)[rows]
 
 
 def strong_edges(W: sp.csr_matrix, start: int, degree: np.ndarray, fraction: float):
