@@ -13,7 +13,12 @@ accuracy on the hidden points.  Columns:
 
 Every method sees the same draws, so the comparisons are paired: a cell is marked ``v`` when
 the estimator is significantly below LabelSpreading (one-sided paired t-test over the draws,
-p < 0.05) and ``x`` when it is significantly below chance.
+p < 0.05), ``x`` when it is significantly below chance, and ``g`` when more than one draw in
+ten is below guessing where LabelSpreading has none (a default that gives most points to the
+wrong class now and then is as bad as one that is wrong on average).  Each cell shows ``(k)``
+when ``k`` of its draws are below guessing, and each fit records whether the
+degenerate-solution warning fired (``warned``); the report gives the warning's rate on the
+draws below guessing and on the others.
 
 Results go to ``<out>/results.jsonl`` one fit per line; a rerun skips what is there (resumable)
 and prints the table (``<out>/defaults_suite.md``).
@@ -57,12 +62,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import numpy as np  # noqa: E402
 from joblib import Parallel, delayed  # noqa: E402
 from scipy import stats  # noqa: E402
-from sklearn.datasets import make_blobs, make_moons  # noqa: E402
+from sklearn.datasets import make_blobs, make_classification, make_moons  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.semi_supervised import LabelSpreading  # noqa: E402
 
 import structreg  # noqa: E402
 from structreg.datasets import list_datasets, load_dataset  # noqa: E402
+from structreg.exceptions import DegenerateSolutionWarning  # noqa: E402
 
 ESTIMATORS = [
     "LapRLSC",
@@ -142,6 +148,47 @@ def _mixture(n: int, ratio: int = 1, d: int = 10, blobs: int = 8, classes: int =
     return make
 
 
+def _weak_features(n: int, shares: tuple, features: int, informative: int, separation: float = 1.0):
+    """scikit-learn's ``make_classification``: classes of unequal ``shares``, a few
+    ``informative`` features (two clusters per class) among ``features`` that are mostly noise,
+    2 % of the labels flipped -- the unequal classes *and* weak features where a default can
+    give the small class most points."""
+
+    def make():
+        X, y = make_classification(
+            n_samples=n,
+            n_features=features,
+            n_informative=informative,
+            n_redundant=min(2, features - informative),
+            n_classes=len(shares),
+            n_clusters_per_class=2 if len(shares) * 2 <= 2**informative else 1,
+            weights=list(shares),
+            flip_y=0.02,
+            class_sep=separation,
+            random_state=2,
+        )
+        return _standardised(X), y
+
+    return make
+
+
+def _compact_minority(n: int, share: float, d: int, spread: float = 1.3, shift: float = 0.6):
+    """A compact small class inside a wider large one in ``d`` dimensions (``spread`` times
+    the small class's standard deviation, centres ``shift`` apart per coordinate): in many
+    dimensions the small class's points are the nearest neighbours of most points (hubs), so
+    a kNN graph ties the large class to the small one and a model that trusts the graph too
+    much gives the small class most points."""
+
+    def make():
+        rng = np.random.default_rng(3)
+        small = int(round(n * share))
+        X = np.r_[rng.normal(size=(n - small, d)) * spread + shift, rng.normal(size=(small, d))]
+        y = np.r_[np.zeros(n - small, dtype=int), np.ones(small, dtype=int)]
+        return _standardised(X), y
+
+    return make
+
+
 def problems() -> list[Problem]:
     out = []
     for name in list_datasets():
@@ -160,6 +207,16 @@ def problems() -> list[Problem]:
         Problem("mixture_1to3", "quick", _mixture(1_500, ratio=3)),
         Problem("mixture_1to9", "quick", _mixture(3_000, ratio=9)),
         Problem("mixture_100d", "quick", _mixture(1_000, d=100)),
+        Problem("weak_3to1_40d", "quick", _weak_features(300, (0.75, 0.25), 40, 4)),
+        Problem("weak_4to1_20d", "quick", _weak_features(200, (0.8, 0.2), 20, 3)),
+        Problem("weak_3to1_3d", "quick", _weak_features(300, (0.75, 0.25), 3, 2, 0.5)),
+        Problem("weak_2to1_9d", "quick", _weak_features(700, (0.66, 0.34), 9, 5, 2.0)),
+        Problem("weak_3class_3to1", "quick", _weak_features(600, (0.6, 0.2, 0.2), 40, 4)),
+        Problem(
+            "weak_4class_4to1", "quick", _weak_features(700, (4 / 7, 1 / 7, 1 / 7, 1 / 7), 30, 5)
+        ),
+        Problem("compact_3to1_44d", "quick", _compact_minority(270, 0.27, 44)),
+        Problem("compact_4to1_19d", "quick", _compact_minority(160, 0.2, 19, 1.2, 0.5)),
     ]
     return out
 
@@ -263,16 +320,18 @@ def run_cell(problem: Problem, per_class: int, seed: int, methods: list[str]) ->
         if limit is not None and len(y) > limit:
             rows.append({**base, "method": method, "acc": None, "seconds": 0.0, "error": None})
             continue
+        warned = None
         if method == "chance":
             acc, error = chance(y, y_semi), None
         else:
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
                     acc, error = (
                         float(np.mean(predict_hidden(method, X, y_semi, seed) == truth)),
                         None,
                     )
+                warned = any(issubclass(w.category, DegenerateSolutionWarning) for w in caught)
             except Exception as exc:  # recorded, shown in the table as an error
                 acc, error = float("nan"), f"{type(exc).__name__}: {exc}"[:300]
         rows.append(
@@ -282,6 +341,7 @@ def run_cell(problem: Problem, per_class: int, seed: int, methods: list[str]) ->
                 "acc": acc,
                 "seconds": time.perf_counter() - t0,
                 "error": error,
+                "warned": warned,
             }
         )
     return rows
@@ -312,6 +372,23 @@ def paired_below(a: np.ndarray, b: np.ndarray) -> tuple[bool, float]:
         return bool(diff[0] < -1e-12), 0.0 if diff[0] < -1e-12 else 1.0
     p = float(stats.ttest_rel(a, b, alternative="less").pvalue)
     return p < ALPHA, p
+
+
+def below_guessing(results: dict, cell: tuple, method: str, draws: list[int]) -> int:
+    """How many of the cell's draws ``method`` scores below guessing (the draw's ``chance``)."""
+    count = 0
+    for d in draws:
+        acc = results.get((*cell, d, method), {}).get("acc")
+        guess = results.get((*cell, d, "chance"), {}).get("acc")
+        if acc is not None and guess is not None and acc < guess - 1e-12:
+            count += 1
+    return count
+
+
+def too_often_below(count: int, draws: int, reference: int) -> bool:
+    """The per-draw rule: more than one draw in ten below guessing where the reference
+    (LabelSpreading) has none."""
+    return reference == 0 and count >= 2 and count > draws / 10
 
 
 def cell_stats(results: dict, cell: tuple, method: str, draws: list[int]):
@@ -348,14 +425,24 @@ def table(
                 verdicts[method].append((cell, "error", float("nan"), float("nan")))
                 continue
             mark = ""
+            low = below_guessing(results, cell, method, draws) if method != "chance" else 0
             if method not in ("chance", "LS") and ls is not None:
                 below_ls, _ = paired_below(acc, ls)
                 below_chance, _ = paired_below(acc, ch) if ch is not None else (False, 1.0)
+                often = too_often_below(low, len(draws), below_guessing(results, cell, "LS", draws))
                 mark = ("v" if below_ls else "") + ("x" if below_chance else "")
+                mark += "g" if often else ""
                 gap = 100 * float(np.mean(acc - ls))
-                verdicts[method].append((cell, mark or "ok", gap, 100 * float(np.mean(acc))))
+                verdicts[method].append(
+                    (cell, mark or "ok", gap, 100 * float(np.mean(acc)), low, len(draws))
+                )
+            elif method == "LS":
+                verdicts[method].append(
+                    (cell, "ok", 0.0, 100 * float(np.mean(acc)), low, len(draws))
+                )
             sd = f" ± {100 * np.std(acc):.1f}" if len(acc) > 1 and method != "chance" else ""
-            row.append(f"{100 * np.mean(acc):.1f}{sd}{' ' + mark if mark else ''}")
+            drawn = f" ({low})" if low else ""
+            row.append(f"{100 * np.mean(acc):.1f}{sd}{drawn}{' ' + mark if mark else ''}")
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines), verdicts
 
@@ -363,21 +450,59 @@ def table(
 def summary(verdicts: dict) -> str:
     lines = [
         "| method | cells | >= LS | not sig. below LS | sig. below LS (v) | below chance (x) "
-        "| errors | worst gap to LS |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| draws below guessing | too often (g) | errors | worst gap to LS |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for method, rows in verdicts.items():
-        gaps = [(g, c) for c, _, g, _ in rows if np.isfinite(g)]
+        gaps = [(r[2], r[0]) for r in rows if np.isfinite(r[2]) and method != "LS"]
         worst = min(gaps) if gaps else (float("nan"), ("", ""))
+        marks = [r[1] for r in rows if r[1] != "error"]
+        low = sum(r[4] for r in rows if len(r) > 4)
+        drawn = sum(r[5] for r in rows if len(r) > 4)
         lines.append(
             f"| {method} | {len(rows)} | {sum(g >= 0 for g, _ in gaps)} "
-            f"| {sum(m in ('ok',) for _, m, _, _ in rows)} "
-            f"| {sum('v' in m for _, m, _, _ in rows if m != 'error')} "
-            f"| {sum('x' in m for _, m, _, _ in rows if m != 'error')} "
-            f"| {sum(m == 'error' for _, m, _, _ in rows)} "
+            f"| {sum(m == 'ok' for m in marks)} "
+            f"| {sum('v' in m for m in marks)} "
+            f"| {sum('x' in m for m in marks)} "
+            f"| {low} of {drawn} ({100 * low / max(drawn, 1):.1f} %) "
+            f"| {sum('g' in m for m in marks)} "
+            f"| {sum(r[1] == 'error' for r in rows)} "
             f"| {worst[0]:+.1f} ({worst[1][0]}, L={worst[1][1]}) |"
         )
     return "\n".join(lines)
+
+
+def warning_rates(results: dict) -> str:
+    """How often the degenerate-solution warning fired, per method, on the draws below
+    guessing and on the others (fits recorded with the ``warned`` field only)."""
+    counts = defaultdict(lambda: [0, 0, 0, 0])  # warned below, below, warned other, other
+    for (name, labels, draw, method), r in results.items():
+        guess = results.get((name, labels, draw, "chance"), {}).get("acc")
+        if r.get("warned") is None or guess is None or r.get("acc") is None:
+            continue
+        below = r["acc"] < guess - 1e-12
+        c = counts[method]
+        c[0 if below else 2] += bool(r["warned"])
+        c[1 if below else 3] += 1
+    lines = [
+        "| method | draws below guessing | warned there | other draws | warned there |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    total = [0, 0, 0, 0]
+    for method, c in sorted(counts.items()):
+        if method in REFERENCES:
+            continue
+        total = [a + b for a, b in zip(total, c, strict=True)]
+        lines.append(f"| {method} | {c[1]} | {_rate(c[0], c[1])} | {c[3]} | {_rate(c[2], c[3])} |")
+    lines.append(
+        f"| all | {total[1]} | {_rate(total[0], total[1])} | {total[3]} "
+        f"| {_rate(total[2], total[3])} |"
+    )
+    return "\n".join(lines)
+
+
+def _rate(k: int, n: int) -> str:
+    return f"{k} ({100 * k / n:.1f} %)" if n else "-"
 
 
 def leave_one_dataset_out(verdicts: dict, candidates: list[str]) -> str:
@@ -389,7 +514,7 @@ def leave_one_dataset_out(verdicts: dict, candidates: list[str]) -> str:
     for cand in candidates:
         per_set = defaultdict(list)
         marks = defaultdict(list)
-        for (name, _), mark, gap, _ in verdicts.get(cand, []):
+        for (name, _), mark, gap, *_ in verdicts.get(cand, []):
             per_set[name].append(gap)
             marks[name].append(mark)
         for name, gaps in per_set.items():
@@ -514,12 +639,17 @@ def main() -> None:
         f"Defaults suite: tier {args.tier}, labels per class {labels}, up to {args.draws} draws; "
         f"load {load:.1f} at the start.",
         "",
-        "Accuracy (%) on the hidden points, mean ± sd over draws. v: significantly below LS, "
-        "x: significantly below chance (one-sided paired t-test, p < 0.05).",
+        "Accuracy (%) on the hidden points, mean ± sd over draws; (k): k draws below guessing. "
+        "v: significantly below LS, x: significantly below chance (one-sided paired t-test, "
+        "p < 0.05), g: more than one draw in ten below guessing where LS has none.",
         "",
         text,
         "",
         summary(verdicts),
+        "",
+        "The degenerate-solution warning, on the draws below guessing and on the others:",
+        "",
+        warning_rates({k: r for k, r in results.items() if (k[0], k[1]) in set(cells)}),
     ]
     if candidates:
         report += ["", "Leave one data set out:", "", leave_one_dataset_out(verdicts, candidates)]

@@ -106,3 +106,41 @@ def test_leave_one_dataset_out_puts_the_fewest_significant_losses_first():
     }
     text = defaults_suite.leave_one_dataset_out(verdicts, ["a", "b"])
     assert "Picks over the folds: b: 4" in text
+
+
+def _store(cell_accs: dict, guess: float = 0.5) -> dict:
+    """A results store: ``{method: [acc per draw]}`` for one cell, with its chance column."""
+    results = {}
+    draws = range(len(next(iter(cell_accs.values()))))
+    for d in draws:
+        results[("s", 3, d, "chance")] = {"acc": guess, "n": 100}
+        for method, accs in cell_accs.items():
+            results[("s", 3, d, method)] = {"acc": accs[d], "n": 100, "warned": accs[d] < 0.3}
+    return results
+
+
+def test_draws_below_guessing_are_counted_and_marked_where_label_spreading_has_none():
+    """Two draws in ten below guessing, LabelSpreading none: ``g``; the same where
+    LabelSpreading is below guessing once: no mark; one draw in ten: no mark."""
+    good = [0.8] * 10
+    twice = [0.2, 0.45] + [0.9] * 8  # mean 0.785: not significantly below anything
+    once = [0.2] + [0.9] * 9
+    results = _store({"LS": good, "A": twice, "B": once})
+    draws = list(range(10))
+    assert defaults_suite.below_guessing(results, ("s", 3), "A", draws) == 2
+    assert defaults_suite.below_guessing(results, ("s", 3), "LS", draws) == 0
+    text, verdicts = defaults_suite.table(results, [("s", 3)], ["A", "B"], {("s", 3): draws})
+    marks = {m: rows[0][1] for m, rows in verdicts.items()}
+    assert marks["A"] == "g" and marks["B"] == "ok"
+    assert "(2) g |" in text and "(1) |" in text
+    results = _store({"LS": [0.4] + [0.8] * 9, "A": twice})
+    _, verdicts = defaults_suite.table(results, [("s", 3)], ["A"], {("s", 3): draws})
+    assert verdicts["A"][0][1] == "ok"
+
+
+def test_warning_rates_split_the_draws_below_guessing_from_the_others():
+    results = _store({"LS": [0.8] * 10, "A": [0.2, 0.25, 0.45] + [0.9] * 7})
+    text = defaults_suite.warning_rates(results)
+    row = next(line for line in text.splitlines() if line.startswith("| A |"))
+    # three draws below guessing, two of them warned (acc < 0.3); seven others, none warned
+    assert row == "| A | 3 | 2 (66.7 %) | 7 | 0 (0.0 %) |"
