@@ -384,10 +384,26 @@ def _factor_solve(A: sp.spmatrix, B: np.ndarray) -> np.ndarray:
             diagonal = A.diagonal()
             s = 1.0 / np.sqrt(np.where(diagonal > 0, diagonal, 1.0))[:, None]
             scaled = A.toarray() * s * s.T
-            return s * scipy.linalg.solve(scaled, s * B, assume_a="pos")
-        return splu(sp.csc_matrix(A), **_SDD_LU).solve(B)
+            with np.errstate(over="ignore", invalid="ignore"):  # refused below instead
+                X = s * scipy.linalg.solve(scaled, s * B, assume_a="pos")
+        else:
+            X = splu(sp.csc_matrix(A), **_SDD_LU).solve(B)
     except (np.linalg.LinAlgError, RuntimeError) as exc:  # RuntimeError: SuperLU's "singular"
         raise ValueError(NUMERICALLY_SINGULAR) from exc
+    return _finite_solution(X)
+
+
+def _finite_solution(X: np.ndarray) -> np.ndarray:
+    """``X`` if every value is finite, else the ValueError :data:`NUMERICALLY_SINGULAR`.
+
+    A factorisation of a numerically singular system need not fail: a dense Cholesky whose
+    last pivot is a rounding residue of 1e-300 next to degrees of 1 divides by it and
+    overflows, and a sparse LU may do the same.  Every factorisation and every harmonic and
+    Poisson solution (of any method) passes through here, so a fit never returns infinite or
+    NaN scores."""
+    if not np.isfinite(X).all():
+        raise ValueError(NUMERICALLY_SINGULAR)
+    return X
 
 
 NUMERICALLY_SINGULAR = (
@@ -583,6 +599,7 @@ def solve_harmonic(W, labeled, targets, method, tol, max_iter):
     B = graph.coupled(solve, labeled, targets[:, cols])
 
     def scores(X: np.ndarray) -> np.ndarray:
+        X = _finite_solution(X)
         if total is not None:  # the last column; within its targets' range, as harmonic
             # functions are (the maximum principle), which rounding alone would leave
             last = np.clip(total - X.sum(axis=1), targets[:, -1].min(), targets[:, -1].max())
@@ -719,6 +736,7 @@ def solve_poisson(W, labeled, targets, method, tol, max_iter):
             b,
             inside[solve],
         )
+        u, info = _finite_solution(u), _resuming(info, _finite_solution)
         U[solve] = np.column_stack([u, -u.sum(axis=1)]) if last else u
     return (U if place is None else U[place]), unreachable_given, info
 
