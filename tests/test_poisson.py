@@ -373,3 +373,41 @@ def test_matched_offsets_refuse_shares_that_do_not_fit():
         matched_offsets(U, [0.5, 0.5])
     with pytest.raises(ValueError, match="shares must be 3"):
         matched_offsets(U, [1.0, -0.5, 0.5])
+
+
+def test_auto_prior_follows_the_labels_not_the_class_sizes_at_few_labels():
+    """The documented limit of ``class_prior="auto"``: classes of 3:1 sizes in 40 features of
+    which 4 are informative, 3 labels per class.  Laplace learning's class masses are then
+    the labeled points' class shares weighted by their degrees (to 0.03 here), not the class
+    sizes (0.74 / 0.26), so the matched split gives the large class too few points; the class
+    sizes, when known and passed as ``class_prior``, set the split right and gain 5 points or
+    more on average (measured: 55.8 % -> 65.9 % over these six draws)."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        n_samples=300,
+        n_features=40,
+        n_informative=4,
+        n_redundant=2,
+        weights=[0.75, 0.25],
+        flip_y=0.02,
+        random_state=2,
+    )
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    sizes = np.bincount(y) / len(y)
+    auto_acc, given_acc, estimates = [], [], []
+    for seed in range(6):
+        y_semi = _semi(y, 3, seed)
+        labeled = y_semi != -1
+        unl = ~labeled
+        auto = PoissonLearning().fit(X, y_semi)
+        degree = np.asarray(auto.graph_.sum(axis=1)).ravel()
+        weighted = np.bincount(y_semi[labeled], weights=degree[labeled], minlength=2)
+        np.testing.assert_allclose(auto.class_prior_, weighted / weighted.sum(), atol=0.05)
+        estimates.append(auto.class_prior_[0])
+        given = PoissonLearning(class_prior=sizes).fit(X, y_semi)
+        assert abs(np.mean(given.transduction_[unl] == 0) - sizes[0]) < 0.01
+        auto_acc.append(np.mean(auto.transduction_[unl] == y[unl]))
+        given_acc.append(np.mean(given.transduction_[unl] == y[unl]))
+    assert np.mean(estimates) < sizes[0] - 0.15  # the large class's share underestimated
+    assert np.mean(given_acc) > np.mean(auto_acc) + 0.05
