@@ -157,3 +157,17 @@ def test_copies_of_a_labeled_point_carry_its_label_as_far_as_one_point(Estimator
         assert np.isfinite(_scores(clf)).all()
         accuracy.append(np.mean(clf.transduction_ == truth))
     assert accuracy[0] >= accuracy[1] - 0.005, accuracy
+
+
+def test_out_of_sample_weights_of_points_near_the_smallest_floats_are_finite():
+    """Self-tuning scales near 1e-163: the squared distances underflow to 0 and the old
+    exponent ``4 d^2 / (sigma_x sigma_j)`` was 0/0, so ``decision_function`` gave NaN at the
+    training points although their scores were finite; the ratios are formed first."""
+    X = 1e-151 * np.array([[0.0], [1e-12], [2e-12], [1.0], [2.0], [3.0]])
+    y = np.array([0, -1, 0, 1, -1, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        model = PoissonLearning(n_neighbors=1, weights="self-tuning").fit(X, y)
+        decision = model.decision_function(X)
+    assert np.all(np.isfinite(decision))
+    assert model.predict(X).tolist() == [0, 0, 0, 1, 1, 1]

@@ -59,7 +59,7 @@ from ..structure.distributed_graphs import (
     neighbor_scale_on_cluster,
     partitioned_knn_graph,
 )
-from ..structure.graphs import HEAT_FLOOR, WeightedGraph
+from ..structure.graphs import HEAT_FLOOR, SELF_TUNING_FLOOR, WeightedGraph
 from ..structure.penalties import checked_terms
 from ._base import (
     DEGENERATE_HINT,
@@ -125,11 +125,12 @@ def cluster_graphs(
     workers (:func:`~structreg.structure.distributed_graphs.partitioned_knn_graph`, one
     search; every weighting read from the same edges and lengths), as the in-memory
     :func:`~structreg.structure.graphs.weighted_knn_graphs` gives them (heat weights
-    floored at ``HEAT_FLOOR``)."""
+    floored at ``HEAT_FLOOR``, self-tuning ones at ``SELF_TUNING_FLOOR``; unlike the
+    in-memory graph, a point's local scale here counts its copies as neighbours)."""
     edges = partitioned_knn_graph(X, n_neighbors, client=_client(None))
     graphs = []
     for weights in weightings:
-        floor = HEAT_FLOOR if weights == "heat" else 0.0  # as the in-memory graph
+        floor = {"heat": HEAT_FLOOR, "self-tuning": SELF_TUNING_FLOOR}.get(weights, 0.0)
         graph = edges.weighted(weights, t, floor)
         graphs.append(
             WeightedGraph(

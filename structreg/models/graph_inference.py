@@ -76,10 +76,11 @@ chosen weighting is solved on to ``tol`` (from that solution)."""
 
 WEIGHTS_DOC = """weights : {CHOICES}, default=DEFAULT
         Edge weights of the kNN graph and of the out-of-sample rule.  ``"self-tuning"``:
-        ``exp(-4 ||x_i - x_j||^2 / (sigma_i sigma_j))``, ``sigma_i`` the distance from
-        ``x_i`` to its ``n_neighbors``-th nearest other training point
-        (:func:`~structreg.structure.graphs.self_tuning_graph`; a new point's ``sigma`` is
-        its distance to its ``n_neighbors``-th nearest training point).  ``"heat"``:
+        ``max(exp(-4 ||x_i - x_j||^2 / (sigma_i sigma_j)), 1e-8)``, ``sigma_i`` the distance
+        from ``x_i`` to its ``n_neighbors``-th nearest other training point, copies of a
+        point counted once (:func:`~structreg.structure.graphs.distinct_local_scales`; the
+        floor is ``structreg.structure.graphs.SELF_TUNING_FLOOR``; a new point's ``sigma``
+        is its distance to its ``n_neighbors``-th nearest training point).  ``"heat"``:
         ``max(exp(-||x_i - x_j||^2 / t), 1e-4)`` with one width ``t`` (Zhu et al.'s
         Gaussian fields; the floor keeps the systems of large graphs well conditioned,
         ``structreg.structure.graphs.HEAT_FLOOR``).
@@ -469,8 +470,9 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
             return np.ones_like(d2), ind
         if self.weights_ == "heat":  # never below the floor: nothing underflows
             return np.maximum(np.exp(-d2 / self.t_), HEAT_FLOOR), ind
-        floor = self.local_scale_.min()
-        exponent = 4.0 * d2 / (np.maximum(dist[:, -1:], floor) * self.local_scale_[ind])
+        scale = np.maximum(dist[:, -1:], self.local_scale_.min())
+        # ratios before the product: squared distances of points near 1e-160 underflow
+        exponent = 4.0 * (dist / scale) * (dist / self.local_scale_[ind])
         # shift by the smallest exponent: the same ratios, without underflow far from the data
         return np.exp(-(exponent - exponent.min(axis=1, keepdims=True))), ind
 
