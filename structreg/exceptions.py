@@ -21,9 +21,9 @@ class NonConvexObjectiveWarning(UserWarning):
 
 
 class DegenerateSolutionWarning(UserWarning):
-    """A semi-supervised fit gave a degenerate answer: nearly every unlabeled point in one
-    class although the labels are spread, or class scores nearly constant away from the
-    labeled points.  The message names the reason and what to try."""
+    """A semi-supervised fit gave a degenerate answer: most unlabeled points in one class,
+    weakly decided, although the labels are spread, or class scores nearly constant away
+    from the labeled points.  The message names the reason and what to try."""
 
 
 class UnlabeledScoringWarning(UserWarning):

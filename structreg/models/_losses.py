@@ -593,12 +593,13 @@ class HingeLoss(Loss):
 
 class SquaredHingeLoss(HingeLoss):
     """``sum_i c_i max(0, 1 - y_i f(x_i))^2`` in the primal by Newton's method
-    (:func:`~structreg.solvers.solve_squared_hinge`): linear on the features, with a bias,
-    PSD penalties only, one-vs-rest."""
+    (:func:`~structreg.solvers.solve_squared_hinge`): linear on the features, with an
+    unpenalised bias when ``fit_intercept`` says so, PSD penalties only, one-vs-rest."""
 
     name = "squared_hinge"
     solvers = ("primal", "nystroem")
     multi_class = ("ovr",)
+    bias = "optional"
     linear = True
 
     def for_solver(self, solver: str) -> Loss:
@@ -622,7 +623,7 @@ class SquaredHingeLoss(HingeLoss):
             problem.loss_weights,
             problem.combined(setting),
             ridge=model.gamma_A,
-            fit_intercept=True,
+            fit_intercept=problem.fit_intercept,
             max_iter=model.max_iter or 100,
         )
         info = {"n_iter": sol.n_iter, "converged": sol.converged}
