@@ -472,33 +472,47 @@ def summary(verdicts: dict) -> str:
     return "\n".join(lines)
 
 
+FAR_BELOW = 0.1
+"""A draw *far* below guessing: more than 10 points below it (a collapse, not noise)."""
+
+
 def warning_rates(results: dict) -> str:
     """How often the degenerate-solution warning fired, per method, on the draws below
-    guessing and on the others (fits recorded with the ``warned`` field only)."""
-    counts = defaultdict(lambda: [0, 0, 0, 0])  # warned below, below, warned other, other
+    guessing (and on those far below it) and on the others (fits recorded with the
+    ``warned`` field only)."""
+    # warned below, below, warned far below, far below, warned other, other
+    counts = defaultdict(lambda: [0] * 6)
     for (name, labels, draw, method), r in results.items():
         guess = results.get((name, labels, draw, "chance"), {}).get("acc")
         if r.get("warned") is None or guess is None or r.get("acc") is None:
             continue
         below = r["acc"] < guess - 1e-12
+        far = r["acc"] < guess - FAR_BELOW
         c = counts[method]
-        c[0 if below else 2] += bool(r["warned"])
-        c[1 if below else 3] += 1
+        c[0 if below else 4] += bool(r["warned"])
+        c[1 if below else 5] += 1
+        c[2] += bool(r["warned"]) and far
+        c[3] += far
     lines = [
-        "| method | draws below guessing | warned there | other draws | warned there |",
-        "| --- | --- | --- | --- | --- |",
+        "| method | draws below guessing | warned there | more than 10 points below | warned "
+        "there | other draws | warned there |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    total = [0, 0, 0, 0]
+    total = [0] * 6
     for method, c in sorted(counts.items()):
         if method in REFERENCES:
             continue
         total = [a + b for a, b in zip(total, c, strict=True)]
-        lines.append(f"| {method} | {c[1]} | {_rate(c[0], c[1])} | {c[3]} | {_rate(c[2], c[3])} |")
-    lines.append(
-        f"| all | {total[1]} | {_rate(total[0], total[1])} | {total[3]} "
-        f"| {_rate(total[2], total[3])} |"
-    )
+        lines.append(_rates_row(method, c))
+    lines.append(_rates_row("all", total))
     return "\n".join(lines)
+
+
+def _rates_row(method: str, c: list[int]) -> str:
+    return (
+        f"| {method} | {c[1]} | {_rate(c[0], c[1])} | {c[3]} | {_rate(c[2], c[3])} "
+        f"| {c[5]} | {_rate(c[4], c[5])} |"
+    )
 
 
 def _rate(k: int, n: int) -> str:
@@ -649,7 +663,9 @@ def main() -> None:
         "",
         "The degenerate-solution warning, on the draws below guessing and on the others:",
         "",
-        warning_rates({k: r for k, r in results.items() if (k[0], k[1]) in set(cells)}),
+        warning_rates(
+            {k: r for k, r in results.items() if (k[0], k[1]) in set(cells) and k[3] in methods}
+        ),
     ]
     if candidates:
         report += ["", "Leave one data set out:", "", leave_one_dataset_out(verdicts, candidates)]

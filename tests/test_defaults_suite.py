@@ -142,5 +142,6 @@ def test_warning_rates_split_the_draws_below_guessing_from_the_others():
     results = _store({"LS": [0.8] * 10, "A": [0.2, 0.25, 0.45] + [0.9] * 7})
     text = defaults_suite.warning_rates(results)
     row = next(line for line in text.splitlines() if line.startswith("| A |"))
-    # three draws below guessing, two of them warned (acc < 0.3); seven others, none warned
-    assert row == "| A | 3 | 2 (66.7 %) | 7 | 0 (0.0 %) |"
+    # three draws below guessing, two of them warned (acc < 0.3) and far below (more than 10
+    # points under 50 %); seven others, none warned
+    assert row == "| A | 3 | 2 (66.7 %) | 2 | 2 (100.0 %) | 7 | 0 (0.0 %) |"
