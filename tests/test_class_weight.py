@@ -229,9 +229,11 @@ def test_hinge_one_vs_rest_keeps_each_samples_class_weight():
         )
 
 
-def test_primal_squared_hinge_minimises_the_weighted_objective():
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_primal_squared_hinge_minimises_the_weighted_objective(fit_intercept):
     """``solver="primal"``: ``sum_labeled c_i max(0, 1 - y_i f_i)^2 + gamma_A ||f||_K^2 +
-    gamma_I/n^2 f^T L f + bias``, ``c_i = w_{y_i} / l``."""
+    gamma_I/n^2 f^T L f`` (+ an unpenalised bias with ``fit_intercept``), ``c_i = w_{y_i} /
+    l``."""
     X, y = _imbalanced(40, 8, random_state=3)
     n, gamma, gamma_A, gamma_I = len(X), 0.5, 1e-2, 1.0
     labeled = np.ones(n, dtype=bool)
@@ -244,6 +246,7 @@ def test_primal_squared_hinge_minimises_the_weighted_objective():
         n_neighbors=4,
         solver="primal",
         class_weight={1: 5.0},
+        fit_intercept=fit_intercept,
     ).fit(X, np.where(labeled, y, -1))
     c = np.where(labeled, np.where(y == 1, 5.0, 1.0) / labeled.sum(), 0.0)
     M = _laplacian_term(X, gamma_I)
@@ -253,11 +256,11 @@ def test_primal_squared_hinge_minimises_the_weighted_objective():
 
     def objective(v):
         theta, b = v[:p], v[p]
-        f = V @ theta + b
+        f = V @ theta + (b if fit_intercept else 0.0)
         h = np.maximum(0.0, 1.0 - t * f)
         value = c @ h**2 + gamma_A * theta @ theta + f @ M @ f
         gf = -2 * c * t * h + 2 * M @ f
-        return value, np.append(V.T @ gf + 2 * gamma_A * theta, gf.sum())
+        return value, np.append(V.T @ gf + 2 * gamma_A * theta, gf.sum() if fit_intercept else 0)
 
     res = minimize(objective, np.zeros(p + 1), jac=True, method="BFGS", options={"gtol": 1e-11})
     f_direct = V @ res.x[:p] + res.x[p]

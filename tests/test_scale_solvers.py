@@ -200,7 +200,7 @@ def test_lapsvm_primal_solvers():
     from structreg import LapSVM
 
     X, y, y_semi = _semi(n=200, n_lab=5)
-    common = dict(gamma=2.0, gamma_A=1e-3, gamma_I=10.0)
+    common = dict(gamma=2.0, gamma_A=1e-3, gamma_I=10.0, fit_intercept=True)
     primal = LapSVM(solver="primal", **common).fit(X, y_semi)
     nys = LapSVM(solver="nystroem", n_components=10_000, **common).fit(X, y_semi)
     assert primal.solver_info_["loss"] == "squared_hinge" and primal.solver_info_["converged"]

@@ -172,7 +172,7 @@ def test_volume_scaled_laplacian_is_the_mean_edge_difference():
     [
         ("LapRLSC", 0.1 * 120 / 10, "``0.1 (n / l) f^T L f / vol(W)``"),
         ("SSDRWu", 0.1 * 120 / 10, "``0.1 (n / l) f^T L f / vol(W)``"),
-        ("LapSVM", 1.0 * 120 / 10, "``1 (n / l) f^T L f / vol(W)``"),
+        ("LapSVM", 0.1 * 120 / 10, "``0.1 (n / l) f^T L f / vol(W)``"),
     ],
 )
 def test_laprlsc_auto_weights_are_the_stated_numbers(name, stated, text):
