@@ -343,11 +343,12 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         + """    fit_intercept : bool, default=False
         The squared hinge (``solver="primal"``, ``"nystroem"``, the default): add an
         unpenalised bias.  libsvm's hinge (``solver="dense"``) always has its bias.  Without
-        one, the level of ``f`` away from the labels is held by ``gamma_A ||f||_K^2`` and
-        the graph; with one, the bias can take the label of the class whose labeled points
-        the graph holds most firmly (a compact class whose points are the nearest
-        neighbours of most others) and give that class most of the points, unless
-        ``gamma_A`` is so small that the graph decides everything.
+        one, ``gamma_A ||f||_K^2`` and the graph hold the level of ``f`` away from the
+        labels near zero.  With one, the hinge can meet the labels' margins by moving that
+        level instead of following the graph, and with a small ``gamma_A`` (where the graph
+        decides) the bias takes the label of the class whose labeled points the graph holds
+        most firmly -- a compact class whose points are the nearest neighbours of most
+        others -- and gives that class most of the points (the user guide's defaults page).
     multi_class : {"ovr", "ovo"}, default="ovr"
         Decomposition for more than two classes.
     tol : float, default=1e-3
