@@ -78,7 +78,7 @@ WEIGHTS_DOC = """weights : {CHOICES}, default=DEFAULT
         Edge weights of the kNN graph and of the out-of-sample rule.  ``"self-tuning"``:
         ``max(exp(-4 ||x_i - x_j||^2 / (sigma_i sigma_j)), 1e-8)``, ``sigma_i`` the distance
         from ``x_i`` to its ``n_neighbors``-th nearest other training point, copies of a
-        point counted once (:func:`~structreg.structure.graphs.distinct_local_scales`; the
+        point counted once (``structreg.structure.graphs.distinct_local_scales``; the
         floor is ``structreg.structure.graphs.SELF_TUNING_FLOOR``; a new point's ``sigma``
         is its distance to its ``n_neighbors``-th nearest training point).  ``"heat"``:
         ``max(exp(-||x_i - x_j||^2 / t), 1e-4)`` with one width ``t`` (Zhu et al.'s

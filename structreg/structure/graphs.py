@@ -1356,9 +1356,9 @@ def self_tuning_graph(
     symmetric.  A point with ``n_neighbors`` duplicates would have ``sigma_i = 0``; it takes
     its distance to the nearest point that is not a copy of it instead (1 when all points
     are copies of one), so every edge weight is defined and copies are joined by weight 1.
-    The graphs of GFHF and Poisson learning (:func:`weighted_knn_graphs`) differ in two
-    ways: their scales count copies once (:func:`distinct_local_scales`) and their weights
-    have a floor (:data:`SELF_TUNING_FLOOR`).
+    The graphs of GFHF and Poisson learning (``weighted_knn_graphs`` in this module) differ
+    in two ways: their scales count copies once (``distinct_local_scales``) and their
+    weights have a floor (``SELF_TUNING_FLOOR``).
 
     Parameters
     ----------
