@@ -306,11 +306,17 @@ def predict_hidden(method: str, X: np.ndarray, y_semi: np.ndarray, seed: int) ->
     return fitted[hidden] if fitted is not None else model.predict(X[hidden])
 
 
-def run_cell(problem: Problem, per_class: int, seed: int, methods: list[str]) -> list[dict]:
+def drawn(problem: Problem, per_class: int, seed: int):
+    """``(X, y, y_semi)`` of one draw: the set without classes of fewer than 4 points, its
+    classes coded 0..c-1, and ``y`` with all but the drawn labeled points set to -1."""
     X, y = problem.make()
     keep = np.isin(y, np.flatnonzero(np.bincount(y) >= 4))
     X, y = X[keep], np.unique(y[keep], return_inverse=True)[1]
-    y_semi = draw_labels(y, per_class, seed)
+    return X, y, draw_labels(y, per_class, seed)
+
+
+def run_cell(problem: Problem, per_class: int, seed: int, methods: list[str]) -> list[dict]:
+    X, y, y_semi = drawn(problem, per_class, seed)
     truth = y[y_semi == -1]
     base = {"set": problem.name, "labels": per_class, "draw": seed, "n": len(y)}
     rows = []

@@ -13,6 +13,7 @@ to try.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,6 +36,51 @@ MIN_UNLABELED = 20
 """Fewer unlabeled points than this are too few to judge."""
 
 
+@dataclass(frozen=True)
+class Signals:
+    """What the rule of :func:`degenerate_reason` reads from a fit's training scores."""
+
+    top: int
+    """The class most unlabeled points get."""
+    top_share: float
+    """The share of the unlabeled points it gets."""
+    label_share: float
+    """Its share of the labels."""
+    margin_unlabeled: float
+    """The unlabeled points' median score margin (best class score minus second best)."""
+    margin_labeled: float
+    """The labeled points' median score margin."""
+
+
+def signals(
+    scores: np.ndarray, labeled: np.ndarray, y_codes: np.ndarray, n_classes: int
+) -> Signals | None:
+    """The :class:`Signals` of finite training scores (the arguments of
+    :func:`degenerate_reason`), or None where there is nothing to judge: fewer than two
+    classes, fewer than :data:`MIN_UNLABELED` unlabeled points, no labels, or scores that
+    are not finite."""
+    scores = np.asarray(scores, dtype=float).reshape(len(labeled), -1)
+    if scores.shape[1] == 1:
+        scores = np.column_stack([-scores[:, 0], scores[:, 0]])
+    unlabeled = ~labeled
+    if n_classes < 2 or unlabeled.sum() < MIN_UNLABELED or not labeled.any():
+        return None
+    if not np.all(np.isfinite(scores)):
+        return None
+    predicted = np.argmax(scores[unlabeled], axis=1)
+    shares = np.bincount(predicted, minlength=n_classes) / predicted.size
+    top = int(np.argmax(shares))
+    ordered = np.sort(scores, axis=1)
+    margin = ordered[:, -1] - ordered[:, -2]
+    return Signals(
+        top=top,
+        top_share=float(shares[top]),
+        label_share=float(np.mean(y_codes[labeled] == top)),
+        margin_unlabeled=float(np.median(margin[unlabeled])),
+        margin_labeled=float(np.median(margin[labeled])),
+    )
+
+
 def degenerate_reason(
     scores: np.ndarray, labeled: np.ndarray, y_codes: np.ndarray, classes: np.ndarray
 ) -> str | None:
@@ -51,32 +97,18 @@ def degenerate_reason(
     classes : ndarray of shape (n_classes,)
         The class labels (named in the reason).
     """
-    n_classes = len(classes)
-    scores = np.asarray(scores, dtype=float).reshape(len(labeled), -1)
-    if scores.shape[1] == 1:
-        scores = scores[:, 0]
-    if scores.ndim == 1:
-        scores = np.column_stack([-scores, scores])
-    unlabeled = ~labeled
-    if n_classes < 2 or unlabeled.sum() < MIN_UNLABELED or not labeled.any():
+    seen = signals(scores, labeled, y_codes, len(classes))
+    if seen is None:
         return None
-    if not np.all(np.isfinite(scores)):
-        return None
-    predicted = np.argmax(scores[unlabeled], axis=1)
-    shares = np.bincount(predicted, minlength=n_classes) / predicted.size
-    top = int(np.argmax(shares))
-    label_share = float(np.mean(y_codes[labeled] == top))
-    ordered = np.sort(scores, axis=1)
-    margin = ordered[:, -1] - ordered[:, -2]
-    reference = float(np.median(margin[labeled]))
-    spread = float(np.median(margin[unlabeled]))
+    top, share, label_share = seen.top, seen.top_share, seen.label_share
+    spread, reference = seen.margin_unlabeled, seen.margin_labeled
     if (
-        shares[top] >= COLLAPSE_SHARE
+        share >= COLLAPSE_SHARE
         and label_share <= COLLAPSE_LABEL_SHARE
         and spread <= COLLAPSE_MARGIN * reference
     ):
         return (
-            f"{100 * shares[top]:.0f} % of the unlabeled points get class {_plain(classes[top])!r} "
+            f"{100 * share:.0f} % of the unlabeled points get class {_plain(classes[top])!r} "
             f"although it holds {100 * label_share:.0f} % of the labels, and they are weakly "
             f"decided (median margin {spread:.2g} against {reference:.2g} at the labels)"
         )
