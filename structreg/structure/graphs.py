@@ -1428,6 +1428,10 @@ def distinct_local_scales(X, ind: np.ndarray) -> np.ndarray:
     """
     n, k = ind.shape
     sigma = _pair_distances(X, np.arange(n), ind[:, -1])
+    # a copy is its copies' nearest row (distance 0): with no nearest row at distance 0 there
+    # are none, and the O(n d) check spares the search for copies on every fit
+    if np.all(_pair_distances(X, np.arange(n), ind[:, 0]) > 0):
+        return sigma
     first, inverse = _distinct_rows(X)
     if first is None:  # no copies: every point's k nearest rows are k distinct locations
         return sigma
