@@ -185,24 +185,27 @@ html_favicon = "_static/favicon.svg"
 html_css_files = ["structreg.css"]
 html_show_sourcelink = False
 # the repository link: [project.urls] Repository of pyproject.toml (one value for the wheel's
-# metadata and the site)
+# metadata and the site); no icon while the project has no public address
 try:
     import tomllib
 except ImportError:  # Python 3.10: Sphinx depends on tomli there
     import tomli as tomllib
 PROJECT_URLS = tomllib.loads((HERE.parent / "pyproject.toml").read_text(encoding="utf-8"))[
     "project"
-]["urls"]
-html_theme_options = {
-    "navigation_with_keys": False,
-    "icon_links": [
+].get("urls", {})
+ICON_LINKS = []
+if PROJECT_URLS.get("Repository"):
+    ICON_LINKS.append(
         {
             "name": "Source repository",
             "url": PROJECT_URLS["Repository"],
             "icon": "fa-solid fa-code-branch",
             "type": "fontawesome",
         }
-    ],
+    )
+html_theme_options = {
+    "navigation_with_keys": False,
+    "icon_links": ICON_LINKS,
     "show_toc_level": 2,
     "header_links_before_dropdown": 6,
     "navbar_end": ["theme-switcher", "navbar-icon-links"],
