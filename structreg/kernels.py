@@ -816,7 +816,7 @@ class LandmarkFeatureMap(KernelFeatureMap):
 
     def fit_transform(self, X, y=None):
         given, X = X, self.fit_landmarks(X)
-        Z = self.transform(X)
+        Z = self._map(X, output_dtype(given))  # X is validated: no second check of its names
         self.set_explained(X, float(np.einsum("ij,ij->", Z, Z)))
         return in_dtype_of(given, Z)
 
