@@ -125,7 +125,14 @@ sphinx_gallery_conf = {
     "within_subsection_order": "FileNameSortKey",
     "show_memory": False,
     "image_scrapers": ("matplotlib",),
+    # no computation-times pages (sg_execution_times.html, one for the site and one for the
+    # gallery): how long each example took to run is for whoever builds the site, and the build
+    # log prints it ("computation time summary"); those pages would also load jQuery, DataTables
+    # and Bootstrap from CDNs, so they would not work offline
+    "write_computation_times": False,
 }
+# the pages an earlier build wrote, if they are still in the source tree, are not pages either
+exclude_patterns += ["sg_execution_times.rst", "auto_examples/sg_execution_times.rst"]
 
 # -- math ------------------------------------------------------------------------------------
 # The site carries its own MathJax 3, so its formulas render with no network: the docs extra
