@@ -19,6 +19,10 @@ Cases (features standardised; 5-fold CV):
   0, 0.1, ..., 1 x ``n_neighbors`` in {3, 5, 8} (33 points); RBF also x 2 widths (66).
 
     python benchmarks/cv_vs_gridsearch.py [--repeats 3] [--cases usps,uci-lap,uci-drlsc]
+                                          [--record PATH]
+
+``--record docs/benchmarks/cv_vs_gridsearch.csv`` also writes the speed-ups as the rows of the
+benchmarks page's grid-search table into that data file (the rows of the cases run).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 import numpy as np  # noqa: E402
 from _measure import semi_labels  # noqa: E402
+from _record import current_load, load_range, record  # noqa: E402
 from sklearn.model_selection import GridSearchCV, StratifiedKFold  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
@@ -48,6 +53,8 @@ LAP_GRID = {
     "gamma_I": [0.0, *np.logspace(-2, 4, 7)],
 }
 DRLSC_GRID = {"eta": list(np.round(np.linspace(0, 1, 11), 10)), "n_neighbors": [3, 5, 8]}
+MEASURED: dict[str, dict] = {}
+"""Each case's label -> its times, speed-up and grid size (what ``--record`` writes)."""
 
 
 def _data(name: str, n: int | None = None, seed: int = 0):
@@ -81,6 +88,8 @@ def compare(label: str, ours, theirs, X, y, repeats: int) -> float:
     gap = float(np.max(np.abs(a.cv_results_["mean_test_score"] - b.cv_results_["mean_test_score"])))
     t_ours, t_grid = np.median(times["ours"]), np.median(times["grid"])
     n_points = len(a.cv_results_["params"])
+    MEASURED[label] = {"grid": t_grid, "ours": t_ours, "points": n_points}
+    MEASURED[label]["loads"] = [load_before, os.getloadavg()[0]]
     print(
         f"| {label} | {n_points} | {t_grid:.2f} | {t_ours:.2f} | {t_grid / t_ours:.1f}x | "
         f"{'yes' if same_params else 'NO'} | {gap:.1e} | {load_before:.1f} / "
@@ -96,6 +105,12 @@ def main() -> None:
     parser.add_argument("--cases", default="usps,uci-lap,uci-drlsc")
     parser.add_argument(
         "--usps-widths", type=int, default=2, help="1: only the default width on USPS (64 points)"
+    )
+    parser.add_argument(
+        "--record",
+        default="",
+        metavar="PATH",
+        help="write the page's rows into this data file (docs/benchmarks/cv_vs_gridsearch.csv)",
     )
     args = parser.parse_args()
     cases = set(args.cases.split(","))
@@ -161,6 +176,66 @@ def main() -> None:
                     )
                 )
     print(f"\ngeometric mean speed-up: {np.exp(np.mean(np.log(ratios))):.1f}x")
+    if args.record:
+        rows = page_rows()
+        loads = [x for m in MEASURED.values() for x in m["loads"]]
+        record(args.record, PAGE_COLUMNS, rows, load=load_range(loads or [current_load()]))
+
+
+SPEED_UP = "speed-up (GridSearchCV time / structreg CV time)"
+PAGE_COLUMNS = ["case", "grid points", SPEED_UP]
+UCI = ("sonar", "ionosphere", "wine")
+# key, the page's case, its cases' labels here (in the cell's order; "(" ends a prefix)
+PAGE_ROWS = [
+    (
+        "uci-lap",
+        "LapRLSC (8 gamma_A x 8 gamma_I), sonar / ionosphere / wine, 30 % labeled",
+        [f"LapRLSC, {name} (" for name in UCI],
+    ),
+    (
+        "uci-drlsc-linear",
+        "DRLSC linear (11 eta x 3 k), sonar / ionosphere / wine",
+        [f"DRLSC linear, {name}" for name in UCI],
+    ),
+    (
+        "uci-drlsc-rbf",
+        "DRLSC RBF (11 eta x 3 k x 2 widths), sonar / ionosphere / wine",
+        [f"DRLSC rbf, {name}" for name in UCI],
+    ),
+    (
+        "usps",
+        "LapRLSC, USPS 2,000 digits (100 labeled, 1,980 training points per fold)",
+        ["LapRLSC, USPS 2000 (100 labeled)"],
+    ),
+    ("usps-2widths", "the same x 2 kernel widths", ["LapRLSC, USPS 2000 (100 labeled), 2 widths"]),
+]
+
+
+def page_rows() -> list[dict]:
+    """The grid-search table's rows of the cases measured: the speed-ups of the three UCI sets
+    side by side, USPS's with both times."""
+    rows = []
+    for key, case, labels in PAGE_ROWS:
+        found = [
+            next(
+                (
+                    m
+                    for lab, m in MEASURED.items()
+                    if lab == p or p.endswith("(") and lab.startswith(p)
+                ),
+                None,
+            )
+            for p in labels
+        ]
+        if any(m is None for m in found):
+            continue
+        speed = [m["grid"] / m["ours"] for m in found]
+        cell = " / ".join(f"{r:.1f}x" for r in speed)
+        if len(found) == 1:
+            cell += f" ({found[0]['grid']:.1f} s / {found[0]['ours']:.1f} s)"
+        points = found[0]["points"]
+        rows.append({"case": case, "grid points": str(points), SPEED_UP: cell, "_key": key})
+    return rows
 
 
 if __name__ == "__main__":

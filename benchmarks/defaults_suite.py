@@ -605,6 +605,12 @@ def main() -> None:
     parser.add_argument(
         "--forget", default="", help="comma-separated methods whose stored fits are dropped first"
     )
+    parser.add_argument(
+        "--record",
+        default="",
+        metavar="PATH",
+        help="also write the accuracy table as a CSV data file (e.g. docs/benchmarks/NAME.csv)",
+    )
     args = parser.parse_args()
 
     out = Path(args.out)
@@ -679,7 +685,27 @@ def main() -> None:
     if errors:
         report += ["", "Errors:"] + [f"- {e}" for e in errors]
     (out / "defaults_suite.md").write_text("\n".join(report) + "\n")
+    if args.record:
+        record_table(args.record, text, fitted=bool(jobs), load=load)
     print("\n".join(report))
+
+
+def record_table(path: str, text: str, fitted: bool, load: float) -> None:
+    """The accuracy table (``text``, Markdown) as a CSV data file, one row per set and labels
+    per class (``_key`` "set L"), the cells as the table shows them.  Its date is today's when
+    this run fitted something, else left empty (the stored fits carry no date)."""
+    from _record import record
+
+    lines = text.splitlines()
+    header = [c.strip() for c in lines[0].strip().strip("|").split("|")]
+    rows = []
+    for line in lines[2:]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        rows.append({**dict(zip(header, cells, strict=True)), "_key": f"{cells[0]} {cells[2]}"})
+    if fitted:
+        record(path, header, rows, load=f"{load:.1f} at the start")
+    else:
+        record(path, header, rows, measured="")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     python benchmarks/knn_recall.py [--data mixture64,latent8,usps] [--sizes 1e5,1e6]
                                     [--k 10] [--repeats 3] [--queries 2000] [--full-exact 2e5]
+                                    [--record PATH]
 
 For each data set and size: ``knn_indices(X, k, algorithm="approximate")`` (faiss' calibrated
 inverted file when faiss imports, else NN-descent) and the exact search, interleaved over
@@ -21,6 +22,10 @@ Data (12 unit Gaussian blobs, centres N(0, 4^2 I), unless said):
   N(0, 8^2) noise added;
 * ``mixture10``, ``mixture32``: the blobs in 10-d, 32-d (the exact search by cells);
 * ``moons``: two moons in 2-d, noise 0.1 (the k-d tree regime).
+
+``--record PATH`` also writes the rows, in the columns of the scale guide's recall table, into
+the CSV data file ``PATH`` (``docs/benchmarks/knn_recall.csv``), replacing the rows of the same
+data and size.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _record import record  # noqa: E402
 
 from structreg.structure import graphs  # noqa: E402
 
@@ -141,6 +148,45 @@ def run(name: str, n: int, k: int, repeats: int, queries: int, full_exact: int) 
     )
 
 
+PAGE_COLUMNS = [
+    "data (n, d)",
+    "recall",
+    "approximate",
+    "exact",
+    "ratio",
+    "load (approx / exact)",
+    "probes / cells",
+]
+PAGE_DATA = {
+    "mixture64": "12 full-rank Gaussian blobs, {n} x 64",
+    "latent8": "8-d latent blobs in 64-d, {n}",
+    "usps": "USPS replicated (shift, blend, noise), {n} x 256",
+    "mixture10": "12 Gaussian blobs, {n} x 10 (exact: cells)",
+    "mixture32": "12 Gaussian blobs, {n} x 32 (exact: cells)",
+    "moons": "two moons, {n} x 2",
+}
+
+
+def _seconds(t: float) -> str:
+    return f"{t:.1f} s" if t < 100 else f"{t:,.0f} s"
+
+
+def page_row(r: dict) -> dict:
+    """One row in the columns of the scale guide's recall table."""
+    mantissa, exponent = f"{r['n']:.0e}".split("e")
+    size = f"{mantissa}e{int(exponent)}"
+    return {
+        "data (n, d)": PAGE_DATA[r["data"]].format(n=size),
+        "recall": f"{r['recall']:.4f}",
+        "approximate": _seconds(r["approx_s"]),
+        "exact": _seconds(r["exact_s"]) + (" est." if r["exact_est"] else ""),
+        "ratio": f"{r['ratio']:.2g}",
+        "load (approx / exact)": f"{r['load_approx']:.1f} / {r['load_exact']:.1f}",
+        "probes / cells": f"{r['nprobe']} / {r['nlist']}" if "nprobe" in r else "-",
+        "_key": f"{r['data']} {size}",
+    }
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default="mixture64,latent8,usps")
@@ -149,6 +195,9 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--full-exact", type=float, default=2e5)
+    parser.add_argument(
+        "--record", default="", metavar="PATH", help="write the rows into this CSV data file"
+    )
     args = parser.parse_args(argv)
     engine = graphs._approximate_engine()
     print(f"approximate engine: {engine}; recall target {graphs.IVF_RECALL}; k = {args.k}")
@@ -168,6 +217,8 @@ def main(argv=None) -> None:
                 f"{r['load_approx']:>4.1f}/{r['load_exact']:<4.1f} {r['auto']:>11} {probe}",
                 flush=True,
             )
+            if args.record:
+                record(args.record, PAGE_COLUMNS, [page_row(r)])
 
 
 if __name__ == "__main__":

@@ -9,7 +9,11 @@ process's peak RSS so far, and the accuracy on all points.  Targets of the issue
 in <= 60 s and <= 4 GiB on 2 cores; n = 1M in <= 15 minutes.
 
     python benchmarks/scale_nystroem.py [--sizes 100000,1000000] [--m 1000]
-        [--models LapRLSC,DALapRLSC,LapSVM] [--data moons,mixture]
+        [--models LapRLSC,DALapRLSC,LapSVM] [--data moons,mixture] [--record PATH]
+
+``--record docs/benchmarks/scale_nystroem.csv`` also writes the benchmarks page's rows (one
+per data set, size and m; a cell per model: fit time, peak traced memory, and LapRLSC's
+accuracy) into that data file; a model not run keeps its cell there.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import resource
 
 import numpy as np
 from _measure import gib, measure, semi_labels
+from _record import current_load, load_range, record
 from sklearn.datasets import make_blobs, make_moons
 
 from structreg import DALapRLSC, LapRLSC, LapSVM
@@ -45,12 +50,33 @@ def make_model(name: str, data: str, m: int):
     raise ValueError(name)
 
 
+PAGE_MODELS = {"LapRLSC": "LapRLSC", "DALapRLSC": "DALapRLSC", "LapSVM": "LapSVM (primal)"}
+PAGE_COLUMNS = ["problem", *PAGE_MODELS.values()]
+
+
+def _size(n: int) -> str:
+    mantissa, exponent = f"{n:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def problem_label(data: str, n: int, m: int) -> str:
+    """The benchmarks page's name of a problem."""
+    name = "two moons" if data == "moons" else "10-d Gaussian mixture, 4 classes"
+    return f"{name}, n = {_size(n)}" + (f", m = {m}" if m != 1000 else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--m", type=int, default=1000)
     parser.add_argument("--models", default="LapRLSC,DALapRLSC")
     parser.add_argument("--data", default="moons,mixture")
+    parser.add_argument(
+        "--record",
+        default="",
+        metavar="PATH",
+        help="write the rows into this data file (docs/benchmarks/scale_nystroem.csv)",
+    )
     args = parser.parse_args()
     head = f"{'n':>8} {'data':>8} {'model':>10} {'fit s':>8} {'peak GiB':>9} {'RSS GiB':>8}"
     print(head + f" {'acc':>7}")
@@ -58,6 +84,7 @@ def main() -> None:
         for data in args.data.split(","):
             X, y = make_data(data, n)
             y_semi = semi_labels(y, 10, seed=0)
+            row, loads = {"problem": problem_label(data, n, args.m)}, [current_load()]
             for name in args.models.split(","):
                 clf = make_model(name, data, args.m)
                 _, seconds, peak = measure(clf.fit, X, y_semi)
@@ -68,7 +95,14 @@ def main() -> None:
                     f"{gib(rss):>8} {acc:>7.4f}",
                     flush=True,
                 )
+                row[PAGE_MODELS[name]] = f"{seconds:.1f} s, {gib(peak)} GiB" + (
+                    f", acc {acc:.3f}" if name == "LapRLSC" else ""
+                )
+                loads.append(current_load())
                 del clf
+            if args.record:
+                row["_key"] = f"{data} {_size(n)} m{args.m}"
+                record(args.record, PAGE_COLUMNS, [row], load=load_range(loads), merge_cells=True)
 
 
 if __name__ == "__main__":

@@ -19,9 +19,12 @@ exponent of fit time (slope of log time against log n between the smallest and t
 size it finished) and its time ratio against the peers at every size.
 
     python benchmarks/scale_ssl.py [--sizes 1e5,1e6,1e7] [--methods GFHF,PoissonLearning,...]
-                                   [--timeout 900]
+                                   [--timeout 900] [--record PATH]
 
 Prints the machine and the load average beside every row; the machine is shared and noisy.
+``--record docs/benchmarks/scale_ssl.csv`` also writes the rows in the format of the
+benchmarks page's scale table into that data file (after every fit), replacing the rows of
+the same size and method.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 import numpy as np  # noqa: E402
 from _measure import semi_labels  # noqa: E402
+from _record import record  # noqa: E402
 from sklearn.datasets import make_moons  # noqa: E402
 
 METHODS = ("GFHF", "PoissonLearning", "LabelSpreading", "gl-Laplace", "gl-Poisson")
@@ -126,12 +130,71 @@ def _row(method: str, n: int, r: dict) -> str:
     )
 
 
+PAGE_COLUMNS = [
+    "n",
+    "method",
+    "fit time",
+    "peak memory",
+    "accuracy",
+    "solver, search, weights",
+    "load",
+]
+PAGE_METHODS = {
+    "GFHF": "`GFHF()`",
+    "PoissonLearning": "`PoissonLearning()`",
+    "LabelSpreading": "LabelSpreading (converged)",
+    "gl-Laplace": "graphlearning Laplace",
+    "gl-Poisson": "graphlearning Poisson",
+}
+
+
+def _size(n: int) -> str:
+    """``1e6`` for 10**6, ``2e5`` for 200000."""
+    mantissa, exponent = f"{n:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def page_row(method: str, n: int, r: dict) -> dict:
+    """One row of the benchmarks page's scale table."""
+    row = {"n": _size(n), "method": PAGE_METHODS[method], "load": f"{r['load']:.1f}"}
+    row["_key"] = f"{_size(n)} {method}"
+    if "error" in r:  # stopped at the timeout, or failed
+        stopped = r["error"].startswith(">")
+        return {
+            **row,
+            "fit time": r["error"] if stopped else "",
+            "solver, search, weights": ("stopped" if stopped else f"failed: {r['error']}"),
+        }
+    if "solver" in r:
+        solver = r["solver"]
+        if r.get("n_iter") and solver == "multigrid":
+            solver += f" ({r['n_iter']} iterations)"
+        details = f"{solver}, {r['knn']}, {r['weights']}"
+    elif "n_iter" in r:
+        details = f"{r['n_iter']} iterations"
+    else:
+        details = ""
+    return {
+        **row,
+        "fit time": f"{r['seconds']:.1f} s",
+        "peak memory": f"{r['peak_gib']:.2f} GiB",
+        "accuracy": f"{r['accuracy']:.2f} %",
+        "solver, search, weights": details,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e5,1e6,1e7")
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per fit")
     parser.add_argument("--worker", nargs=2, metavar=("METHOD", "N"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--record",
+        default="",
+        metavar="PATH",
+        help="write the rows into this data file (docs/benchmarks/scale_ssl.csv)",
+    )
     args = parser.parse_args()
     if args.worker:
         worker(args.worker[0], int(float(args.worker[1])))
@@ -162,6 +225,8 @@ def main() -> None:
                 if "error" in results[method, n]:
                     stopped.add(method)
             print(_row(method, n, results[method, n]), flush=True)
+            if args.record and not results[method, n].get("error", "").startswith("not run"):
+                record(args.record, PAGE_COLUMNS, [page_row(method, n, results[method, n])])
     print("\nGrowth exponent of fit time (log time / log n, smallest to largest size finished):")
     for method in methods:
         done = [n for n in sizes if "seconds" in results[method, n]]

@@ -5,12 +5,15 @@ epsilon = 0.05, 200 unlabeled + 200 out-of-sample points scored per cell).
     python benchmarks/src_fast.py                  # m = 5, 40, 160, draw 0, 1 repeat
     python benchmarks/src_fast.py --m 10 100 --repeats 3
     python benchmarks/src_fast.py --stored         # recompute the 25 stored Fig. 7 SRC cells
+    python benchmarks/src_fast.py --m 5 10 40 160 --record docs/benchmarks/src_fast.csv
 
 Both solvers run in this one process, interleaved (LARS, fast, LARS, fast, ...); the median
 seconds of each, their ratio, the machine's load beside it, the largest absolute difference of
 the codes and whether the predictions agree are printed per cell.  ``--stored`` recomputes the
 SRC cells kept in ``docs/reproducing/results/srlsc/results.sqlite`` (read only) with the
 experiment's own cell function and compares the accuracies with the stored ones.
+``--record`` writes the side-by-side rows into the benchmarks page's data file (replacing the
+rows of the same m).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _record import load_range, record
 
 from structreg.experiments import srlsc
 from structreg.models import sparse_representation as srm
@@ -66,7 +70,20 @@ def timed_predict(clf, X, solver):
     return pred, seen[-1].toarray(), seconds
 
 
-def side_by_side(m_values, repeats: int, draw: int) -> None:
+PAGE_COLUMNS = [
+    "m per class",
+    "atoms",
+    "LARS (s)",
+    "batched (s)",
+    "ratio",
+    "max code difference",
+    "predictions",
+]
+
+
+def side_by_side(m_values, repeats: int, draw: int) -> tuple[list[dict], list[float]]:
+    """Prints the cells side by side; returns them as the page's rows, and the loads seen."""
+    rows, loads = [], []
     print(
         f"{'m':>4} {'atoms':>5} {'lars s':>8} {'fast s':>8} {'ratio':>7} {'load1':>6} "
         f"{'max|dx|':>9} same-pred"
@@ -83,11 +100,17 @@ def side_by_side(m_values, repeats: int, draw: int) -> None:
         lars, fast = statistics.median(times["lars"]), statistics.median(times["fast"])
         diff = float(np.abs(codes_l - codes_f).max())
         same = bool(np.array_equal(pred_l, pred_f))
+        loads.append(os.getloadavg()[0])
         print(
             f"{m:>4} {len(D):>5} {lars:>8.2f} {fast:>8.3f} {lars / fast:>7.1f} "
-            f"{os.getloadavg()[0]:>6.2f} {diff:>9.2e} {same}",
+            f"{loads[-1]:>6.2f} {diff:>9.2e} {same}",
             flush=True,
         )
+        batched = f"{fast:.3f}" if fast < 1 else f"{fast:.2f}"
+        cells = [str(m), str(len(D)), f"{lars:.2f}", batched, f"{lars / fast:.0f}x"]
+        cells += [f"{diff:.1e}", "identical" if same else "different"]
+        rows.append({**dict(zip(PAGE_COLUMNS, cells, strict=True)), "_key": f"m{m}"})
+    return rows, loads
 
 
 def stored_cells() -> None:
@@ -129,11 +152,19 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--stored", action="store_true", help="recompute the stored Fig. 7 SRC cells instead"
     )
+    parser.add_argument(
+        "--record",
+        default="",
+        metavar="PATH",
+        help="write the rows into this data file (docs/benchmarks/src_fast.csv)",
+    )
     args = parser.parse_args(argv)
     if args.stored:
         stored_cells()
     else:
-        side_by_side(args.m, args.repeats, args.draw)
+        rows, loads = side_by_side(args.m, args.repeats, args.draw)
+        if args.record:
+            record(args.record, PAGE_COLUMNS, rows, load=load_range(loads))
 
 
 if __name__ == "__main__":

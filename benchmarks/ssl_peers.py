@@ -32,9 +32,12 @@ into a separate environment: ``pip install graphlearning annoy``); without it it
 skipped with a message.
 
     python benchmarks/ssl_peers.py [--cases usps10,usps40,moons,mixture] [--draws N]
-                                   [--without graphlearning]
+                                   [--without graphlearning] [--record PATH]
 
-Each case's table is printed as soon as that case is measured.
+Each case's table is printed as soon as that case is measured.  ``--record
+docs/benchmarks/ssl_peers.csv`` also writes the rows of the benchmarks page's peer table
+(accuracy, median fit time and its ratio to the converged LabelSpreading's) into that data
+file, replacing the rows of the cases run.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 import numpy as np  # noqa: E402
 from _measure import semi_labels  # noqa: E402
+from _record import current_load, load_range, record  # noqa: E402
 from sklearn.datasets import make_moons  # noqa: E402
 from sklearn.semi_supervised import LabelSpreading  # noqa: E402
 
@@ -198,6 +202,12 @@ def main() -> None:
         help="comma-separated parts of method names to leave out (e.g. graphlearning: its "
         "Laplace CG needs many minutes on the 1e6 moons)",
     )
+    parser.add_argument(
+        "--record",
+        default="",
+        metavar="PATH",
+        help="write the page's rows into this data file (docs/benchmarks/ssl_peers.csv)",
+    )
     args = parser.parse_args()
     without = [w for w in args.without.split(",") if w]
     print(
@@ -212,8 +222,14 @@ def main() -> None:
         )
     print(f"# load average at start: {os.getloadavg()}")
     for key in args.cases.split(","):  # each case's table as soon as it is measured
-        print_table(run_case(key, args.draws, without))
+        loads = [current_load()]
+        row = run_case(key, args.draws, without)
+        loads.append(current_load())
+        print_table(row)
         print(f"# load average now: {os.getloadavg()}", flush=True)
+        if args.record:  # after every case, so a later case's failure keeps it
+            rows = page_rows(key, row)
+            record(args.record, PAGE_COLUMNS, rows, load=load_range(loads), replace_groups=True)
 
 
 def print_table(row) -> None:
@@ -244,6 +260,54 @@ def print_table(row) -> None:
             f"| {med[m]:.2f} | " + " | ".join(cells) + " |",
             flush=True,
         )
+
+
+PAGE_COLUMNS = ["data (draws)", "method", "accuracy", "fit time", "time / LabelSpreading converged"]
+PAGE_CASES = {
+    "usps10": "USPS, 10 labels per class",
+    "usps40": "USPS, 40 labels per class",
+    "moons": "two moons, 1e5 points, 5 labels per class",
+    "mixture": "10-d Gaussian mixture, 1e5 points, 12 blobs, 3 labels per blob",
+    "moons1e6": "two moons, 1e6 points, 5 labels per class",
+}
+PAGE_METHODS = {  # the benchmark's name -> (the page's name, the row's key)
+    "structreg GFHF()": ("`GFHF()`", "GFHF"),
+    "structreg PoissonLearning()": ("`PoissonLearning()`", "PoissonLearning"),
+    "structreg LapRLSC()": ("`LapRLSC()`", "LapRLSC"),
+    LS: ("LabelSpreading (defaults)", "LS"),
+    LS_CONVERGED: ("LabelSpreading (converged)", "LS-converged"),
+    "graphlearning Laplace (k=10)": ("graphlearning Laplace", "gl-Laplace"),
+    "graphlearning Poisson (k=10)": ("graphlearning Poisson", "gl-Poisson"),
+}
+
+
+def page_rows(key: str, row) -> list[dict]:
+    """The peer table's rows of one case (the benchmarks page): accuracy (mean ± sd over the
+    draws for GFHF, the mean for the others), median fit time, and its ratio to the converged
+    LabelSpreading's; a method left out is a row "not run"; the solve-only rows are not on the
+    page."""
+    _, n_draws, acc, secs, solve = row
+    reference = float(np.median(secs[LS_CONVERGED])) if LS_CONVERGED in secs else None
+    data = f"{PAGE_CASES.get(key, key)} ({n_draws})"
+    out = []
+    for method, (shown, name) in PAGE_METHODS.items():
+        if method not in acc:  # left out (--without) or not installed: said so
+            out.append({"data (draws)": data, "method": shown, "accuracy": "not run"})
+            out[-1]["_key"] = f"{key} {name}"
+            continue
+        mean, med = float(np.mean(acc[method])), float(np.median(secs[method]))
+        spread = f" ± {np.std(acc[method]):.1f}" if name == "GFHF" and n_draws > 1 else ""
+        out.append(
+            {
+                "data (draws)": data,
+                "method": shown,
+                "accuracy": f"{mean:.1f}{spread} %",
+                "fit time": f"{med:.2f} s",
+                "time / LabelSpreading converged": ratio(med, reference),
+                "_key": f"{key} {name}",
+            }
+        )
+    return out
 
 
 if __name__ == "__main__":
