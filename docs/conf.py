@@ -39,6 +39,7 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "reproduced_results",  # docs/_ext: includes docs/reproducing/results/<paper>/ at build time
     "public_aliases",  # docs/_ext: structreg.models.LapRLSC links to structreg.LapRLSC
+    "benchmark_data",  # docs/_ext: measured numbers from docs/benchmarks/*.csv, at build time
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
