@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from numbers import Integral, Real
 
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from ._compat import HasMethods, Interval, StrOptions
 
 FINITE_REAL = Interval(Real, None, None, closed="neither")
 """Any finite real number.  A bare ``Real`` type constraint accepts NaN and +-inf;

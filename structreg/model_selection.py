@@ -43,8 +43,8 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import accuracy_score, make_scorer
 from sklearn.model_selection import GridSearchCV
-from sklearn.utils import _safe_indexing
 
+from ._compat import safe_indexing
 from .models._base import UNLABELED
 from .models._misuse import warn_if_scoring_unlabeled
 from .models._splits import SemiSupervisedKFold, _as_label_array, _unlabeled_mask
@@ -79,9 +79,9 @@ class _LabeledScorer:
                 f"{self._unlabeled_label!r} or missing); with a plain splitter, use "
                 "SemiSupervisedKFold so that test folds hold labeled samples"
             )
-        X = _safe_indexing(X, keep)
+        X = safe_indexing(X, keep)
         if sample_weight is not None:
-            kwargs["sample_weight"] = _safe_indexing(sample_weight, keep)
+            kwargs["sample_weight"] = safe_indexing(sample_weight, keep)
         return self._scorer(estimator, X, y[keep], **kwargs)
 
     def __repr__(self) -> str:

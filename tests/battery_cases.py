@@ -25,9 +25,9 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import is_classifier, is_regressor
-from sklearn.utils._param_validation import Interval
 
 import structreg
+from structreg._compat import Interval
 from structreg.kernels import (
     EmpiricalKernelMap,
     KernelExpansion,

@@ -14,7 +14,6 @@ from sklearn.metrics import balanced_accuracy_score, recall_score
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import InvalidParameterError
 
 from structreg import (
     DRGV,
@@ -33,6 +32,7 @@ from structreg import (
     SSDRWu,
     StructuralClassifier,
 )
+from structreg._compat import InvalidParameterError
 from structreg.models import StructuralClassifierCV, fit_path
 from structreg.models.harmonic import class_mass_normalize
 from structreg.structure import LaplacianPenalty

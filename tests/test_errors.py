@@ -131,8 +131,7 @@ def test_penalties_must_be_pairs(moons):
 
 def test_glossary_real_parameters_reject_nan_and_inf():
     """Every glossary parameter that accepts a real number refuses NaN and +-inf."""
-    from sklearn.utils._param_validation import make_constraint
-
+    from structreg._compat import make_constraint
     from structreg._params import NONNEGATIVE_OR_AUTO, PARAMETER_CONSTRAINTS
 
     checked = []
@@ -153,8 +152,7 @@ def test_glossary_real_parameters_reject_nan_and_inf():
 def test_constraints_that_let_nan_or_inf_through_are_refused(constraint):
     from numbers import Real
 
-    from sklearn.utils._param_validation import Interval
-
+    from structreg._compat import Interval
     from structreg._params import check_finite_reals
 
     c = Real if constraint == "bare Real" else Interval(Real, 0, None, closed="both")

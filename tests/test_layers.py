@@ -16,7 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "structreg"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("_numerics", "_params", "_chunks", "_locality", "_resources", "exceptions"),
+    ("_compat", "_numerics", "_params", "_chunks", "_locality", "_resources", "exceptions"),
     ("datasets",),
     ("kernels", "clustering"),
     ("structure",),

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 from joblib import parallel_config
-from sklearn.utils._param_validation import InvalidParameterError
 
+from structreg._compat import InvalidParameterError
 from structreg.models.sparse_representation import SRC, noisy_basis_pursuit, unit_rows
 
 cp = pytest.importorskip("cvxpy")

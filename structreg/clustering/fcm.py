@@ -29,9 +29,9 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import kmeans_plusplus
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._compat import Interval
 from .._numerics import unit_scaled
 from .._params import constraints_for
 

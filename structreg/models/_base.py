@@ -26,13 +26,13 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelBinarizer
-from sklearn.utils._indexing import _safe_indexing
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .. import _resources
+from .._compat import label_array, safe_indexing
 from .._numerics import (
     check_finite,
     check_not_degenerate,
@@ -165,7 +165,7 @@ def missing_as_unlabeled(y: ArrayLike, unlabeled: ArrayLike | None = None) -> Ar
     """
     if y is None:  # validation refuses it with scikit-learn's message
         return y
-    values = np.asarray(y)
+    values = label_array(y)
     missing = missing_labels(values)
     if not missing.any():
         return y
@@ -431,14 +431,14 @@ class SemiSupervisedLabelsMixin:
         :class:`~structreg.exceptions.UnlabeledScoringWarning` (unless they are a training
         fold's, scored by a cross-validation): marked samples in an evaluation are the sign
         of a splitter that took the mark for a class."""
-        given, y = y, np.asarray(y)
+        given, y = y, label_array(y)
         keep = self._labeled_mask(y, None)
         if not keep.all():
             warn_if_scoring_unlabeled(given, name=type(self).__name__)
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight)[keep]
         if not keep.all():  # the labeled rows, in X's own container: a data frame keeps its
-            X = _safe_indexing(X, np.flatnonzero(keep))  # column names for predict to check
+            X = safe_indexing(X, np.flatnonzero(keep))  # column names for predict to check
         return super().score(X, y[keep], sample_weight)
 
 

@@ -30,8 +30,8 @@ import numpy as np
 from sklearn import config_context
 from sklearn.base import clone
 from sklearn.multiclass import OneVsOneClassifier
-from sklearn.utils.metaestimators import _safe_split
 
+from .._compat import safe_split
 from ..kernels import KernelExpansion, KernelOperator, kernel_blocks
 from ..solvers import (
     BorderedPath,
@@ -444,7 +444,7 @@ class _WeightedOneVsOne(OneVsOneClassifier):
             pair = np.flatnonzero((y == i) | (y == j))
             est = clone(self.estimator)
             est.set_params(class_weight={0: self.class_weight[i], 1: self.class_weight[j]})
-            X_pair = _safe_split(est, X, None, pair)[0]  # K[pair][:, pair] for a Gram matrix
+            X_pair = safe_split(est, X, None, pair)[0]  # K[pair][:, pair] for a Gram matrix
             self.estimators_.append(est.fit(X_pair, (y[pair] == j).astype(int)))
             rows.append(pair)
         self.pairwise_indices_ = rows if self.__sklearn_tags__().input_tags.pairwise else None

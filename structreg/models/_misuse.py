@@ -27,8 +27,8 @@ import warnings
 from collections.abc import Callable, Iterable
 
 import numpy as np
-from sklearn.utils import _safe_indexing
 
+from .._compat import safe_indexing
 from ..exceptions import UnlabeledScoringWarning
 
 Mask = Callable[[np.ndarray], np.ndarray]
@@ -82,7 +82,7 @@ def warn_if_fold_tests_unlabeled(name: str, is_marked: Mask) -> None:
     local = _cv_frame_locals()
     if local is None or local.get("y") is None or local.get("test") is None:
         return
-    y_test = np.asarray(_safe_indexing(local["y"], local["test"]))
+    y_test = np.asarray(safe_indexing(local["y"], local["test"]))
     if y_test.ndim == 1 and is_marked(y_test).any():
         warnings.warn(FOLD_MESSAGE.format(name=name), UnlabeledScoringWarning, stacklevel=4)
 

@@ -32,7 +32,8 @@ from scipy.optimize import brentq
 from scipy.special import log_softmax, softmax
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
-from sklearn.utils.metaestimators import _safe_split
+
+from .._compat import safe_split
 
 N_SPLITS = 5
 """Folds of the internal cross-validation of the hinge loss (``probability=True``)."""
@@ -225,10 +226,10 @@ def cross_fitted_decisions(model, X, y, unlabeled, data) -> np.ndarray:
             X_test = X[held]
         else:
             kept = np.setdiff1d(np.arange(len(labeled)), held)
-            X_train, y_train = _safe_split(model, X, y, kept)
+            X_train, y_train = safe_split(model, X, y, kept)
             mask = None if unlabeled is None else np.asarray(unlabeled)[kept]
             fold = sub.fit(X_train, y_train, unlabeled=mask)
-            X_test = _safe_split(model, X, y, held, kept)[0]
+            X_test = safe_split(model, X, y, held, kept)[0]
         values = fold.decision_function(X_test)
         if decision is None:
             decision = np.full((len(rows),) + values.shape[1:], np.nan)

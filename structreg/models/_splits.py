@@ -16,13 +16,14 @@ import numpy as np
 from sklearn.model_selection import BaseCrossValidator, KFold, StratifiedKFold
 from sklearn.utils.validation import check_consistent_length
 
+from .._compat import label_array
 from ._base import UNLABELED, is_unlabeled, missing_labels
 
 __all__ = ["SemiSupervisedKFold"]
 
 
 def _as_label_array(y: Any) -> np.ndarray:
-    y = np.asarray(y)
+    y = label_array(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
     if y.ndim != 1:

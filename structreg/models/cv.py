@@ -29,15 +29,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import StratifiedKFold
-from sklearn.utils.metaestimators import _safe_split, available_if
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (
-    _check_feature_names,
-    _get_feature_names,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._compat import check_feature_names, get_feature_names, label_array, safe_split
 from ..exceptions import NonConvexObjectiveWarning
 from ._base import (
     StructuralClassifier,
@@ -70,8 +66,8 @@ def _fold_scores(estimator, X, y, train, test, candidates, scorer, error_score):
     with blas_threads_for(len(train)), warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvexObjectiveWarning)
         t0 = time.perf_counter()
-        X_train, y_train = _safe_split(estimator, X, y, train)
-        X_test, y_test = _safe_split(estimator, X, y, test, train)  # K[test][:, train]
+        X_train, y_train = safe_split(estimator, X, y, train)
+        X_test, y_test = safe_split(estimator, X, y, test, train)  # K[test][:, train]
         info: dict = {}
         fits = grid_outputs(
             estimator,
@@ -276,7 +272,7 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         """``cv=None``: :data:`DEFAULT_FOLDS` folds, fewer (with a warning) when the smallest
         class has fewer labeled samples, so that every class reaches every test fold."""
         keep = ~is_unlabeled(y) if getattr(estimator, "_semi_supervised", True) else slice(None)
-        counts = np.unique(np.asarray(y)[keep], return_counts=True)[1]
+        counts = np.unique(label_array(y)[keep], return_counts=True)[1]
         smallest = int(counts.min()) if counts.size else 0
         if smallest < 2:
             raise ValueError(
@@ -399,8 +395,8 @@ class StructuralClassifierCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         only one of the two has names); the search checks them itself so that no refitted
         model can answer on columns it was not fitted on."""
         check_is_fitted(self, "best_estimator_")
-        if "feature_names_in_" in vars(self) and _get_feature_names(X) is not None:
-            _check_feature_names(self, X, reset=False)
+        if "feature_names_in_" in vars(self) and get_feature_names(X) is not None:
+            check_feature_names(self, X, reset=False)
         return self.best_estimator_
 
     def predict(self, X):

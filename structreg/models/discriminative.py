@@ -8,8 +8,8 @@ from numbers import Integral
 
 import numpy as np
 from scipy.linalg import pinvh
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._compat import Interval, StrOptions
 from .._params import NONNEGATIVE_OR_AUTO
 from ..solvers.design import penalty_products
 from ..solvers.solution import warn_nonconvex

@@ -22,9 +22,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.neighbors import NearestNeighbors
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from .._compat import StrOptions
 from .._params import constraints_for
 from ..solvers.laplace import HARMONIC_TOL
 from ..structure.graphs import (

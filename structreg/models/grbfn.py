@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from numbers import Integral
 
-from sklearn.utils._param_validation import Interval, StrOptions
-
+from .._compat import Interval, StrOptions
 from ..clustering import FuzzyCMeans
 from ..kernels import LandmarkFeatureMap
 from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc, memo_key

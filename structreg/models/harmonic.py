@@ -11,8 +11,8 @@ paper (Fan et al. 2011) uses GFHF with a 7-nearest-neighbour graph as a baseline
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
 
+from .._compat import StrOptions
 from ..solvers.laplace import HARMONIC_TOL, harmonic_function, solve_harmonic
 from .graph_inference import WEIGHT_CHOICES, DisconnectedGraphWarning, GraphInferenceClassifier
 

@@ -7,8 +7,8 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._compat import Interval, StrOptions
 from .._params import NONNEGATIVE_OR_AUTO
 from ..structure import LaplacianPenalty
 from ..structure.graphs import neighbor_scale

@@ -37,8 +37,8 @@ import joblib
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
-from sklearn.utils._param_validation import validate_parameter_constraints
 
+from .._compat import validate_parameter_constraints
 from ..exceptions import NonConvexObjectiveWarning
 from ._base import (
     LinearFeatures,

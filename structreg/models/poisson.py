@@ -19,8 +19,8 @@ clusters; classes of unequal sizes with the same number of labels in each), see 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
 
+from .._compat import StrOptions
 from ..solvers.laplace import HARMONIC_TOL, harmonic_function, poisson_function, solve_poisson
 from ..structure.labeled_graph import label_graph
 from .graph_inference import GraphInferenceClassifier

@@ -50,8 +50,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, minres
+from scipy.sparse.linalg import LinearOperator
 from sklearn.exceptions import ConvergenceWarning
+
+from .._compat import minres
 
 __all__ = ["CGResult", "conjugate_gradient"]
 

@@ -32,6 +32,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import eigh, lapack
 
+from .._compat import sytrs
+
 
 def _potrf(H: np.ndarray, min_rcond: float | None) -> tuple[np.ndarray | None, bool]:
     """``(R, factored)``: the upper Cholesky factor R (``H = R^T R``; the strict lower triangle
@@ -124,7 +126,7 @@ def ldl_solve(
     if factor is None:
         return None
     ldu, ipiv, negative = factor
-    x, info = lapack.dsytrs(ldu, ipiv, rhs, lower=0)
+    x, info = sytrs(ldu, ipiv, rhs, lower=0)
     if info != 0:
         return None
     if keep is not None:
@@ -141,7 +143,7 @@ def inverse_quadratic_forms(factor: dict, B: np.ndarray) -> np.ndarray:
         W, info = lapack.dtrtrs(factor["cholesky"], Bt, lower=0, trans=1)
         return np.einsum("ij,ij->j", W, W)
     ldu, ipiv, _ = factor["ldl"]
-    X, info = lapack.dsytrs(ldu, ipiv, Bt, lower=0)
+    X, info = sytrs(ldu, ipiv, Bt, lower=0)
     return np.einsum("ij,ij->j", Bt, X)
 
 

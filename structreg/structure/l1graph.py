@@ -70,6 +70,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso
 from sklearn.utils import check_array
 
+from .._compat import highs_class
 from .._resources import blas_threads, lasso_batch_floats
 from .graphs import knn_indices
 from .penalties import Penalty
@@ -101,19 +102,9 @@ def _iteration_caps(n_rows: int, n_cols: int) -> tuple[int, int]:
 
 
 def _highs_class():
-    """The HiGHS model class (``_Highs``) from SciPy's bindings or ``highspy``; None if absent."""
-    try:
-        from scipy.optimize._highspy._core import _Highs
-
-        return _Highs
-    except ImportError:
-        pass
-    try:  # pragma: no cover - depends on the installed SciPy
-        from highspy._core import _Highs
-
-        return _Highs
-    except ImportError:  # pragma: no cover
-        return None
+    """The HiGHS model class (``_Highs``) from SciPy's bindings or ``highspy``; None if absent
+    (:func:`structreg._compat.highs_class`)."""
+    return highs_class()
 
 
 def _check_data(X) -> tuple[np.ndarray, np.ndarray, int]:
