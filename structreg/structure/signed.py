@@ -266,7 +266,7 @@ class LabeledPairPenalty(Penalty):
     >>> y, labeled = np.array([0, 0, 1, -1]), np.array([True, True, True, False])
     >>> f = np.array([1.0, 2.0, 4.0, 9.0])
     >>> Lb = LabeledPairPenalty("between").build(np.zeros((4, 1)), y, labeled)
-    >>> round(float(f @ Lb @ f), 10)  # ((1 - 4)^2 + (2 - 4)^2) / 3
+    >>> round(float(f @ (Lb @ f)), 10)  # ((1 - 4)^2 + (2 - 4)^2) / 3
     4.3333333333
     """
 
