@@ -1,13 +1,13 @@
-"""Compatibility with the supported versions of scikit-learn and SciPy: one module for both.
+"""Compatibility with the supported versions of scikit-learn, SciPy and pandas, in one module.
 
 In the spirit of imbalanced-learn's ``sklearn_compat``, every name that structreg takes from
 the private API of a dependency -- a name that starts with an underscore or lives in a private
 module, such as ``sklearn.utils._param_validation`` -- is imported here and nowhere else
 (``tests/test_compat.py`` walks the package's syntax trees and fails on any other module that
-imports one), and every difference between the supported versions of SciPy is bridged here.
-A change in a dependency is then a change of this one file.
+imports one), and every difference between the supported versions of SciPy and pandas that
+structreg meets is bridged here.  A change in a dependency is then a change of this one file.
 
-scikit-learn (private names, the same in every supported version, >= 1.6):
+scikit-learn (private names, the same in every supported version, >= 1.6.0):
 
 * the parameter-validation helpers :class:`Interval`, :class:`StrOptions`,
   :class:`HasMethods`, :func:`validate_parameter_constraints`, :func:`make_constraint` and
@@ -17,20 +17,20 @@ scikit-learn (private names, the same in every supported version, >= 1.6):
   the train columns of a precomputed Gram matrix -- and of y), :func:`get_feature_names` and
   :func:`check_feature_names` (``validation._get_feature_names`` / ``_check_feature_names``).
 
-pandas (optional; the floor is 1.5):
+pandas (optional; the floor is 1.5.0):
 
 * :func:`label_array`: ``np.asarray`` of a label Series, with a nullable integer Series
   (``Int64`` holding ``pd.NA``) as float64 with NaN, as pandas 2 converts it (pandas 1.5 gives
   an object array of ints and ``pd.NA``).
 
-SciPy (the floor is 1.9):
+SciPy (the floor is 1.9.2):
 
 * :func:`minres`: the tolerance is ``rtol`` since SciPy 1.12 (``tol`` before; ``tol`` removed
   in 1.14);
 * :func:`sytrs`: the solve with a Bunch-Kaufman factorisation from LAPACK ``?sytrf``:
   ``lapack.dsytrs`` where SciPy wraps it (1.15 and later), else the same algorithm in NumPy;
 * :func:`highs_class`: the HiGHS model class of SciPy's bindings (``scipy.optimize._highspy``,
-  private; SciPy >= 1.13) or of ``highspy``, None where neither is there.
+  private; SciPy >= 1.15) or of ``highspy``, None where neither is there.
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ def _sytrs_upper(ldu: np.ndarray, ipiv: np.ndarray, b: np.ndarray) -> np.ndarray
 
 
 def highs_class():
-    """The HiGHS model class (``_Highs``) from SciPy's bindings (SciPy >= 1.13) or from
+    """The HiGHS model class (``_Highs``) from SciPy's bindings (SciPy >= 1.15) or from
     ``highspy``; None when neither is installed (callers then use
     :func:`scipy.optimize.linprog`)."""
     try:
