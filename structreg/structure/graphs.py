@@ -1709,8 +1709,9 @@ def check_graph(W, n_samples: int) -> sp.csr_matrix:
         raise ValueError("precomputed graph must be symmetric (W == W.T)")
     if (W.data < 0).any():
         raise ValueError("precomputed graph has negative weights; a Laplacian needs W >= 0")
-    W = W.copy()
-    W.setdiag(0)
+    # no self-loops: subtract the diagonal (setdiag on a CSR matrix would change its sparsity
+    # structure in place, which SciPy warns about), then drop the zeros left
+    W = sp.csr_matrix(W - sp.diags(W.diagonal()))
     W.eliminate_zeros()
     return W
 
