@@ -8,14 +8,12 @@ from sklearn.base import clone
 
 from .._params import NONNEGATIVE_OR_AUTO
 from ..structure.signed import SignedLaplacianPenalty
-from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
-from ._docs import square_solver_doc
+from ._base import StructuralClassifier
 from .manifold import _GraphKernelMixin, auto_weight
 
 
 class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
-    __doc__ = (
-        """Discrimination-aware Laplacian RLSC: LapRLSC whose graph carries signs from a clustering.
+    """Discrimination-aware Laplacian RLSC: LapRLSC whose graph carries signs from a clustering.
 
     ``min (1/l) sum_labeled ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2 + gamma_D / n^2 f^T L_D f``
     with ``f^T L_D f = 1/2 sum_ij W_ij (f_i - S_ij f_j)^2`` (the paper's eqs. 12-14): similar
@@ -85,10 +83,28 @@ class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
         Nystroem centre selection.
     fit_intercept : bool, default=False
         Add an unpenalised bias (the paper has none).
-"""
-        + square_solver_doc(random_state=False)  # random_state: above
-        + class_weight_doc(SQUARE_CLASS_WEIGHT)
-        + """
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
+        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
+        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
+        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
+        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    class_weight : dict, "balanced" or None, default=None
+        Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes
+        ``sum_labeled c_i ||f(x_i) - y_i||^2`` with ``c_i = w_{y_i} / l``, the same weight in
+        every output column.  ``"balanced"``: ``w_c = l / (n_classes l_c)`` over the l labeled
+        samples (unlabeled ones never count); a dict ``{label: weight}`` weighs the classes it
+        omits 1 and refuses labels that are not classes.  See
+        :class:`~structreg.StructuralClassifier`.
+
     Attributes
     ----------
     solver_ : str
@@ -113,7 +129,6 @@ class DALapRLSC(_GraphKernelMixin, StructuralClassifier):
     >>> bool(clf.score(X, y) > 0.95)
     True
     """
-    )
 
     _path_params = ("gamma_A", "gamma_D")
     _sparse_structure = False  # fuzzy c-means clusters dense rows

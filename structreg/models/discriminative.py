@@ -14,8 +14,7 @@ from .._params import NONNEGATIVE_OR_AUTO
 from ..solvers.design import penalty_products
 from ..solvers.solution import warn_nonconvex
 from ..structure import ClassScatterPenalty, LaplacianPenalty, build_penalties, smallest_eigenvalue
-from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
-from ._docs import NYSTROEM_DOC, RANDOM_STATE_DOC, cg_doc, square_solver_doc
+from ._base import StructuralClassifier
 from ._losses import BorderedDual
 
 AUTO_CONVEX_FRACTION = 0.5
@@ -100,8 +99,15 @@ class _DRLSCBase(StructuralClassifier):
         return 1.0 / weights  # e_i = Gamma_i / c_i
 
 
-_DRLSC_DOC = (
-    """
+class DRLSC(_DRLSCBase):
+    """Discriminatively regularized least-squares classification (Xue, Chen & Yang 2009).
+
+    ``min 1/2 sum_i ||y_i - f(x_i)||^2 + 1/2 [eta f^T L_w f - (1 - eta) f^T L_b f]`` for
+    ``f(x) = W^T phi(x) + b``, where ``L_w`` / ``L_b`` are the Laplacians of the edges of the
+    (0/1, symmetrised) kNN graph that join samples of the same / different classes (eqs. 13-15).
+    One-of-c targets (coded +-1 here; the paper's 0/1 coding gives the same classifier since the
+    bias absorbs the shift), argmax prediction.
+
     Parameters
     ----------
     eta : float in [0, 1], default=0.5
@@ -124,42 +130,35 @@ _DRLSC_DOC = (
         a stationary point.  On the paper's two-moons toy (set B, 10 draws, k = 10,
         eta = 0.9, width 4) the bordered solution predicted a single class in 5 of 10 draws
         while the primal one scored 96-100 %; hence the default.
-"""
-    + square_solver_doc(
-        """    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
         Kernel version: ``"dense"`` factors the exact Gram matrix, ``"nystroem"`` uses
         ``n_components`` centres (O(n m^2) time, O(n m) memory), ``"cg"`` solves the primal
         normal equations iteratively (CG, MINRES on negative curvature; primal formulation
         only); ``"auto"``: dense up to 5000 samples, else Nystroem.  The linear kernel with
         fewer features than samples always solves its (d+1)-system directly.
-"""
-    )
-    + class_weight_doc(
-        "``1/2 sum_i c_i ||e_i||^2`` with ``c_i = w_{y_i}`` (the bordered formulation: "
-        "``Omega + diag(1/c)``)"
-    )
-    + """
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
+    class_weight : dict, "balanced" or None, default=None
+        Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes ``1/2
+        sum_i c_i ||e_i||^2`` with ``c_i = w_{y_i}`` (the bordered formulation: ``Omega +
+        diag(1/c)``).  ``"balanced"``: ``w_c = l / (n_classes l_c)`` over the l labeled samples
+        (unlabeled ones never count); a dict ``{label: weight}`` weighs the classes it omits 1
+        and refuses labels that are not classes.  See :class:`~structreg.StructuralClassifier`.
+
     Attributes
     ----------
     classes_, feature_map_, coef_, dual_coef_, intercept_, solver_info_, solver_,
     calibrator_
         See :class:`StructuralClassifier`.
-"""
-)
-
-
-class DRLSC(_DRLSCBase):
-    __doc__ = (
-        """Discriminatively regularized least-squares classification (Xue, Chen & Yang 2009).
-
-    ``min 1/2 sum_i ||y_i - f(x_i)||^2 + 1/2 [eta f^T L_w f - (1 - eta) f^T L_b f]`` for
-    ``f(x) = W^T phi(x) + b``, where ``L_w`` / ``L_b`` are the Laplacians of the edges of the
-    (0/1, symmetrised) kNN graph that join samples of the same / different classes (eqs. 13-15).
-    One-of-c targets (coded +-1 here; the paper's 0/1 coding gives the same classifier since the
-    bias absorbs the shift), argmax prediction.
-"""
-        + _DRLSC_DOC
-        + """    n_neighbors : int or "auto", default="auto"
+    n_neighbors : int or "auto", default="auto"
         k of the kNN graph; must be smaller than the smallest class.  ``"auto"``:
         ``AUTO_DRLSC_NEIGHBORS`` (5), reduced with a warning to one less than the
         smallest class when that class is smaller (``n_neighbors_`` holds the k used).
@@ -172,7 +171,6 @@ class DRLSC(_DRLSCBase):
     >>> DRLSC(eta=0.5, n_neighbors=5).fit(X, y).score(X, y) > 0.8
     True
     """
-    )
 
     def __init__(
         self,
@@ -246,17 +244,65 @@ class DRLSC(_DRLSCBase):
 
 
 class DRGV(_DRLSCBase):
-    __doc__ = (
-        """DRLSC with the generalized-variance discriminative term (Xue, Chen & Yang 2009, eqs.
+    """DRLSC with the generalized-variance discriminative term (Xue, Chen & Yang 2009, eqs.
     11-12).
 
     ``min 1/2 sum_i ||y_i - f(x_i)||^2 + 1/2 [eta S_w(f) - (1 - eta) S_b(f)]`` with
     ``S_w = sum_c 1/n_c sum_{i in c} ||f_i - m_c||^2`` and ``S_b = sum_c sum_{k != c}
     ||m_c - m_k||^2`` (``m_c`` the class means of the outputs), a global (class-granularity)
     counterpart of DRLSC's local graphs.
-"""
-        + _DRLSC_DOC
-        + """
+
+    Parameters
+    ----------
+    eta : float in [0, 1], default=0.5
+        Trade-off between compactness (eta) and separability (1 - eta).
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="linear"
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel; structure uses the kernel-induced distance (see
+        :class:`~structreg.StructuralClassifier`).
+        ``"linear"`` is the paper's linear DRLSC; other kernels give the nonlinear version on
+        the explicit kernel feature map (an empirical kernel map of the training samples).
+    gamma : float, "scale" or None, default="scale"
+    degree : int, default=3
+    coef0 : float, default=1.0
+    formulation : {"primal", "bordered"}, default="primal"
+        ``"primal"``: the normal equations of the stated objective (its exact stationary point,
+        minimum-norm when singular).  ``"bordered"``: the paper's dual bordered system with
+        ``S_eta^+``.  Identical when ``S_eta`` is nonsingular and well conditioned; when it is
+        singular or ill-conditioned (a wide RBF kernel, more features than graph constraints)
+        the pseudo-inverse truncation changes the answer and the bordered solution need not be
+        a stationary point.  On the paper's two-moons toy (set B, 10 draws, k = 10,
+        eta = 0.9, width 4) the bordered solution predicted a single class in 5 of 10 draws
+        while the primal one scored 96-100 %; hence the default.
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        Kernel version: ``"dense"`` factors the exact Gram matrix, ``"nystroem"`` uses
+        ``n_components`` centres (O(n m^2) time, O(n m) memory), ``"cg"`` solves the primal
+        normal equations iteratively (CG, MINRES on negative curvature; primal formulation
+        only); ``"auto"``: dense up to 5000 samples, else Nystroem.  The linear kernel with
+        fewer features than samples always solves its (d+1)-system directly.
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
+    class_weight : dict, "balanced" or None, default=None
+        Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes ``1/2
+        sum_i c_i ||e_i||^2`` with ``c_i = w_{y_i}`` (the bordered formulation: ``Omega +
+        diag(1/c)``).  ``"balanced"``: ``w_c = l / (n_classes l_c)`` over the l labeled samples
+        (unlabeled ones never count); a dict ``{label: weight}`` weighs the classes it omits 1
+        and refuses labels that are not classes.  See :class:`~structreg.StructuralClassifier`.
+
+    Attributes
+    ----------
+    classes_, feature_map_, coef_, dual_coef_, intercept_, solver_info_, solver_,
+    calibrator_
+        See :class:`StructuralClassifier`.
+
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -265,7 +311,6 @@ class DRGV(_DRLSCBase):
     >>> DRGV(eta=0.9).fit(X, y).score(X, y) > 0.8
     True
     """
-    )
 
     def __init__(
         self,
@@ -305,8 +350,7 @@ class DRGV(_DRLSCBase):
 
 
 class DiscriminativeRLS(StructuralClassifier):
-    __doc__ = (
-        """Classification by discriminative regularization (Zhang, Wang, Li, Yin & Dong 2008).
+    """Classification by discriminative regularization (Zhang, Wang, Li, Yin & Dong 2008).
 
     ``min (1/l) sum_i ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2 + (gamma_D / l) f^T L_D f`` over
     the l training points, with a discriminality Laplacian ``L_D`` that pulls same-class
@@ -378,12 +422,24 @@ class DiscriminativeRLS(StructuralClassifier):
         ``kernel="linear"``: CG on the features, which also accepts scipy.sparse X (CSR),
         never densified).  ``"auto"``: dense up to 5000 samples, Nystroem beyond, CG for
         sparse X.
-"""
-        + cg_doc(tol="1e-8")
-        + NYSTROEM_DOC
-        + RANDOM_STATE_DOC
-        + class_weight_doc(SQUARE_CLASS_WEIGHT)
-        + """
+    tol : float, default=1e-8
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
+    class_weight : dict, "balanced" or None, default=None
+        Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes
+        ``sum_labeled c_i ||f(x_i) - y_i||^2`` with ``c_i = w_{y_i} / l``, the same weight in
+        every output column.  ``"balanced"``: ``w_c = l / (n_classes l_c)`` over the l labeled
+        samples (unlabeled ones never count); a dict ``{label: weight}`` weighs the classes it
+        omits 1 and refuses labels that are not classes.  See
+        :class:`~structreg.StructuralClassifier`.
+
     Attributes
     ----------
     classes_, feature_map_, coef_, dual_coef_, intercept_, solver_info_, solver_,
@@ -403,7 +459,6 @@ class DiscriminativeRLS(StructuralClassifier):
     >>> clf.fit(X, y).score(X, y) > 0.95
     True
     """
-    )
 
     _semi_supervised = False
     _path_params = ("gamma_A", "gamma_D")

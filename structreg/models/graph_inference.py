@@ -15,7 +15,6 @@ every weighting from one neighbour search), the class prior of points that no la
 
 from __future__ import annotations
 
-import inspect
 import warnings
 
 import numpy as np
@@ -74,38 +73,6 @@ DECISION_TOL = 1e-2
 chosen weighting is solved on to ``tol`` (from that solution)."""
 
 
-WEIGHTS_DOC = """weights : {CHOICES}, default=DEFAULT
-        Edge weights of the kNN graph and of the out-of-sample rule.  ``"self-tuning"``:
-        ``max(exp(-4 ||x_i - x_j||^2 / (sigma_i sigma_j)), 1e-8)``, ``sigma_i`` the distance
-        from ``x_i`` to its ``n_neighbors``-th nearest other training point, copies of a
-        point counted once (``structreg.structure.graphs.distinct_local_scales``; the
-        floor is ``structreg.structure.graphs.SELF_TUNING_FLOOR``; a new point's ``sigma``
-        is its distance to its ``n_neighbors``-th nearest training point).  ``"heat"``:
-        ``max(exp(-||x_i - x_j||^2 / t), 1e-4)`` with one width ``t`` (Zhu et al.'s
-        Gaussian fields; the floor keeps the systems of large graphs well conditioned,
-        ``structreg.structure.graphs.HEAT_FLOOR``).
-        ``"connectivity"``: 1 on every edge."""
-"""The ``weights`` entry of the subclasses' parameter lists, which write ``WEIGHTS`` on a
-line of their own in its place (``CHOICES`` and ``DEFAULT`` filled in from the subclass)."""
-
-TIES_DOC = """    labeled_ : ndarray of bool, shape (n_samples,)
-        The labeled training points.
-    labeled_codes_ : ndarray of int, shape (n_labeled,)
-        Their class codes (indices into ``classes_``).
-    score_scale_ : float
-        The largest magnitude of the training scores: two class scores closer than
-        ``64 eps`` times it are a tie, which goes to the nearest labeled training point's
-        class (its score is raised by that much, so every output agrees).
-    knn_algorithm_ : {"exact", "approximate", "precomputed"}
-        The neighbour search that built the graph: exact, or approximate (faiss's inverted
-        file tuned to a measured recall of 0.99, else NN-descent with ``pynndescent``)
-        for large high-dimensional data (:func:`~structreg.structure.graphs.knn_graph`,
-        ``algorithm="auto"``); ``"precomputed"`` for a graph given as a matrix.
-"""
-"""The attributes of the tie rule (:meth:`GraphInferenceClassifier._break_ties`), which the
-subclasses' attribute lists write as ``TIES`` on a line of their own."""
-
-
 class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseEstimator):
     """Base of the semi-supervised graph classifiers of the Laplace type (GFHF, Poisson
     learning).
@@ -135,9 +102,10 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
     - optionally ``_class_prior`` (the prior of unreachable points) and ``_finish_scores``
       (what becomes of the scores before they are stored).
 
-    Its docstring may write ``WEIGHTS`` on a line of its own for the shared entry of the
-    ``weights`` parameter; its parameter constraints are the glossary's, with the weights
-    this base knows (both filled in when the subclass is defined).
+    Its parameter constraints are the glossary's, with the weights this base knows
+    (``WEIGHT_CHOICES``, filled in when the subclass is defined); its docstring writes the
+    ``weights`` entry and the tie rule's attributes out in full (``tests/test_docstrings.py``
+    checks that the documented choices of ``weights`` are the constraint's).
     """
 
     _semi_supervised = True
@@ -167,13 +135,6 @@ class GraphInferenceClassifier(SemiSupervisedLabelsMixin, ClassifierMixin, BaseE
             "weights": [StrOptions(set(WEIGHT_CHOICES))],
             **getattr(cls, "_constraint_overrides", {}),
         }
-        if cls.__doc__:
-            choices = sorted(cls._parameter_constraints["weights"][0].options)
-            default = inspect.signature(cls.__init__).parameters["weights"].default
-            entry = WEIGHTS_DOC.replace("CHOICES", ", ".join(f'"{c}"' for c in choices))
-            entry = entry.replace("DEFAULT", f'"{default}"')
-            cls.__doc__ = cls.__doc__.replace("    WEIGHTS\n", "    " + entry + "\n")
-            cls.__doc__ = cls.__doc__.replace("    TIES\n", TIES_DOC)
 
     def fit(self, X, y, unlabeled=None) -> GraphInferenceClassifier:
         """Infer the labels of the unlabeled training points over the graph of all of them.

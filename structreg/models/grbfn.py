@@ -7,7 +7,7 @@ from numbers import Integral
 from .._compat import Interval, StrOptions
 from ..clustering import FuzzyCMeans
 from ..kernels import LandmarkFeatureMap
-from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc, memo_key
+from ._base import StructuralClassifier, memo_key
 
 SAMPLES_PER_CENTER = 5
 """Training samples per hidden unit of ``GRBFN(n_centers="auto")``: with 3-fold CV on five
@@ -20,8 +20,7 @@ MAX_AUTO_CENTERS = 1000
 
 
 class GRBFN(StructuralClassifier):
-    __doc__ = (
-        """Generalized RBF network: Gaussian units on fuzzy c-means centres, regularised output.
+    """Generalized RBF network: Gaussian units on fuzzy c-means centres, regularised output.
 
     ``f(x) = sum_j w_j k(c_j, x) (+ b)`` with the centres ``c_j`` from fuzzy c-means on the
     training inputs and the output weights from the regularised least squares
@@ -50,9 +49,14 @@ class GRBFN(StructuralClassifier):
         Unpenalised output bias.
     random_state : int, RandomState or None, default=None
         Seed of the fuzzy c-means initialisation.
-"""
-        + class_weight_doc(SQUARE_CLASS_WEIGHT)
-        + """
+    class_weight : dict, "balanced" or None, default=None
+        Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes
+        ``sum_labeled c_i ||f(x_i) - y_i||^2`` with ``c_i = w_{y_i} / l``, the same weight in
+        every output column.  ``"balanced"``: ``w_c = l / (n_classes l_c)`` over the l labeled
+        samples (unlabeled ones never count); a dict ``{label: weight}`` weighs the classes it
+        omits 1 and refuses labels that are not classes.  See
+        :class:`~structreg.StructuralClassifier`.
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -73,7 +77,6 @@ class GRBFN(StructuralClassifier):
     >>> GRBFN(n_centers=9, gamma=0.5, random_state=0).fit(X, y).score(X, y) > 0.9
     True
     """
-    )
 
     _semi_supervised = False
 

@@ -91,7 +91,17 @@ class GFHF(GraphInferenceClassifier):
         The priors ``q`` of CMN, in the order of ``classes_`` (normalised to sum to 1); None:
         the class frequencies of the labeled points.  Only with
         ``class_mass_normalization=True``.
-    WEIGHTS
+    weights : {"auto", "connectivity", "heat", "self-tuning"}, default="auto"
+        Edge weights of the kNN graph and of the out-of-sample rule.  ``"self-tuning"``:
+        ``max(exp(-4 ||x_i - x_j||^2 / (sigma_i sigma_j)), 1e-8)``, ``sigma_i`` the distance
+        from ``x_i`` to its ``n_neighbors``-th nearest other training point, copies of a
+        point counted once (``structreg.structure.graphs.distinct_local_scales``; the
+        floor is ``structreg.structure.graphs.SELF_TUNING_FLOOR``; a new point's ``sigma``
+        is its distance to its ``n_neighbors``-th nearest training point).  ``"heat"``:
+        ``max(exp(-||x_i - x_j||^2 / t), 1e-4)`` with one width ``t`` (Zhu et al.'s
+        Gaussian fields; the floor keeps the systems of large graphs well conditioned,
+        ``structreg.structure.graphs.HEAT_FLOOR``).
+        ``"connectivity"``: 1 on every edge.
         ``"auto"``: builds the self-tuning and the heat graph from one neighbour search,
         solves both to a relative residual of 1e-2 and keeps the weighting whose labeling
         cuts fewer kNN edges relative to the classes' sizes
@@ -141,7 +151,19 @@ class GFHF(GraphInferenceClassifier):
         ``class_prior_`` with CMN).
     class_prior_ : ndarray of shape (n_classes,)
         ``class_mass_normalization=True``: the class priors CMN matched.
-    TIES
+    labeled_ : ndarray of bool, shape (n_samples,)
+        The labeled training points.
+    labeled_codes_ : ndarray of int, shape (n_labeled,)
+        Their class codes (indices into ``classes_``).
+    score_scale_ : float
+        The largest magnitude of the training scores: two class scores closer than
+        ``64 eps`` times it are a tie, which goes to the nearest labeled training point's
+        class (its score is raised by that much, so every output agrees).
+    knn_algorithm_ : {"exact", "approximate", "precomputed"}
+        The neighbour search that built the graph: exact, or approximate (faiss's inverted
+        file tuned to a measured recall of 0.99, else NN-descent with ``pynndescent``)
+        for large high-dimensional data (:func:`~structreg.structure.graphs.knn_graph`,
+        ``algorithm="auto"``); ``"precomputed"`` for a graph given as a matrix.
     neighbors_ : NearestNeighbors
         Index over ``X_`` for the out-of-sample rule.
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from ..kernels import KernelExpansion
-from ._base import StructuralClassifier, class_weight_doc
+from ._base import StructuralClassifier
 from ._losses import BorderedDual
 
 
 class LSSVM(StructuralClassifier):
-    __doc__ = (
-        """Least-squares SVM classifier: the bordered linear system with a bias.
+    """Least-squares SVM classifier: the bordered linear system with a bias.
 
     ``min 1/2 ||w||^2 + C/2 sum_i v_i e_i^2`` s.t. ``y_i = w^T phi(x_i) + b + e_i``
     (``v_i = w_{y_i}`` the class weights, all 1 by default), i.e.
@@ -40,12 +39,14 @@ class LSSVM(StructuralClassifier):
         ``"ovr"``: one-of-c targets coded +-1, all outputs from one factorisation (the same as
         c one-vs-rest LS-SVMs, and, up to the bias, as 0/1 one-of-c coding).  ``"ovo"``: one
         LS-SVM per pair of classes with voting (:class:`sklearn.multiclass.OneVsOneClassifier`).
-"""
-        + class_weight_doc(
-            "``C/2 sum_i v_i e_i^2`` with ``v_i = w_{y_i}`` (the weighted LS-SVM), the same "
-            "weight in every output column and every pair"
-        )
-        + """
+    class_weight : dict, "balanced" or None, default=None
+        Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes ``C/2
+        sum_i v_i e_i^2`` with ``v_i = w_{y_i}`` (the weighted LS-SVM), the same weight in every
+        output column and every pair.  ``"balanced"``: ``w_c = l / (n_classes l_c)`` over the l
+        labeled samples (unlabeled ones never count); a dict ``{label: weight}`` weighs the
+        classes it omits 1 and refuses labels that are not classes.  See
+        :class:`~structreg.StructuralClassifier`.
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -67,7 +68,6 @@ class LSSVM(StructuralClassifier):
     >>> LSSVM(gamma=0.5, C=10.0).fit(X, y).score(X, y) > 0.95
     True
     """
-    )
 
     _semi_supervised = False
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from numbers import Real
 
 import numpy as np
@@ -12,8 +11,7 @@ from .._compat import Interval, StrOptions
 from .._params import NONNEGATIVE_OR_AUTO
 from ..structure import LaplacianPenalty
 from ..structure.graphs import neighbor_scale
-from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
-from ._docs import SQUARE_SOLVER_DOC
+from ._base import StructuralClassifier
 from .distributed import fit_manifold_on_cluster
 
 AUTO_GRAPH_WEIGHT = 10.0
@@ -138,32 +136,6 @@ class _ManifoldMixin(_GraphKernelMixin):
         return [(weight, laplacian)]
 
 
-_KERNEL_DOC_TEMPLATE = """
-    Parameters
-    ----------
-    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
-        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
-        test-vs-training kernel; structure uses the kernel-induced distance (see
-        :class:`~structreg.StructuralClassifier`).
-    gamma : float, "graph", "scale" or None, default=@gamma@
-        Kernel width as in scikit-learn, or ``"graph"``: the RBF kernel
-        ``exp(-||x - z||^2 / (4 t))`` with ``t`` the mean squared distance of a point to its
-        ``n_neighbors`` nearest neighbours (the graph's length scale, also the default width
-        of its heat weights; estimated on at most 1000 points), so the kernel follows the
-        data's local scale as the graph does (other kernels: ``"scale"``).
-    degree : int, default=3
-    coef0 : float, default=1.0
-    gamma_A : float, default=@gamma_A@
-        RKHS-norm (ambient) weight.
-    gamma_I : float or "auto", default=@gamma_I@
-        Intrinsic (graph) weight; the penalty is ``gamma_I / n^2 f^T L f`` (Belkin et al.).
-        0 gives the purely supervised model.
-@auto@
-    n_neighbors : int, default=6
-        k of the kNN graph.
-"""
-
-
 def auto_weight_doc(auto: float, per_point: bool) -> str:
     """What ``gamma_I="auto"`` means, for a weight ``auto`` (times ``n / l`` if
     ``per_point``)."""
@@ -182,36 +154,48 @@ def auto_weight_doc(auto: float, per_point: bool) -> str:
     return f"``{auto:g} f^T L f / vol(W)``, {volume}; it is ``gamma_I = {auto:g} n^2 / vol(W)``."
 
 
-def kernel_doc(
-    gamma: str = '"graph"',
-    gamma_A: str = "1e-2",
-    gamma_I: str = '"auto"',
-    auto: float = LAPRLSC_AUTO_GRAPH_WEIGHT,
-    per_point: bool = True,
-) -> str:
-    """The kernel and weight parameters' docs with a model's defaults (``auto``,
-    ``per_point``: its ``gamma_I="auto"``, see :func:`auto_weight_doc`)."""
-    text = textwrap.fill(
-        '``"auto"``: ' + auto_weight_doc(auto, per_point),
-        width=92,
-        initial_indent=" " * 8,
-        subsequent_indent=" " * 8,
-    )
-    doc = _KERNEL_DOC_TEMPLATE.replace("@auto@", text)
-    for name, value in (("gamma_A", gamma_A), ("gamma_I", gamma_I), ("gamma", gamma)):
-        doc = doc.replace(f"@{name}@", value)
-    return doc
+class LapRLSC(_ManifoldMixin, StructuralClassifier):
+    """Laplacian regularized least-squares classifier.
 
+    ``min (1/l) sum_labeled ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2 + gamma_I/n^2 f^T L f``;
+    closed form ``(J K + l gamma_A I + l gamma_I / n^2 L K) alpha = J Y``.  Unlabeled samples
+    are marked ``-1`` (``None`` for string labels) or by the ``unlabeled`` mask of ``fit``;
+    the model is inductive.  With ``gamma_I=0`` it is :class:`RLSC`.
 
-_KERNEL_DOC = kernel_doc()
-_GRAPH_DOC = """    graph : {"knn", "class-wise"} or sparse matrix, default="knn"
+    Parameters
+    ----------
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel; structure uses the kernel-induced distance (see
+        :class:`~structreg.StructuralClassifier`).
+    gamma : float, "graph", "scale" or None, default="graph"
+        Kernel width as in scikit-learn, or ``"graph"``: the RBF kernel
+        ``exp(-||x - z||^2 / (4 t))`` with ``t`` the mean squared distance of a point to its
+        ``n_neighbors`` nearest neighbours (the graph's length scale, also the default width
+        of its heat weights; estimated on at most 1000 points), so the kernel follows the
+        data's local scale as the graph does (other kernels: ``"scale"``).
+    degree : int, default=3
+    coef0 : float, default=1.0
+    gamma_A : float, default=1e-2
+        RKHS-norm (ambient) weight.
+    gamma_I : float or "auto", default="auto"
+        Intrinsic (graph) weight; the penalty is ``gamma_I / n^2 f^T L f`` (Belkin et al.).
+        0 gives the purely supervised model.
+        ``"auto"``: ``0.1 (n / l) f^T L f / vol(W)``, the graph term normalised by the total
+        edge weight ``vol(W) = sum_ij W_ij`` (the weighted mean of ``(f_i - f_j)^2 / 2``
+        over the edges), which means the same whatever the number of neighbours and the edge
+        weights, times ``n / l`` (n points, l of them labeled): the loss and the graph term
+        weighed as sums over their points (l and n) rather than means, so that the graph
+        counts more where labels are fewer; it is ``gamma_I = 0.1 n^3 / (l vol(W))``.
+    n_neighbors : int, default=6
+        k of the kNN graph.
+    graph : {"knn", "class-wise"} or sparse matrix, default="knn"
         ``"knn"``: one graph over labeled and unlabeled points (semi-supervised).
         ``"class-wise"``: a kNN graph inside each class of the labeled points, the
         supervised "MR" setting of the DRLSC paper (unlabeled points stay isolated).
         A sparse (n_samples, n_samples) adjacency matrix over the training points is used
         as given.
-"""
-_EDGE_DOC = """    weights : {"connectivity", "heat", "dot"}, default="heat"
+    weights : {"connectivity", "heat", "dot"}, default="heat"
         Edge weights.
     t : float or None, default=None
         Heat-kernel width; None uses the mean squared kNN distance.
@@ -221,26 +205,32 @@ _EDGE_DOC = """    weights : {"connectivity", "heat", "dot"}, default="heat"
         Distance of the kNN graph; ``"cosine"`` for text-like rows (TF-IDF): the graph of the
         rows scaled to unit norm (sparse rows stay sparse; see
         :func:`~structreg.structure.graphs.knn_graph`).  The kernel still sees X as given.
-"""
-_SHARED_DOC = _KERNEL_DOC + _GRAPH_DOC + _EDGE_DOC
-
-
-class LapRLSC(_ManifoldMixin, StructuralClassifier):
-    __doc__ = (
-        """Laplacian regularized least-squares classifier.
-
-    ``min (1/l) sum_labeled ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2 + gamma_I/n^2 f^T L f``;
-    closed form ``(J K + l gamma_A I + l gamma_I / n^2 L K) alpha = J Y``.  Unlabeled samples
-    are marked ``-1`` (``None`` for string labels) or by the ``unlabeled`` mask of ``fit``;
-    the model is inductive.  With ``gamma_I=0`` it is :class:`RLSC`.
-"""
-        + _SHARED_DOC
-        + """    fit_intercept : bool, default=False
+    fit_intercept : bool, default=False
         Add an unpenalised bias.
-"""
-        + SQUARE_SOLVER_DOC
-        + class_weight_doc(SQUARE_CLASS_WEIGHT)
-        + """
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
+        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
+        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
+        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
+        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
+    class_weight : dict, "balanced" or None, default=None
+        Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes
+        ``sum_labeled c_i ||f(x_i) - y_i||^2`` with ``c_i = w_{y_i} / l``, the same weight in
+        every output column.  ``"balanced"``: ``w_c = l / (n_classes l_c)`` over the l labeled
+        samples (unlabeled ones never count); a dict ``{label: weight}`` weighs the classes it
+        omits 1 and refuses labels that are not classes.  See
+        :class:`~structreg.StructuralClassifier`.
+
     Attributes
     ----------
     solver_ : str
@@ -266,7 +256,6 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
     >>> bool(clf.score(X, y) > 0.95)
     True
     """
-    )
 
     _auto_graph_weight = LAPRLSC_AUTO_GRAPH_WEIGHT
     _auto_per_point = True
@@ -326,8 +315,7 @@ class LapRLSC(_ManifoldMixin, StructuralClassifier):
 
 
 class LapSVM(_ManifoldMixin, StructuralClassifier):
-    __doc__ = (
-        """Laplacian support vector machine.
+    """Laplacian support vector machine.
 
     ``min (1/l) sum_labeled max(0, 1 - y_i f(x_i)) + gamma_A ||f||_K^2 + gamma_I/n^2 f^T L f``
     with an unpenalised bias (``solver="dense"``), solved as an SVM on the deformed kernel
@@ -336,11 +324,51 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
     ``SVC(C=1 / (2 gamma_A l))`` with the same kernel.  The default (``solver="auto"``)
     minimises this objective with the squared hinge ``max(0, 1 - y_i f(x_i))^2`` in place of
     the hinge, in the primal (Melacci & Belkin's primal LapSVM), at every number of samples.
-"""
-        + kernel_doc(gamma_A="1e-2", auto=LAPSVM_AUTO_GRAPH_WEIGHT)
-        + _GRAPH_DOC
-        + _EDGE_DOC
-        + """    fit_intercept : bool, default=False
+
+    Parameters
+    ----------
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel; structure uses the kernel-induced distance (see
+        :class:`~structreg.StructuralClassifier`).
+    gamma : float, "graph", "scale" or None, default="graph"
+        Kernel width as in scikit-learn, or ``"graph"``: the RBF kernel
+        ``exp(-||x - z||^2 / (4 t))`` with ``t`` the mean squared distance of a point to its
+        ``n_neighbors`` nearest neighbours (the graph's length scale, also the default width
+        of its heat weights; estimated on at most 1000 points), so the kernel follows the
+        data's local scale as the graph does (other kernels: ``"scale"``).
+    degree : int, default=3
+    coef0 : float, default=1.0
+    gamma_A : float, default=1e-2
+        RKHS-norm (ambient) weight.
+    gamma_I : float or "auto", default="auto"
+        Intrinsic (graph) weight; the penalty is ``gamma_I / n^2 f^T L f`` (Belkin et al.).
+        0 gives the purely supervised model.
+        ``"auto"``: ``0.1 (n / l) f^T L f / vol(W)``, the graph term normalised by the total
+        edge weight ``vol(W) = sum_ij W_ij`` (the weighted mean of ``(f_i - f_j)^2 / 2``
+        over the edges), which means the same whatever the number of neighbours and the edge
+        weights, times ``n / l`` (n points, l of them labeled): the loss and the graph term
+        weighed as sums over their points (l and n) rather than means, so that the graph
+        counts more where labels are fewer; it is ``gamma_I = 0.1 n^3 / (l vol(W))``.
+    n_neighbors : int, default=6
+        k of the kNN graph.
+    graph : {"knn", "class-wise"} or sparse matrix, default="knn"
+        ``"knn"``: one graph over labeled and unlabeled points (semi-supervised).
+        ``"class-wise"``: a kNN graph inside each class of the labeled points, the
+        supervised "MR" setting of the DRLSC paper (unlabeled points stay isolated).
+        A sparse (n_samples, n_samples) adjacency matrix over the training points is used
+        as given.
+    weights : {"connectivity", "heat", "dot"}, default="heat"
+        Edge weights.
+    t : float or None, default=None
+        Heat-kernel width; None uses the mean squared kNN distance.
+    normalized : bool, default=False
+        Normalised Laplacian ``I - D^{-1/2} W D^{-1/2}``.
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        Distance of the kNN graph; ``"cosine"`` for text-like rows (TF-IDF): the graph of the
+        rows scaled to unit norm (sparse rows stay sparse; see
+        :func:`~structreg.structure.graphs.knn_graph`).  The kernel still sees X as given.
+    fit_intercept : bool, default=False
         The squared hinge (``solver="primal"``, ``"nystroem"``, the default): add an
         unpenalised bias.  libsvm's hinge (``solver="dense"``) always has its bias.  Without
         one, ``gamma_A ||f||_K^2`` and the graph hold the level of ``f`` away from the
@@ -372,12 +400,14 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
         Cap on the Newton iterations of the primal solvers (None: 100).
     random_state : int, RandomState instance or None, default=None
         Seed of the Nystroem centre selection.
-"""
-        + class_weight_doc(
-            "``sum_labeled c_i max(0, 1 - y_i f(x_i))`` with ``c_i = w_{y_i} / l`` (libsvm's C "
-            "of sample i: ``C w_{y_i}``; the primal solvers weight the squared hinge so)"
-        )
-        + """
+    class_weight : dict, "balanced" or None, default=None
+        Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes
+        ``sum_labeled c_i max(0, 1 - y_i f(x_i))`` with ``c_i = w_{y_i} / l`` (libsvm's C of
+        sample i: ``C w_{y_i}``; the primal solvers weight the squared hinge so).
+        ``"balanced"``: ``w_c = l / (n_classes l_c)`` over the l labeled samples (unlabeled ones
+        never count); a dict ``{label: weight}`` weighs the classes it omits 1 and refuses
+        labels that are not classes.  See :class:`~structreg.StructuralClassifier`.
+
     probability : bool, default=False
         Calibrate :meth:`predict_proba` during ``fit`` on internal stratified 5-fold
         cross-validation of the labeled samples (held-out ones unlabeled, the graph
@@ -410,7 +440,6 @@ class LapSVM(_ManifoldMixin, StructuralClassifier):
     >>> bool(clf.score(X, y) > 0.95)
     True
     """
-    )
 
     _auto_graph_weight = LAPSVM_AUTO_GRAPH_WEIGHT
     _auto_per_point = True

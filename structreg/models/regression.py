@@ -23,8 +23,7 @@ from sklearn.utils.validation import (
 )
 
 from ._base import StructuralEstimator, check_unlabeled_mask
-from ._docs import SQUARE_SOLVER_DOC
-from .manifold import _EDGE_DOC, AUTO_GRAPH_WEIGHT, _ManifoldMixin, kernel_doc
+from .manifold import _ManifoldMixin
 
 __all__ = ["LapRLSRegressor", "StructuralRegressor", "labeled_rows"]
 
@@ -47,20 +46,57 @@ def labeled_rows(y: np.ndarray) -> np.ndarray:
     return ~unlabeled
 
 
-_REGRESSION_DOC = """
+class StructuralRegressor(RegressorMixin, StructuralEstimator):
+    """Least-squares regression with any weighted sum of structure penalties, in an RKHS.
+
+    Minimises ``(1/l) sum_labeled ||y_i - f(x_i)||^2 + gamma_A ||f||_K^2 + sum_k w_k f^T M_k f``
+    over ``f(x) = sum_i alpha_i k(x_i, x) + b``: the square-loss problem of
+    :class:`StructuralClassifier` with real targets (one column per output), solved by the
+    same feature maps, penalties and solvers.  With no penalty and ``fit_intercept=False`` it
+    is :class:`~sklearn.kernel_ridge.KernelRidge` with ``alpha = l gamma_A`` (l labeled rows).
+
     Unlabeled samples: rows of ``y`` that are NaN (all outputs NaN for a 2-d ``y``; rows with
     only some outputs NaN are refused) or marked by the ``unlabeled`` mask of ``fit``; they
     enter the penalties, not the loss.  ``predict`` returns shape (n,) after a 1-d ``y`` and
     (n, n_outputs) after a 2-d one; ``score`` is R^2 on the labeled rows of ``y``.
-"""
 
-_INTERCEPT_DOC = """    fit_intercept : bool, default=True
+    Parameters
+    ----------
+    loss : {"square"}, default="square"
+        The square loss (the hinge loss is a classification loss and is refused).
+    penalties : list of (float, Penalty), default=None
+        Weighted structure penalties (e.g. ``[(1e-3, LaplacianPenalty())]``); weights are used
+        as given.  Penalties built from class labels (class-wise graphs, class or cluster
+        scatter, labeled-pair graphs: ``penalty.reads_labels()`` is true) are refused: a
+        regressor has no classes.  None or [] gives kernel ridge regression.
+    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
+    gamma : float, "scale" or None, default="scale"
+        Kernel width as in scikit-learn.
+    degree : int, default=3
+    coef0 : float, default=1.0
+    gamma_A : float, default=1e-2
+        Weight of the RKHS norm ``||f||_K^2`` (ambient regularisation).
+    fit_intercept : bool, default=True
         Add an unpenalised bias ``b``, fitted with the rest of the model (not by centring y):
         the predictions then shift with the targets.  ``False`` gives ``f(x) = k_x^T alpha``,
         scikit-learn's :class:`~sklearn.kernel_ridge.KernelRidge` model.
-"""
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
+        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
+        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
+        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
+        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
 
-_ATTRIBUTES_DOC = """
     Attributes
     ----------
     n_features_in_ : int
@@ -83,43 +119,7 @@ _ATTRIBUTES_DOC = """
         Iterations of the iterative solver (1 for a direct solve).
     transduction_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         The fitted values ``f(x_i)`` at the training points, labeled and unlabeled.
-"""
 
-
-_FIT_DOC = _INTERCEPT_DOC + SQUARE_SOLVER_DOC + _ATTRIBUTES_DOC
-
-
-class StructuralRegressor(RegressorMixin, StructuralEstimator):
-    __doc__ = (
-        """Least-squares regression with any weighted sum of structure penalties, in an RKHS.
-
-    Minimises ``(1/l) sum_labeled ||y_i - f(x_i)||^2 + gamma_A ||f||_K^2 + sum_k w_k f^T M_k f``
-    over ``f(x) = sum_i alpha_i k(x_i, x) + b``: the square-loss problem of
-    :class:`StructuralClassifier` with real targets (one column per output), solved by the
-    same feature maps, penalties and solvers.  With no penalty and ``fit_intercept=False`` it
-    is :class:`~sklearn.kernel_ridge.KernelRidge` with ``alpha = l gamma_A`` (l labeled rows).
-"""
-        + _REGRESSION_DOC
-        + """
-    Parameters
-    ----------
-    loss : {"square"}, default="square"
-        The square loss (the hinge loss is a classification loss and is refused).
-    penalties : list of (float, Penalty), default=None
-        Weighted structure penalties (e.g. ``[(1e-3, LaplacianPenalty())]``); weights are used
-        as given.  Penalties built from class labels (class-wise graphs, class or cluster
-        scatter, labeled-pair graphs: ``penalty.reads_labels()`` is true) are refused: a
-        regressor has no classes.  None or [] gives kernel ridge regression.
-    kernel : {"linear", "rbf", "poly"} or callable, default="rbf"
-    gamma : float, "scale" or None, default="scale"
-        Kernel width as in scikit-learn.
-    degree : int, default=3
-    coef0 : float, default=1.0
-    gamma_A : float, default=1e-2
-        Weight of the RKHS norm ``||f||_K^2`` (ambient regularisation).
-"""
-        + _FIT_DOC
-        + """
     Examples
     --------
     >>> import numpy as np
@@ -131,7 +131,6 @@ class StructuralRegressor(RegressorMixin, StructuralEstimator):
     >>> bool(reg.fit(X, y).score(X, y) > 0.9)
     True
     """
-    )
 
     def __init__(
         self,
@@ -282,8 +281,7 @@ class StructuralRegressor(RegressorMixin, StructuralEstimator):
 
 
 class LapRLSRegressor(_ManifoldMixin, StructuralRegressor):
-    __doc__ = (
-        """Laplacian regularized least-squares regression (Belkin, Niyogi & Sindhwani 2006).
+    """Laplacian regularized least-squares regression (Belkin, Niyogi & Sindhwani 2006).
 
     ``min (1/l) sum_labeled ||y_i - f(x_i)||^2 + gamma_A ||f||_K^2 + gamma_I/n^2 f^T L f``
     over ``f(x) = sum_i alpha_i k(x_i, x) + b``, with the graph Laplacian L of all n training
@@ -291,17 +289,95 @@ class LapRLSRegressor(_ManifoldMixin, StructuralRegressor):
     by the same machinery.  ``gamma_I`` is divided by ``n^2``, so one value means the same
     objective at any n.  With ``gamma_I=0`` and ``fit_intercept=False`` it is
     :class:`~sklearn.kernel_ridge.KernelRidge` with ``alpha = l gamma_A`` on the labeled rows.
-"""
-        + _REGRESSION_DOC
-        + kernel_doc(gamma='"scale"', gamma_I="1.0", auto=AUTO_GRAPH_WEIGHT, per_point=False)
-        + """    graph : "knn" or sparse matrix, default="knn"
+
+    Unlabeled samples: rows of ``y`` that are NaN (all outputs NaN for a 2-d ``y``; rows with
+    only some outputs NaN are refused) or marked by the ``unlabeled`` mask of ``fit``; they
+    enter the penalties, not the loss.  ``predict`` returns shape (n,) after a 1-d ``y`` and
+    (n, n_outputs) after a 2-d one; ``score`` is R^2 on the labeled rows of ``y``.
+
+    Parameters
+    ----------
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel; structure uses the kernel-induced distance (see
+        :class:`~structreg.StructuralClassifier`).
+    gamma : float, "graph", "scale" or None, default="scale"
+        Kernel width as in scikit-learn, or ``"graph"``: the RBF kernel
+        ``exp(-||x - z||^2 / (4 t))`` with ``t`` the mean squared distance of a point to its
+        ``n_neighbors`` nearest neighbours (the graph's length scale, also the default width
+        of its heat weights; estimated on at most 1000 points), so the kernel follows the
+        data's local scale as the graph does (other kernels: ``"scale"``).
+    degree : int, default=3
+    coef0 : float, default=1.0
+    gamma_A : float, default=1e-2
+        RKHS-norm (ambient) weight.
+    gamma_I : float or "auto", default=1.0
+        Intrinsic (graph) weight; the penalty is ``gamma_I / n^2 f^T L f`` (Belkin et al.).
+        0 gives the purely supervised model.
+        ``"auto"``: ``10 f^T L f / vol(W)``, the graph term normalised by the total edge
+        weight ``vol(W) = sum_ij W_ij`` (the weighted mean of ``(f_i - f_j)^2 / 2`` over the
+        edges), which means the same whatever the number of neighbours and the edge weights;
+        it is ``gamma_I = 10 n^2 / vol(W)``.
+    n_neighbors : int, default=6
+        k of the kNN graph.
+    graph : "knn" or sparse matrix, default="knn"
         ``"knn"``: one graph over labeled and unlabeled points.  A sparse (n_samples,
         n_samples) adjacency matrix over the training points is used as given.  (The
         classifiers' label graphs, e.g. ``"class-wise"``, are refused.)
-"""
-        + _EDGE_DOC
-        + _FIT_DOC
-        + """
+    weights : {"connectivity", "heat", "dot"}, default="heat"
+        Edge weights.
+    t : float or None, default=None
+        Heat-kernel width; None uses the mean squared kNN distance.
+    normalized : bool, default=False
+        Normalised Laplacian ``I - D^{-1/2} W D^{-1/2}``.
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        Distance of the kNN graph; ``"cosine"`` for text-like rows (TF-IDF): the graph of the
+        rows scaled to unit norm (sparse rows stay sparse; see
+        :func:`~structreg.structure.graphs.knn_graph`).  The kernel still sees X as given.
+    fit_intercept : bool, default=True
+        Add an unpenalised bias ``b``, fitted with the rest of the model (not by centring y):
+        the predictions then shift with the targets.  ``False`` gives ``f(x) = k_x^T alpha``,
+        scikit-learn's :class:`~sklearn.kernel_ridge.KernelRidge` model.
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
+        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
+        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
+        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
+        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+    feature_map_ : KernelFeatureMap, LandmarkFeatureMap, KernelExpansion or LinearFeatures
+        Explicit map ``phi`` with ``phi(x)^T phi(z) = k(x, z)`` on the training set (the
+        identity for the linear kernel with fewer features than samples).
+    coef_ : ndarray of shape (n_components, n_outputs)
+        ``f(x) = phi(x) @ coef_ + intercept_``.
+    dual_coef_ : ndarray of shape (n_basis, n_outputs)
+        Kernel paths: ``f(x) = k(x, feature_map_.basis_) @ dual_coef_ + intercept_``.
+    intercept_ : ndarray of shape (n_outputs,)
+        Zero when ``fit_intercept=False``.
+    solver_ : str
+        The solver used (what ``solver="auto"`` picked).
+    loss_ : SquareLoss
+        The loss object that fitted the model (``structreg.models._losses``).
+    solver_info_ : dict
+        How the problem was solved (factorisation, convexity, iterations, ...).
+    n_iter_ : int
+        Iterations of the iterative solver (1 for a direct solve).
+    transduction_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        The fitted values ``f(x_i)`` at the training points, labeled and unlabeled.
+
     Examples
     --------
     A noisy half circle, its arc length as the target, 6 of 200 points labeled:
@@ -317,7 +393,6 @@ class LapRLSRegressor(_ManifoldMixin, StructuralRegressor):
     >>> bool(reg.score(X, s) > 0.95)
     True
     """
-    )
 
     def __init__(
         self,

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
-from ._docs import SQUARE_SOLVER_DOC
+from ._base import StructuralClassifier
 
 
 class RLSC(StructuralClassifier):
-    __doc__ = (
-        """Kernel regularized least-squares classifier (regularization network, RN).
+    """Kernel regularized least-squares classifier (regularization network, RN).
 
     ``min (1/l) sum_i ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2`` over one-of-c targets coded +-1
     (one +-1 output for two classes); prediction by the largest output.  Closed form
@@ -28,10 +26,30 @@ class RLSC(StructuralClassifier):
         RKHS-norm weight.
     fit_intercept : bool, default=False
         Add an unpenalised bias.
-"""
-        + SQUARE_SOLVER_DOC
-        + class_weight_doc(SQUARE_CLASS_WEIGHT)
-        + """
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
+        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
+        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
+        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
+        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
+    class_weight : dict, "balanced" or None, default=None
+        Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes
+        ``sum_labeled c_i ||f(x_i) - y_i||^2`` with ``c_i = w_{y_i} / l``, the same weight in
+        every output column.  ``"balanced"``: ``w_c = l / (n_classes l_c)`` over the l labeled
+        samples (unlabeled ones never count); a dict ``{label: weight}`` weighs the classes it
+        omits 1 and refuses labels that are not classes.  See
+        :class:`~structreg.StructuralClassifier`.
+
     Attributes
     ----------
     solver_ : str
@@ -48,7 +66,6 @@ class RLSC(StructuralClassifier):
     >>> RLSC(gamma=0.5, gamma_A=1e-3).fit(X, y).score(X, y) > 0.95
     True
     """
-    )
 
     _semi_supervised = False
 

@@ -8,8 +8,7 @@ import scipy.sparse as sp
 from .._params import NONNEGATIVE_OR_AUTO
 from ..structure import PrecomputedPenalty
 from ..structure.l1graph import SparseReconstructionPenalty, reconstruction_penalty
-from ._base import StructuralClassifier, class_weight_doc
-from ._docs import SQUARE_SOLVER_DOC
+from ._base import StructuralClassifier
 
 AUTO_RECONSTRUCTION_WEIGHT = 1.0
 """``gamma_I="auto"``: the weight of the trace-normalised reconstruction term
@@ -25,8 +24,7 @@ points in that class) gets 96 / 90 % (2 / 3 classes) at 1, 94 / 86 % at 3, 90 / 
 
 
 class SparseRLSC(StructuralClassifier):
-    __doc__ = (
-        """Semi-supervised least squares with an l1-graph (sparse reconstruction) penalty.
+    """Semi-supervised least squares with an l1-graph (sparse reconstruction) penalty.
 
     ``min (1/l) sum_labeled ||y_i - F(x_i)||^2 + gamma_A ||F||_K^2
     + (gamma_I / n^2) trace(F^T (I - A)^T (I - A) F)`` (the paper's eq. 12) where row i of
@@ -80,10 +78,29 @@ class SparseRLSC(StructuralClassifier):
         with different labels; rows = points, zero diagonal).
     fit_intercept : bool, default=False
         Add an unpenalised bias (the paper has none).
-"""
-        + SQUARE_SOLVER_DOC
-        + class_weight_doc("``sum_labeled c_i ||y_i - F(x_i)||^2`` with ``c_i = w_{y_i}``")
-        + """
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
+        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
+        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
+        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
+        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
+    class_weight : dict, "balanced" or None, default=None
+        Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes
+        ``sum_labeled c_i ||y_i - F(x_i)||^2`` with ``c_i = w_{y_i}``.  ``"balanced"``: ``w_c =
+        l / (n_classes l_c)`` over the l labeled samples (unlabeled ones never count); a dict
+        ``{label: weight}`` weighs the classes it omits 1 and refuses labels that are not
+        classes.  See :class:`~structreg.StructuralClassifier`.
+
     Attributes
     ----------
     solver_ : str
@@ -109,7 +126,6 @@ class SparseRLSC(StructuralClassifier):
     >>> bool((model[-1].transduction_ == y).mean() > 0.9)
     True
     """
-    )
 
     _path_params = ("gamma_A", "gamma_I")
     _sparse_structure = False  # the l1-graph solves dense reconstruction problems

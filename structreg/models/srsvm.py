@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..structure import ClusterScatterPenalty
-from ._base import LinearFeatures, StructuralClassifier, class_weight_doc
+from ._base import LinearFeatures, StructuralClassifier
 from ._losses import TrainingGram
 
 
 class SRSVM(StructuralClassifier):
-    __doc__ = (
-        """SVM whose margin is regularised by the compactness of the clusters inside each class.
+    """SVM whose margin is regularised by the compactness of the clusters inside each class.
 
     ``min 1/2 ||w||^2 + lam/2 w^T Sigma w + C sum_i xi_i`` subject to the soft-margin
     constraints, with ``Sigma`` the sum of the covariance matrices (``1/|C|`` normalisation) of all
@@ -59,9 +58,13 @@ class SRSVM(StructuralClassifier):
         One-vs-rest (as the paper) or one-vs-one; the clusters and ``Sigma`` are shared.
     tol : float, default=1e-3
         libsvm stopping tolerance.
-"""
-        + class_weight_doc("``C sum_i w_{y_i} xi_i``: libsvm's C of sample i is ``C w_{y_i}``")
-        + """
+    class_weight : dict, "balanced" or None, default=None
+        Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes ``C
+        sum_i w_{y_i} xi_i``: libsvm's C of sample i is ``C w_{y_i}``.  ``"balanced"``: ``w_c =
+        l / (n_classes l_c)`` over the l labeled samples (unlabeled ones never count); a dict
+        ``{label: weight}`` weighs the classes it omits 1 and refuses labels that are not
+        classes.  See :class:`~structreg.StructuralClassifier`.
+
     probability : bool, default=False
         Calibrate :meth:`predict_proba` during ``fit`` on internal stratified 5-fold
         cross-validation (five more fits, each on the other folds), as
@@ -100,7 +103,6 @@ class SRSVM(StructuralClassifier):
     >>> bool(clf.score(X, y) > 0.9)
     True
     """
-    )
 
     _semi_supervised = False
 

@@ -10,14 +10,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..kernels import internal_map
 from ..structure.penalties import Penalty, group_scatter
 from ..structure.signed import LabeledPairPenalty
-from ._base import SQUARE_CLASS_WEIGHT, StructuralClassifier, class_weight_doc
-from ._docs import SQUARE_SOLVER_DOC
-from .manifold import _SHARED_DOC, LapRLSC
+from ._base import StructuralClassifier
+from .manifold import LapRLSC
 
 
 class SSDRWu(LapRLSC):
-    __doc__ = (
-        """SSDR of Wu et al. (2010): LapRLSC plus labeled-pair discrimination.
+    """SSDR of Wu et al. (2010): LapRLSC plus labeled-pair discrimination.
 
     ``min (1/l) sum_labeled ||f(x_i) - y_i||^2 + gamma_A ||f||_K^2 + gamma_I/n^2 f^T L f
     + gamma_D [eta C(f) + (1 - eta) B(f)]`` with the compactness
@@ -42,9 +40,51 @@ class SSDRWu(LapRLSC):
     ``S_ij = -1``): different-class outputs are pushed towards opposite values, the penalty
     stays PSD and the problem convex.  For more than two classes (one-of-c +-1 columns)
     ``"signed"`` also pulls two classes' shared -1 columns towards 0; ``"subtract"`` does not.
-"""
-        + _SHARED_DOC
-        + """    eta : float in [0, 1], default=0.6
+
+    Parameters
+    ----------
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
+        ``"precomputed"``: ``fit`` takes the training Gram matrix, ``predict`` the
+        test-vs-training kernel; structure uses the kernel-induced distance (see
+        :class:`~structreg.StructuralClassifier`).
+    gamma : float, "graph", "scale" or None, default="graph"
+        Kernel width as in scikit-learn, or ``"graph"``: the RBF kernel
+        ``exp(-||x - z||^2 / (4 t))`` with ``t`` the mean squared distance of a point to its
+        ``n_neighbors`` nearest neighbours (the graph's length scale, also the default width
+        of its heat weights; estimated on at most 1000 points), so the kernel follows the
+        data's local scale as the graph does (other kernels: ``"scale"``).
+    degree : int, default=3
+    coef0 : float, default=1.0
+    gamma_A : float, default=1e-2
+        RKHS-norm (ambient) weight.
+    gamma_I : float or "auto", default="auto"
+        Intrinsic (graph) weight; the penalty is ``gamma_I / n^2 f^T L f`` (Belkin et al.).
+        0 gives the purely supervised model.
+        ``"auto"``: ``0.1 (n / l) f^T L f / vol(W)``, the graph term normalised by the total
+        edge weight ``vol(W) = sum_ij W_ij`` (the weighted mean of ``(f_i - f_j)^2 / 2``
+        over the edges), which means the same whatever the number of neighbours and the edge
+        weights, times ``n / l`` (n points, l of them labeled): the loss and the graph term
+        weighed as sums over their points (l and n) rather than means, so that the graph
+        counts more where labels are fewer; it is ``gamma_I = 0.1 n^3 / (l vol(W))``.
+    n_neighbors : int, default=6
+        k of the kNN graph.
+    graph : {"knn", "class-wise"} or sparse matrix, default="knn"
+        ``"knn"``: one graph over labeled and unlabeled points (semi-supervised).
+        ``"class-wise"``: a kNN graph inside each class of the labeled points, the
+        supervised "MR" setting of the DRLSC paper (unlabeled points stay isolated).
+        A sparse (n_samples, n_samples) adjacency matrix over the training points is used
+        as given.
+    weights : {"connectivity", "heat", "dot"}, default="heat"
+        Edge weights.
+    t : float or None, default=None
+        Heat-kernel width; None uses the mean squared kNN distance.
+    normalized : bool, default=False
+        Normalised Laplacian ``I - D^{-1/2} W D^{-1/2}``.
+    metric : {"euclidean", "cosine"}, default="euclidean"
+        Distance of the kNN graph; ``"cosine"`` for text-like rows (TF-IDF): the graph of the
+        rows scaled to unit norm (sparse rows stay sparse; see
+        :func:`~structreg.structure.graphs.knn_graph`).  The kernel still sees X as given.
+    eta : float in [0, 1], default=0.6
         Compactness / separation trade-off (the DAMR paper's gamma_D of SSDR, set to 0.6 in
         its experiments).
     gamma_D : float, default=1.0
@@ -57,10 +97,30 @@ class SSDRWu(LapRLSC):
         Form of the between-class term ``B(f)``, see above (``"add"``: as printed).
     fit_intercept : bool, default=False
         Add an unpenalised bias.
-"""
-        + SQUARE_SOLVER_DOC
-        + class_weight_doc(SQUARE_CLASS_WEIGHT)
-        + """
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
+        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
+        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
+        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
+        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
+    class_weight : dict, "balanced" or None, default=None
+        Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes
+        ``sum_labeled c_i ||f(x_i) - y_i||^2`` with ``c_i = w_{y_i} / l``, the same weight in
+        every output column.  ``"balanced"``: ``w_c = l / (n_classes l_c)`` over the l labeled
+        samples (unlabeled ones never count); a dict ``{label: weight}`` weighs the classes it
+        omits 1 and refuses labels that are not classes.  See
+        :class:`~structreg.StructuralClassifier`.
+
     Attributes
     ----------
     solver_ : str
@@ -82,7 +142,6 @@ class SSDRWu(LapRLSC):
     >>> bool(clf.fit(X, y_semi).score(X, y) > 0.95)
     True
     """
-    )
 
     _path_params = ("gamma_A", "gamma_I", "gamma_D", "eta")
 
@@ -179,8 +238,7 @@ class _CenteredFeatures:
 
 
 class SSDRWang(StructuralClassifier):
-    __doc__ = (
-        """SSDR (Wang & Zhang 2008), reconstructed: RLS with the unsupervised discriminative kernel.
+    """SSDR (Wang & Zhang 2008), reconstructed: RLS with the unsupervised discriminative kernel.
 
     ``min (1/l) sum_labeled ||f(x_i) - y_i||^2 + gamma_A ||f||_{K_D}^2`` over the RKHS of
     ``K_D = n [I - (I + G / (n lam))^{-1}] = G (lam I + G / n)^{-1}`` on the n training points
@@ -239,10 +297,30 @@ class SSDRWang(StructuralClassifier):
     fit_intercept : bool, default=True
         Add an unpenalised bias (without it the training outputs sum to zero, which biases
         the classifier towards equal class masses; the paper's experiments have none).
-"""
-        + SQUARE_SOLVER_DOC
-        + class_weight_doc(SQUARE_CLASS_WEIGHT)
-        + """
+    solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
+        ``"dense"``: the exact kernel factor ``K = V V^T`` and a direct solve (O(n^2) memory).
+        ``"nystroem"``: ``n_components`` centres, an m x m system, O(n m^2 + nnz(M) m) time and
+        O(n m) memory.  ``"cg"``: iterative and exact (K-preconditioned conjugate gradients on
+        the kernel expansion; CG on the features for the linear kernel).  ``"auto"``: dense up
+        to 5000 training samples, Nystroem beyond (``solver_`` says which was used).
+    n_components : int, default=1000
+        Number of Nystroem centres m (``solver="nystroem"``).
+    centers : {"uniform", "k-means++"}, default="uniform"
+        How the Nystroem centres are drawn from the training samples.
+    tol : float, default=1e-6
+        Relative residual at which ``solver="cg"`` stops.
+    max_iter : int or None, default=None
+        Iteration cap of ``solver="cg"`` (None: the solver's default).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the Nystroem centre selection.
+    class_weight : dict, "balanced" or None, default=None
+        Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes
+        ``sum_labeled c_i ||f(x_i) - y_i||^2`` with ``c_i = w_{y_i} / l``, the same weight in
+        every output column.  ``"balanced"``: ``w_c = l / (n_classes l_c)`` over the l labeled
+        samples (unlabeled ones never count); a dict ``{label: weight}`` weighs the classes it
+        omits 1 and refuses labels that are not classes.  See
+        :class:`~structreg.StructuralClassifier`.
+
     Attributes
     ----------
     solver_ : str
@@ -264,7 +342,6 @@ class SSDRWang(StructuralClassifier):
     >>> bool(clf.score(X, y) > 0.95)
     True
     """
-    )
 
     _sparse_structure = False  # centring the features densifies them
 
