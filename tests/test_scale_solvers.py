@@ -23,7 +23,7 @@ from structreg.kernels import (
     kernel_matrix,
     select_centers,
 )
-from structreg.models import _base
+from structreg.models import _base, _solver_choice
 from structreg.models.ssdr import SSDRWang, SSDRWu
 from structreg.solvers import SquareLossPath
 from structreg.solvers.design import design_penalty_gram
@@ -134,7 +134,7 @@ def test_nystroem_warns_when_the_centres_miss_most_of_the_kernel():
 def test_auto_picks_by_size_and_says_so(monkeypatch):
     X, y, y_semi = _semi()
     assert LapRLSC().fit(X, y_semi).solver_ == "dense"
-    monkeypatch.setattr(_base, "AUTO_DENSE_MAX", 50)
+    monkeypatch.setattr(_solver_choice, "AUTO_DENSE_MAX", 50)
     clf = LapRLSC(n_components=40, random_state=0).fit(X, y_semi)
     assert clf.solver_ == "nystroem" and clf.feature_map_.n_components_ <= 40
     # a linear kernel with fewer features than samples keeps its small primal system

@@ -22,7 +22,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelBinarizer
@@ -56,17 +55,13 @@ from ..solvers.design import RowDesign
 from ..structure import build_penalties
 from ..structure.graphs import reusing_knn_graphs
 from ..structure.penalties import checked_terms
-from . import _proba
+from . import _pickled_factor, _proba
 from ._degenerate import warn_if_degenerate
 from ._losses import loss_for
+from ._memory_guard import check_dense_memory
 from ._misuse import warn_if_fold_tests_unlabeled, warn_if_scoring_unlabeled
-from .problem import Problem, string_weights
-
-AUTO_DENSE_MAX = 5000
-"""``solver="auto"`` factors the exact kernel up to this many training samples and uses the
-Nystroem path beyond (where the n x n Gram matrix alone passes 200 MB and its factorisation
-O(n^2 r) time); sparse input goes to ``"cg"``, a linear kernel with fewer features than
-samples to ``"dense"`` (its primal system is only (d+1) x (d+1))."""
+from ._solver_choice import AUTO_DENSE_MAX, resolve_solver  # noqa: F401 (re-export)
+from .problem import Problem, setting_of, string_weights
 
 NYSTROEM_WARN_UNEXPLAINED = 0.4
 """``solver="nystroem"`` warns (:class:`~structreg.kernels.NystroemApproximationWarning`) when
@@ -83,7 +78,7 @@ _SOLUTION_ATTRIBUTES = (
     "intercept_",
     "svm_",
     "deformation_",
-    "_Z_labeled",
+    "_deformed_labeled",
     "deformed_kernel_",
     "support_",
     "n_support_",
@@ -482,41 +477,14 @@ class StructuralEstimator(BaseEstimator):
             {**constraints_for(cls), **cls._constraint_overrides}
         )
 
-    # -- pickling: the same outputs after a round trip ----------------------------------------
-    # A kernel feature map leaves its Cholesky factor out of its pickle and rebuilds it from
-    # ``basis_`` on demand (an unpivoted factorisation of k(basis_, basis_): the same matrix
-    # up to rounding, not to the bit).  A model that scores with a kernel expansion
-    # (``dual_coef_``) never needs it; one whose outputs map new points through
-    # ``feature_map_.transform`` (libsvm on the deformed features: LapSVM with
-    # ``solver="dense"``; a wrapped kernel map, as SSDRWang's centred one) carries the factor
-    # it was fitted with, so that a pickled model answers bit for bit the same.
-    _FEATURE_FACTOR = "_feature_map_factor"
-
-    @staticmethod
-    def _factored_map(feature_map) -> KernelFeatureMap | None:
-        """The kernel map whose factor ``feature_map.transform`` uses: the map itself, or the
-        ``base`` of a wrapper around one; None for other maps."""
-        if isinstance(feature_map, KernelFeatureMap):
-            return feature_map
-        base = getattr(feature_map, "base", None)
-        return base if isinstance(base, KernelFeatureMap) else None
-
+    # -- pickling: the same outputs after a round trip (structreg.models._pickled_factor) --
     def __getstate__(self):
-        state = super().__getstate__()
-        fm = self._factored_map(state.get("feature_map_"))
-        if "dual_coef_" in state or fm is None:
-            return state
-        factor = fm.cholesky_factor_
-        if factor is None:
-            return state
-        return {**state, self._FEATURE_FACTOR: factor}
+        return _pickled_factor.with_factor(super().__getstate__())
 
     def __setstate__(self, state):
-        state = dict(state)
-        factor = state.pop(self._FEATURE_FACTOR, None)
+        state, factor = _pickled_factor.split_factor(state)
         super().__setstate__(state)
-        if factor is not None:
-            self._factored_map(self.feature_map_).cholesky_factor_ = factor
+        _pickled_factor.restore_factor(self, factor)
 
     # -- hooks for presets ------------------------------------------------------------------
     _semi_supervised = True
@@ -723,7 +691,7 @@ class StructuralEstimator(BaseEstimator):
         ``encoded``, what :meth:`_encode_targets` returned for these labels (once per grid).
         """
         y_codes, labeled = self._start_fit(y, unlabeled, encoded)
-        self.solver_ = self._resolve_solver(X)
+        self.solver_ = resolve_solver(self, X)
         self.loss_ = loss_for(self, self.solver_)
         self.feature_map_ = internal_map(self._make_feature_map(X, memo))
         key = memo_key(self.feature_map_) if memo is not None else None
@@ -732,14 +700,14 @@ class StructuralEstimator(BaseEstimator):
         elif self._features_by_rows(X, memo):
             Z = self._row_design(X)
         elif isinstance(self.feature_map_, KernelExpansion):  # iterative exact kernel: no Z
-            self._check_dense_memory(X, labeled)
+            check_dense_memory(self, X, labeled)
             Z = None
             if self.kernel != "precomputed":  # the expansion keeps its training samples: its
                 X = X.copy()  # own copy, not the caller's array (which may change, and which
                 # a later predict on it would meet by identity: k(X, X)'s symmetric shortcut)
             self.feature_map_.fit(X)
         else:
-            self._check_dense_memory(X, labeled)
+            check_dense_memory(self, X, labeled)
             Z = self.feature_map_.fit_transform(X)
             if key is not None:
                 memo["feature_map", key] = (self.feature_map_, Z)
@@ -842,7 +810,9 @@ class StructuralEstimator(BaseEstimator):
         of the ``built`` ones of ``terms`` (``extra``: ``fit_intercept``, ``loo_rows``,
         ``design_cache``, ``unexplained``), with this model's loss weights, targets and
         weight kinds: the one assembly, whether the matrices were built in memory or summed
-        on a cluster."""
+        on a cluster.  ``terms`` are this model's ``_penalty_terms``, read once per fit: the
+        problem keeps this model's :class:`~structreg.models.problem.Setting` (ridge and
+        weights) from them, which the loss reads (``Problem.setting``)."""
         return Problem(
             X=X,
             Z=Z,
@@ -855,6 +825,8 @@ class StructuralEstimator(BaseEstimator):
             terms=[penalty for _, penalty in terms],
             built=built,
             strict_kinds=string_weights(self),
+            builder=self,
+            builder_setting=setting_of(self, terms, built),
             **extra,
         )
 
@@ -935,90 +907,6 @@ class StructuralEstimator(BaseEstimator):
         terms = self._penalty_terms(X.shape[0], int(labeled.sum()))
         return build_penalties(terms, points, y_codes, labeled)[0]
 
-    # -- memory of the dense paths ---------------------------------------------------------
-    def _dense_matrices(self, X, labeled: np.ndarray) -> list[tuple[int, int, str]]:
-        """The square float64 matrices this fit forms whole with the feature map and loss
-        just made, as ``(rows, arrays held at once, what)``; none for the Nystroem centres,
-        the matrix-free kernel CG and the linear primal path.
-
-        The exact factor (``KernelFeatureMap``: solvers ``"dense"``, ``"primal"``, and
-        ``"cg"`` of a model without ``_exact_kernel_cg``) and the bordered loss on a kernel
-        expansion (LS-SVM) form the Gram matrix of the n training points and factor it
-        (:data:`~structreg._resources.DENSE_GRAM_ARRAYS` arrays, one fewer when
-        ``kernel="precomputed"`` gives it); the hinge loss on an unfactored kernel
-        (``TrainingGram``) that of the l labeled points; and libsvm (``loss="hinge"``,
-        solver ``"dense"``) trains on the deformed Gram matrix of the labeled points,
-        whatever the feature map.  A map that wraps another (SSDR's centring) is read
-        through its ``base``."""
-        n, n_labeled = X.shape[0], int(np.sum(labeled))
-        arrays = _resources.DENSE_GRAM_ARRAYS
-        given = arrays - 1 if self.kernel == "precomputed" else arrays
-        fm = self.feature_map_
-        fm = getattr(fm, "base", fm)
-        exact = isinstance(fm, KernelFeatureMap) and not isinstance(fm, LandmarkFeatureMap)
-        out = []
-        if exact and hasattr(fm, "labeled_gram"):  # TrainingGram
-            out.append((n_labeled, arrays, "kernel matrix of its labeled samples"))
-        elif exact and (
-            not isinstance(fm, KernelExpansion) or self.loss_.name == "bordered_square"
-        ):
-            out.append((n, given, "kernel matrix of its training samples"))
-        if self.loss_.name == "hinge":
-            out.append((n_labeled, 1, "deformed kernel matrix of its labeled samples (libsvm)"))
-        return out
-
-    def _check_dense_memory(self, X, labeled: np.ndarray) -> None:
-        """Refuse, before anything n x n is formed, a dense fit that needs more memory at once
-        than the machine has available (:func:`structreg._resources.check_dense_memory`:
-        an :class:`~structreg._resources.InsufficientMemoryError`, a ``MemoryError``, naming
-        the size in GiB and the scalable solvers of this model).  The matrices of
-        :meth:`_dense_matrices` are formed one after the other: the largest counts."""
-        matrices = self._dense_matrices(X, labeled)
-        if not matrices:
-            return
-        rows, arrays, what = max(
-            matrices, key=lambda m: _resources.dense_gram_bytes(m[0], arrays=m[1])
-        )
-        solver, setting = getattr(self, "solver", None), ""
-        if solver is not None:
-            setting = f" with solver={solver!r}"
-            if solver != self.solver_:
-                setting += f" (which chose {self.solver_!r})"
-        _resources.check_dense_memory(
-            _resources.dense_gram_bytes(rows, arrays=arrays),
-            f"{type(self).__name__}{setting} forms the {rows:,} x {rows:,} {what}: this",
-            lambda: self._scalable_remedy(X),
-        )
-
-    def _scalable_remedy(self, X) -> str:
-        """The solvers of this model that form nothing n x n, as advice (or that there are
-        none): ``"nystroem"``; ``"cg"`` (exact, matrix-free) where the loss takes it and the
-        model runs it on the kernel expansion; ``"primal"`` for the linear kernel with fewer
-        features than samples (the squared hinge on the inputs)."""
-        name = type(self).__name__
-        options = []
-        if "solver" in self.get_params(deep=False):
-            linear_primal = self.kernel == "linear" and X.shape[1] < X.shape[0]
-            for solver, what, usable in (
-                ("nystroem", "n_components centres, O(n m) memory", True),
-                ("cg", "exact and matrix-free", self._exact_kernel_cg),
-                ("primal", "the squared hinge on the inputs", linear_primal),
-            ):
-                try:
-                    loss_for(self, solver)
-                except ValueError:
-                    continue
-                if usable:
-                    options.append(f"solver={solver!r} ({what})")
-        if not options:
-            return f"{name} has no solver that avoids it: fit it on fewer samples"
-        if self.kernel == "precomputed":
-            return (
-                "a precomputed kernel is solved on its own n x n matrix: pass the inputs with "
-                f"a named kernel and use {' or '.join(options)}"
-            )
-        return f"use {' or '.join(options)}"
-
     def _warn_nystroem(self, unexplained: float, n_components: int) -> None:
         """Warn when the Nystroem centres miss much of the kernel (see
         :data:`NYSTROEM_WARN_UNEXPLAINED`)."""
@@ -1032,33 +920,12 @@ class StructuralEstimator(BaseEstimator):
                 stacklevel=4,
             )
 
-    # -- solver choice ---------------------------------------------------------------------
+    # -- solver choice: structreg.models._solver_choice; the hooks it reads --------------
     def _primal_output(self) -> bool:
         """Whether the fitted model is linear on its features (``phi(x) @ coef_ +
         intercept_``: the square losses and the hinge's primal solvers) rather than a libsvm
         machine on the deformed kernel."""
         return self.loss_.linear
-
-    def _resolve_solver(self, X) -> str:
-        """The solver ``fit`` uses: ``solver``, or what ``"auto"`` picks for this X (see
-        ``AUTO_DENSE_MAX``)."""
-        solver = getattr(self, "solver", "dense")
-        loss_for(self, solver)  # refuses a solver the loss does not accept
-        if self.kernel == "precomputed":
-            if solver in ("nystroem", "cg"):
-                raise ValueError(
-                    f"{type(self).__name__} with kernel='precomputed' solves on the exact Gram "
-                    f"matrix: solver must be 'auto' or 'dense' ('primal' for the hinge loss), "
-                    f"got {solver!r}"
-                )
-            return self._auto_exact_solver if solver == "auto" else solver
-        if solver != "auto":
-            return solver
-        if sp.issparse(X):
-            return "cg"
-        if self.kernel == "linear" and X.shape[1] < X.shape[0]:
-            return self._auto_exact_solver
-        return self._auto_exact_solver if X.shape[0] <= AUTO_DENSE_MAX else "nystroem"
 
     _auto_exact_solver = "dense"
     """What ``solver="auto"`` picks up to ``AUTO_DENSE_MAX`` samples (and for a precomputed

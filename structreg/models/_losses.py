@@ -141,10 +141,10 @@ class Loss:
         """The loss the given solver minimises (itself, but for the hinge's primal solvers)."""
         return self
 
-    def check(self, model, penalised: bool, psd: bool) -> None:
-        """Refuse a fit whose penalty or decomposition this loss cannot handle
-        (``penalised``: a penalty has a nonzero weight; ``psd``: their sum is PSD)."""
-        if self.psd_only and penalised and not psd:
+    def check(self, model, setting: Setting, psd: bool) -> None:
+        """Refuse a fit whose setting, penalty or decomposition this loss cannot handle
+        (``setting``: the model's ridge and weights; ``psd``: the weighted sum is PSD)."""
+        if self.psd_only and setting.penalised and not psd:
             raise ValueError(
                 "the hinge loss needs positive semi-definite penalties with positive weights; "
                 "use loss='square' for indefinite (e.g. between-class) penalties"
@@ -173,7 +173,7 @@ class Loss:
         """
         settings = [problem.setting(model) for model in models]
         for model, setting in zip(models, settings, strict=True):
-            self.check(model, setting.penalised, problem.is_psd(setting))
+            self.check(model, setting, problem.is_psd(setting))
         return self._fit_settings(problem, models, settings, warn)
 
     def _fit_settings(
@@ -205,7 +205,7 @@ class SquareLoss(Loss):
     name = "square"
     solvers = ("auto", "dense", "nystroem", "cg")
 
-    def check(self, model, penalised: bool, psd: bool) -> None:
+    def check(self, model, setting: Setting, psd: bool) -> None:
         pass  # any penalty; one-of-c outputs whatever multi_class says
 
     @staticmethod
@@ -494,18 +494,20 @@ class HingeLoss(Loss):
     def for_solver(self, solver: str) -> Loss:
         return SquaredHingeLoss() if solver in SquaredHingeLoss.solvers else self
 
-    def check(self, model, penalised: bool, psd: bool) -> None:
-        if not model.gamma_A > 0:
+    def check(self, model, setting: Setting, psd: bool) -> None:
+        if not setting.ridge > 0:  # the model's gamma_A (its _ridge())
             raise ValueError("the hinge loss needs gamma_A > 0")
-        super().check(model, penalised, psd)
+        super().check(model, setting, psd)
 
     def _fit_settings(self, problem, models, settings, warn):
         """Models whose penalty weights scale with ``gamma_A`` (the same ``w_k / gamma_A``)
-        share one deformed kernel; libsvm alone runs per model, with its own ``C``."""
+        share one deformed kernel; libsvm alone runs per model, with its own ``C``.
+        ``gamma_A`` is each setting's ridge (the model's ``_ridge()``, read into the
+        :class:`~structreg.models.problem.Setting`)."""
         fitted: list[np.ndarray | None] = [None] * len(models)
         groups: list[tuple[tuple[float, ...], list[int]]] = []
-        for i, (model, setting) in enumerate(zip(models, settings, strict=True)):
-            key = tuple(w / model.gamma_A for w in setting.weights)
+        for i, setting in enumerate(settings):
+            key = tuple(w / setting.ridge for w in setting.weights)
             for shared_key, idx in groups:
                 if np.allclose(key, shared_key, rtol=1e-12, atol=0.0):
                     idx.append(i)
@@ -517,10 +519,10 @@ class HingeLoss(Loss):
             for i in idx:
                 model = models[i]
                 model.deformed_kernel_ = shared.kernel
-                if shared.features is not None:
-                    model.deformation_, model._Z_labeled = shared.features, shared.Z_labeled
-                model._hinge_labels = (problem.y_codes, problem.labeled)
-                self.fit_svm(model, shared.gram, shared.info)
+                if shared.features is not None:  # what predict maps new points with
+                    model.deformation_ = shared.features
+                    model._deformed_labeled = shared.Z_labeled
+                self.fit_svm(model, problem, settings[i], shared.gram, shared.info)
                 if shared.training is not None:
                     fitted[i] = model.svm_.decision_function(shared.training)
         return fitted
@@ -536,7 +538,7 @@ class HingeLoss(Loss):
             info = {"n_components": K.shape[0], "deformation": "woodbury"}
             return _Deformation(kernel.gram_, info, kernel=kernel)
         Z = problem.Z
-        features = DeformedFeatures(Z, problem.combined(setting), model.gamma_A)
+        features = DeformedFeatures(Z, problem.combined(setting), setting.ridge)
         Z_labeled = features.transform(Z[labeled])
         training = None
         if model._semi_supervised:
@@ -550,14 +552,16 @@ class HingeLoss(Loss):
             training=training,
         )
 
-    def fit_svm(self, model, gram: np.ndarray, info: dict) -> None:
+    def fit_svm(
+        self, model, problem: Problem, setting: Setting, gram: np.ndarray, info: dict
+    ) -> None:
         """libsvm with ``C = 1 / (2 gamma_A l)`` (times each sample's class weight) on the
-        deformed Gram matrix of the labeled points; also used by
-        :func:`~structreg.models.fit_path` to refit only the SVM of grid points that share a
-        deformed kernel (the same ``M / gamma_A``)."""
-        y_codes, labeled = model._hinge_labels
+        deformed Gram matrix of the labeled points of ``problem``; ``gamma_A`` is the
+        setting's ridge.  Grid points that share a deformed kernel (the same
+        ``M / gamma_A``) run only this, each with its own ``C``."""
+        y_codes, labeled = problem.y_codes, problem.labeled
         n_classes = len(model.classes_)
-        C = 1.0 / (2.0 * model.gamma_A * labeled.sum())
+        C = 1.0 / (2.0 * setting.ridge * labeled.sum())
         codes = y_codes[labeled]
         weighted = getattr(model, "class_weight", None) is not None
         weights = model.class_weight_[codes] if weighted else None
@@ -575,9 +579,10 @@ class HingeLoss(Loss):
             if X is None:
                 return model.deformed_kernel_.gram_
             return np.vstack(list(self._deformed_blocks(model, X)))
+        basis = model._deformed_labeled  # the labeled points' deformed features
         if X is None:
-            return model._Z_labeled @ model._Z_labeled.T
-        return model.deformation_.transform(model.feature_map_.transform(X)) @ model._Z_labeled.T
+            return basis @ basis.T
+        return model.deformation_.transform(model.feature_map_.transform(X)) @ basis.T
 
     @staticmethod
     def _deformed_blocks(model, X) -> Iterator[np.ndarray]:
@@ -622,7 +627,7 @@ class SquaredHingeLoss(HingeLoss):
             problem.Y,
             problem.loss_weights,
             problem.combined(setting),
-            ridge=model.gamma_A,
+            ridge=setting.ridge,
             fit_intercept=problem.fit_intercept,
             max_iter=model.max_iter or 100,
         )

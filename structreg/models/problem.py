@@ -79,6 +79,12 @@ class Problem:
     strict_kinds : bool
         Whether a model fitted on this problem must have the same penalty parameters, not
         only the same penalty classes (the builder had a weight given as a string).
+    builder : estimator or None
+        The model that built the problem (``fit``'s own model; a grid group's template).
+    builder_setting : Setting or None
+        The builder's ridge and weights, read from the same ``_penalty_terms`` call whose
+        penalties the problem built: :meth:`setting` returns it for the builder, so that a
+        fit reads its penalty terms once.
     """
 
     X: Any
@@ -96,6 +102,8 @@ class Problem:
     design_cache: dict = field(default_factory=dict)
     unexplained: float | None = None
     strict_kinds: bool = False
+    builder: Any = field(default=None, repr=False)
+    builder_setting: Setting | None = None
     loo: np.ndarray | None = None
     loo_missing: str = ""
     _path: SquareLossPath | None = field(default=None, repr=False)
@@ -110,8 +118,12 @@ class Problem:
         The model must have the problem's structure: the same penalty classes in the same
         order (and, when a weight parameter is a string such as ``"auto"``, which can change
         a penalty itself, the same penalty parameters); a term the problem did not build
-        (a single fit builds only the terms with a nonzero weight) must weigh 0.
+        (a single fit builds only the terms with a nonzero weight) must weigh 0.  The model
+        that built the problem gets the setting read when it was built
+        (``builder_setting``), without calling its ``_penalty_terms`` again.
         """
+        if model is self.builder and self.builder_setting is not None:
+            return self.builder_setting
         terms = checked_terms(model._penalty_terms(self.n_samples, int(self.labeled.sum())))
         same = [type(p) for _, p in terms] == [type(p) for p in self.terms]
         if same and (self.strict_kinds or string_weights(model)):
@@ -122,7 +134,7 @@ class Problem:
                 f"{type(model).__name__}._path_params changes the penalties themselves, "
                 "not only their weights"
             )
-        return Setting(float(model._ridge()), tuple(terms[k][0] for k in self.built))
+        return setting_of(model, terms, self.built)
 
     def combined(self, setting: Setting):
         """``sum_k w_k M_k`` (None when no weight is nonzero)."""
@@ -160,6 +172,13 @@ class Problem:
         rows = self.loo_rows
         F = np.asarray(fitted, dtype=float).reshape(len(self.labeled), -1)[rows]
         self.loo = leave_one_out_outputs(F, self.Y[rows], leverages)
+
+
+def setting_of(model, terms: list, built: list) -> Setting:
+    """The :class:`Setting` of ``model`` whose penalty ``terms`` (its ``_penalty_terms``,
+    checked) were given, for the ``built`` ones of them: ``model._ridge()`` (``gamma_A``
+    for most models) and the terms' weights (``gamma_I / n^2`` for LapRLSC)."""
+    return Setting(float(model._ridge()), tuple(terms[k][0] for k in built))
 
 
 def penalty_kind(penalty) -> tuple:
