@@ -11,12 +11,12 @@ Memory
     Results do not depend on it beyond rounding.
 
     ==========================  ======================================  ==============
-    size                        derived as                              at 64 MiB
+    size                        derived as                              at the default
     ==========================  ======================================  ==============
     :func:`block_bytes`         ``working_memory`` MiB                  67,108,864 B
-    :func:`kernel_store_bytes`  16 blocks                               1 GiB
+    :func:`kernel_store_bytes`  16 blocks                               1,073,741,824 B
     :func:`gemm_tile_columns`   a block / (8 x ``GEMM_QUERY_ROWS``)     16,384 points
-    :func:`lasso_batch_floats`  4,000,000 floats per 64 MiB             4,000,000
+    :func:`lasso_batch_floats`  62,500 floats per MiB                   4,000,000
     ==========================  ======================================  ==============
 
     The setting is one per process (the blocked loops also run on worker threads, which must
@@ -36,7 +36,8 @@ Threads
     search (the float32 GEMM search's worker threads and their BLAS, the cell search, scipy's
     ``cKDTree(workers=)``, scikit-learn's ``NearestNeighbors(n_jobs=)`` and its OpenMP
     threads).  One :class:`threadpoolctl.ThreadpoolController` per process (scanning the
-    loaded libraries costs about 5 ms, too much to repeat on every small fit) holds the BLAS
+    loaded libraries costs more than a small fit's solve, so it is not repeated; measured in
+    :doc:`/user_guide/scale`, "Memory and threads") holds the BLAS
     threads: :func:`blas_threads` limits them within a ``with`` block, and
     :func:`blas_threads_for` is the rule of the estimators' fits (one thread below
     :data:`SMALL_PROBLEM` samples).

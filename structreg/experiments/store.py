@@ -82,8 +82,9 @@ _ME = f"{socket.gethostname()}:{os.getpid()}"
 """This process, as the ``host`` of the cells it computes and the ``owner`` of its claims."""
 
 _SCHEMA_RETRY_WAITS = tuple(0.01 * 1.5**i for i in range(15))
-"""Seconds slept between the attempts to set up the schema (about 9 s in all): switching a new
-file to WAL does not wait for the busy timeout while another run is creating it."""
+"""Seconds slept between the attempts to set up the schema (about nine seconds in all):
+switching a new file to WAL does not wait for the busy timeout while another run is creating
+it."""
 
 
 def canonical_json(value: Any) -> str:

@@ -63,9 +63,9 @@ TIE_RTOL = 64 * float(np.finfo(float).eps)
 WEIGHT_CHOICES = ("self-tuning", "heat", "connectivity")
 AUTO_WEIGHTINGS = ("self-tuning", "heat")
 """``weights="auto"``: the weightings fitted, at every size; the labeling of smallest
-:func:`normalized_cut` is kept (the first on a tie).  Two moons, 5 labels per class (2 cores):
-1e6 points, self-tuning weights 90.6 %, both 25 s and 99.93 % (the smaller cut keeps heat
-weights' labeling); 1e7 points, both 396 s, 13.8 GiB, 99.93 % (self-tuning alone 95.5 %)."""
+:func:`normalized_cut` is kept (the first on a tie).  What it costs and gains on two moons of
+1e6 and 1e7 points is measured in the scale guide (:doc:`/user_guide/scale`, "Measurements
+behind the solvers' settings")."""
 
 
 DECISION_TOL = 1e-2

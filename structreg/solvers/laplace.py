@@ -64,10 +64,10 @@ CG_MAX_ITERATIONS = 400
 many iterations per column (``CG_ITERATIONS_PER_HOP`` times :func:`hop_depth`), and by a
 factorisation or multigrid otherwise: one iteration costs about a product with the matrix,
 and the alternatives cost a few hundred of those (a sparse LU of a mesh-like kNN graph of
-1e5 points 0.7 s, 230 products; multigrid on 1e6 points about 300 products).
+1e5 points about 230 products; multigrid on 1e6 points about 300 products).
 
-Measured (self-tuning weights, ``tol=1e-6``; depth / iterations per column CG needs):
-the figures are in the scale guide of the user documentation (Laplace solves), written
+The measurements (self-tuning weights, ``tol=1e-6``; depth / iterations per column CG needs)
+are in the scale guide (:doc:`/user_guide/scale`, "Graph solves on large graphs"), written
 by ``benchmarks/laplace_cost_model.py``."""
 
 HARMONIC_FILL_MAX = 20
@@ -88,16 +88,17 @@ _DENSE_FRACTION = 0.125
 _SDD_LU = dict(permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
 """SuperLU's settings for the Laplace-type systems, which are symmetric and diagonally dominant:
 a minimum-degree ordering of ``A + A^T`` and no pivoting off the diagonal (Gaussian elimination
-without pivoting is stable for diagonally dominant matrices).  On the 1e5-point two-moons
-system: fill 4.6x instead of COLAMD's 11.4x, 1.1 s instead of 3.3 s."""
+without pivoting is stable for diagonally dominant matrices).  It fills and costs less than
+SuperLU's default COLAMD ordering (measured in the scale guide, :doc:`/user_guide/scale`,
+"Measurements behind the solvers' settings")."""
 
 
 AMG_MIN_UNKNOWNS = 500_000
 """``method="auto"``, when CG turns out slow and CHOLMOD is not installed: systems of at least
 this many unknowns go to multigrid-preconditioned CG, smaller ones to a LU of bounded fill
-(multigrid when it does not fit).  Measured on two moons (self-tuning weights, 2 cores under
-load): 1e5 unknowns LU 0.7-0.8 s, multigrid 1.0-3.0 s (mostly set-up); 1e6 unknowns LU 24 s,
-multigrid 21 s, and the LU's fill grows faster than the points."""
+(multigrid when it does not fit): on two moons the LU is the faster at 1e5 unknowns, the two
+are even at 1e6, and the LU's fill grows faster than the points (the times are in the scale
+guide's table of solves, :doc:`/user_guide/scale`, "Graph solves on large graphs")."""
 
 AMG_MAX_ITER = 500
 """``method="auto"``: multigrid-preconditioned CG that has not converged after this many
@@ -108,8 +109,9 @@ CHOLMOD_FILL_BYTES = HARMONIC_FILL_MAX * 12
 """``method="auto"`` factorises a slow system by CHOLMOD only when this many bytes per nonzero
 of the system (``HARMONIC_FILL_MAX`` times the nonzeros, 8-byte values and 4-byte indices) fit
 in half the available memory: CHOLMOD's fill is not bounded in advance, as the LU's is.  On
-two moons its factor holds 3-4 times the system's nonzeros (1e5-1e6 unknowns: 0.3-0.5 s and
-7 s, against 0.7 s and 24 s for the LU and 1-3 s and 21 s for multigrid)."""
+two moons its factor holds 3-4 times the system's nonzeros and it is the fastest of the three
+methods at 1e5 and 1e6 unknowns (the scale guide's table of solves,
+:doc:`/user_guide/scale`, "Graph solves on large graphs")."""
 
 
 METHODS = ("auto", "direct", "cg", "amg")

@@ -66,8 +66,9 @@ RIDGE_PATH_MIN_RIDGES = 10
 one eigendecomposition.  Lower than :data:`EIGH_PER_CHOLESKY`: a solve per ridge also pays the
 assembly, the condition estimate and the bookkeeping of a point, O(q^2) each; the supervised
 LapRLSC search of ``structreg reproduce drlsc`` (21 ridges per graph weight, q ~ 500) took
-10-11.6 s with one eigendecomposition per graph weight against 15.6-16.1 s with a Cholesky
-factorisation per ridge, choosing the same parameters."""
+about two thirds of the time with one eigendecomposition per graph weight as with a Cholesky
+factorisation per ridge, choosing the same parameters (measured in the scale guide,
+:doc:`/user_guide/scale`, "Measurements behind the solvers' settings")."""
 
 _NONCONVEX = "the normal equations have a negative eigenvalue"
 

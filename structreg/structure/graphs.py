@@ -87,14 +87,15 @@ timings and recalls behind the choices below are on the benchmarks page of the d
 
 Why these thresholds: from 16 features on the exact search is a brute force, O(n^2), while
 the calibrated inverted file scans a share of the points that falls with n: at 1e5 points
-it was 2.5-5x faster than the exact search at recall 0.996-0.999 (64-d Gaussian mixture,
-8-d latent mixture in 64-d, replicated USPS digits in 256-d), at 1e6 points 39-76x on the
-latent and USPS data, but not on the full-rank 64-d mixture, where recall 0.99 takes 243 of
-4000 cells and faiss' float32 scan costs more per pair than the exact search's BLAS product
-(4,398 s against an estimated 2,460 s; ``benchmarks/knn_recall.py``).  Below 16 features
-the k-d tree wins at every size in 2-D; from about 8 dimensions on its search time grows
-much faster than n, hence the second rule (12-blob mixtures at 2e5 points, 10-d and 32-d:
-the approximate search 1.2x and 1.15x faster than the exact cell search).  Gaussian
+it was several times faster than the exact search at recall 0.996-0.999 (64-d Gaussian
+mixture, 8-d latent mixture in 64-d, replicated USPS digits in 256-d), at 1e6 points tens of
+times on the latent and USPS data, but not on the full-rank 64-d mixture, where recall 0.99
+takes 243 of 4000 cells and faiss' float32 scan costs more per pair than the exact search's
+BLAS product.  Below 16 features the k-d tree wins at every size in 2-D; from about 8
+dimensions on its search time grows much faster than n, hence the second rule (12-blob
+mixtures at 2e5 points, 10-d and 32-d: the approximate search slightly faster than the exact
+cell search).  The measurements, by ``benchmarks/knn_recall.py``, are in the scale guide
+(:doc:`/user_guide/scale`, "Approximate neighbour search: measured recall").  Gaussian
 clusters of full rank are the hardest case for every approximate search (the calibration
 probes about two thirds of a cluster's cells for recall 0.99 in 64-d); data of low intrinsic
 dimension need few cells.
@@ -201,7 +202,8 @@ SEARCH_AHEAD = 3
 ``PARALLEL_MIN_QUERIES`` points asks for this many times the neighbours requested (at least
 ``SEARCH_AHEAD_MIN``), so that the graphs of the other neighbourhood sizes of a grid (DRLSC's
 ``n_neighbors`` in {3, 5, 8}) are cut from it: on such data a search costs about the same for
-4 or 12 neighbours (0.5-1 ms on 140-280 points; scikit-learn's overhead dominates), on larger
+4 or 12 neighbours (on 140-280 points scikit-learn's overhead dominates; measured in the
+scale guide, :doc:`/user_guide/scale`, "Measurements behind the solvers' settings"), on larger
 data its cost grows with k and every size is searched for as asked."""
 SEARCH_AHEAD_MIN = 12
 
