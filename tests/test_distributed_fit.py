@@ -373,3 +373,20 @@ def test_what_the_laprlsc_cluster_fit_refuses(client, params, message):
     X, _, y = moons(100)
     with pytest.raises(ValueError, match=f"cannot be fitted on a Dask cluster with {message}"):
         LapRLSC(**params).fit(chunked(X, (50, 50)), y)
+
+
+def test_the_cluster_fit_reads_the_penalty_terms_once(client):
+    """The Dask fit builds its penalty terms once: the problem it assembles keeps the
+    model's Setting, which the loss reads (as in memory, ``tests/test_penalty_terms_once.py``)."""
+
+    class Counting(LapRLSC):
+        calls = 0
+
+        def _penalty_terms(self, n_samples, n_labeled):
+            type(self).calls += 1
+            return super()._penalty_terms(n_samples, n_labeled)
+
+    X, _, y = moons(200)
+    model = Counting(solver="nystroem", n_components=50, random_state=0)
+    model.fit(chunked(X, (120, 80)), y)
+    assert model.solver_ == "nystroem" and Counting.calls == 1
