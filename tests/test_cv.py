@@ -37,6 +37,7 @@ from structreg.models import (
     decision_values,
     fit_path,
 )
+from structreg.models.path import GroupFallbackWarning
 from structreg.solvers import NonConvexObjectiveWarning
 from structreg.structure import ClassScatterPenalty, LaplacianPenalty
 
@@ -228,7 +229,8 @@ def test_fit_path_on_sparse_input_serves_the_groups_that_accept_it():
     X, y = _multi()
     Xs = sp.csr_matrix(X)
     grid = [{"kernel": ["linear"], "gamma_A": [0.1, 1.0]}, {"kernel": ["rbf"], "gamma_A": [1.0]}]
-    out = fit_path(DiscriminativeRLS(gamma_D=1e-3), Xs, y, grid, errors="return", warn=False)
+    with pytest.warns(GroupFallbackWarning, match="RefusedInputType: Sparse data"):
+        out = fit_path(DiscriminativeRLS(gamma_D=1e-3), Xs, y, grid, errors="return", warn=False)
     assert all(isinstance(f, DiscriminativeRLS) for f in out[:2])
     assert isinstance(out[2], TypeError) and "Sparse data" in str(out[2])
     # the later groups of a call take the first group's input attributes
@@ -457,7 +459,8 @@ def test_fit_path_shares_the_deformed_kernel_of_hinge_models_across_C():
     assert fits[a].deformation_ is fits[b].deformation_
     assert fits[a].deformation_ is not fits[c].deformation_
     # an invalid weight fails that point only
-    out = fit_path(SRSVM(), X, y, {"C": [1.0, -1.0]}, errors="return")
+    with pytest.warns(GroupFallbackWarning, match="2 grid point.*InvalidParameterError.*'C'"):
+        out = fit_path(SRSVM(), X, y, {"C": [1.0, -1.0]}, errors="return")
     assert hasattr(out[0], "svm_") and isinstance(out[1], Exception)
 
 
@@ -539,8 +542,40 @@ def test_fit_path_searches_each_knn_graph_once_and_checks_each_group(knn_searche
     bad = {"gamma": [0.1, -1.0], "eta": [1.0]}
     with pytest.raises(ValueError, match="gamma"):
         fit_path(DRLSC(kernel="rbf"), X, y, bad)
-    out = fit_path(DRLSC(kernel="rbf"), X, y, bad, errors="return")
+    with pytest.warns(GroupFallbackWarning, match="InvalidParameterError.*'gamma'"):
+        out = fit_path(DRLSC(kernel="rbf"), X, y, bad, errors="return")
     assert isinstance(out[0], DRLSC) and isinstance(out[1], ValueError)
+
+
+def test_a_failed_structure_group_warns_with_its_cause_and_a_bug_propagates(monkeypatch):
+    """``errors="return"``: a group that fails for a meant reason (here a penalty matrix
+    that cannot be built, a ValueError) is refitted point by point with a
+    GroupFallbackWarning naming the cause; an unrelated exception (a TypeError, as a bug
+    raises) is neither turned into a refit nor returned: it propagates."""
+    from structreg.models import _base
+
+    X, _, y_semi = _semi()
+    grid = {"gamma_A": [1e-3, 1e-2], "gamma_I": [0.0, 1.0]}
+    build = _base.StructuralEstimator._penalty_matrix
+
+    def failing(exc):
+        def matrix(penalty, points, y_codes, labeled, memo, graphs, labels):
+            if memo is not None:  # the group's shared build; a plain fit builds as usual
+                raise exc
+            return build(penalty, points, y_codes, labeled, memo, graphs, labels)
+
+        return staticmethod(matrix)
+
+    monkeypatch.setattr(_base.StructuralEstimator, "_penalty_matrix", failing(ValueError("x")))
+    with pytest.warns(GroupFallbackWarning, match=r"4 grid point\(s\) of LapRLSC .*ValueError: x"):
+        out = fit_path(LapRLSC(gamma=2.0), X, y_semi, grid, errors="return")
+    assert all(isinstance(f, LapRLSC) and hasattr(f, "coef_") for f in out)
+    bug = TypeError("unsupported operand")
+    monkeypatch.setattr(_base.StructuralEstimator, "_penalty_matrix", failing(bug))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GroupFallbackWarning)
+        with pytest.raises(TypeError, match="unsupported operand"):
+            fit_path(LapRLSC(gamma=2.0), X, y_semi, grid, errors="return")
 
 
 def test_grid_points_without_a_weight_take_the_estimators_value():

@@ -39,7 +39,7 @@ from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
 from .._compat import validate_parameter_constraints
-from ..exceptions import NonConvexObjectiveWarning
+from ..exceptions import InsufficientMemoryError, NonConvexObjectiveWarning
 from ._base import (
     LinearFeatures,
     StructuralClassifier,
@@ -120,7 +120,12 @@ class _Group:
     def __init__(self, template, X, y, unlabeled, memo: dict, labels: str, call: dict) -> None:
         """``template``: an unfitted estimator with the group's structure parameters, owned
         (and structure-fitted) by this object."""
-        X, y = _validated(template, X, y, unlabeled, call)
+        try:
+            X, y = _validated(template, X, y, unlabeled, call)
+        except TypeError as exc:  # scikit-learn refuses the input's type (e.g. sparse X)
+            if isinstance(exc, ValueError):  # an InvalidParameterError is both
+                raise
+            raise RefusedInputType(str(exc)) from exc
         if "encoded" not in call:
             call["encoded"] = template._encode_targets(y, unlabeled)
         self.template = template
@@ -320,9 +325,10 @@ def grid_outputs(
                             flags[i] = flag
                 if fitted is None:
                     fitted = group.fit(points, path_params, checked, warn)
-            except Exception:  # the group's structure (or a weight) is invalid here
+            except GROUP_FAILURES as exc:  # the group's structure (or a weight) is invalid here
                 if errors == "raise":
                     raise
+                _warn_group_fallback(template, len(idx), exc)
                 for i in idx:  # refit one by one: only the points that fail get the error
                     out[i] = _guarded(
                         errors, _plain_fit, estimator, X, y, candidates[i], unlabeled, warn
@@ -333,6 +339,40 @@ def grid_outputs(
     if info is not None and "encoded" in call:
         info["classes"] = call["encoded"][0]
     return _with_info(out, flags, info)
+
+
+class RefusedInputType(TypeError):
+    """The training data's type is refused by a structure group's model (scikit-learn's
+    ``TypeError`` for sparse X where dense data is required), raised from it with its
+    message: a failure of the group's input, not of the code."""
+
+
+GROUP_FAILURES = (ValueError, ArithmeticError, InsufficientMemoryError, RefusedInputType)
+"""What a structure group's shared fit may fail with because its structure, a weight or
+its input is invalid for these data, so that with ``errors="return"`` :func:`fit_path` fits
+the group's points one by one and only the points that fail get the error: a
+``ValueError`` (an invalid parameter, structure or weight; ``numpy.linalg.LinAlgError`` and
+:class:`~structreg.exceptions.NonFiniteError` are ValueErrors), an ``ArithmeticError``
+(floating-point trouble), an :class:`~structreg.exceptions.InsufficientMemoryError` or a
+:class:`RefusedInputType`.  Any other exception (e.g. a ``TypeError`` from a bug)
+propagates, whatever ``errors`` says."""
+
+
+class GroupFallbackWarning(UserWarning):
+    """A structure group of :func:`fit_path` (``errors="return"``) failed as a whole and its
+    grid points are fitted one by one; the message names the group and the cause."""
+
+
+def _warn_group_fallback(template, n_points: int, exc: BaseException) -> None:
+    """Say that the group of ``template``'s structure failed with ``exc`` and is refitted
+    point by point."""
+    warnings.warn(
+        f"fit_path: the structure group of {n_points} grid point(s) of "
+        f"{type(template).__name__} failed as a whole ({type(exc).__name__}: {exc}); its "
+        "points are fitted one by one, and those that fail get the error",
+        GroupFallbackWarning,
+        stacklevel=4,
+    )
 
 
 def _group(template, X, y, unlabeled, path_params, cache: dict, labels: str, call: dict) -> _Group:
