@@ -353,7 +353,7 @@ def check_dense_memory(needed: int, what: str, remedy: str | Callable[[], str]) 
 
 
 def _gib(n_bytes: int) -> str:
-    """``n_bytes`` in GiB: one decimal, two significant digits below 0.1 GiB."""
+    """``n_bytes`` in GiB: one decimal, two significant digits below a tenth of a GiB."""
     value = n_bytes / _GIB
     return f"{value:.1f} GiB" if value >= 0.1 else f"{value:.2g} GiB"
 
@@ -420,7 +420,8 @@ def blas_threads(
         The thread pools limited (threadpoolctl's ``user_api``); None: every pool
         threadpoolctl manages, BLAS and OpenMP.
     rescan : bool, default=False
-        Scan the loaded libraries afresh (about 5 ms) instead of using the process's one
+        Scan the loaded libraries afresh (slower than a small fit's solve; measured in
+        :doc:`/user_guide/scale`, "Memory and threads") instead of using the process's one
         controller, which knows only the libraries loaded when it was made: for a worker
         that runs arbitrary work (the experiment engine's cells), where a library may be
         loaded after the first call.
@@ -433,6 +434,7 @@ def blas_threads(
 
 def blas_threads_for(n_samples: int) -> AbstractContextManager[object]:
     """Context for the BLAS threads of a fit on ``n_samples`` points: one thread below
-    :data:`SMALL_PROBLEM` (threaded BLAS made those small factorisations 2-3x slower on 2
-    cores), the library's default otherwise."""
+    :data:`SMALL_PROBLEM` (threaded BLAS made those small factorisations slower on 2 cores;
+    measured in :doc:`/user_guide/scale`, "Memory and threads"), the library's default
+    otherwise."""
     return blas_threads(1 if n_samples < SMALL_PROBLEM else None)

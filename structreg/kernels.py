@@ -202,8 +202,9 @@ def _plain(A) -> bool:
 def _named_kernel(X, Y, kernel: str, gamma, degree: int, coef0: float) -> np.ndarray:
     """:func:`sklearn.metrics.pairwise.pairwise_kernels` for dense float64 arrays, the same
     operations in the same order (so the same bits), without its per-call validation layers
-    (three nested parameter checks and input conversions: 1 ms a call, more than the
-    kernel itself on the small blocks of a grid search).
+    (three nested parameter checks and input conversions, which cost more than the kernel
+    itself on the small blocks of a grid search; measured in the scale guide,
+    :doc:`/user_guide/scale`, "Measurements behind the solvers' settings").
 
     No rescaling is needed here: training data are refused where their squared distances
     would over- or underflow (:func:`~structreg._numerics.check_representable`), and

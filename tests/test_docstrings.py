@@ -2,9 +2,10 @@
 
 - No module substitutes into ``__doc__`` (an assignment to it, or a ``.replace``/``.format``
   of it): a docstring a reader sees in the source is the one ``help()`` and the API pages show.
-- No module, class or attribute docstring carries a measured time or memory (seconds, GiB,
-  MiB) outside its Examples: measurements live in the benchmarks page and the scale guide
-  (docs/benchmarks.md, docs/user_guide/scale.md), which the docstrings name.
+- No module, class, function or attribute docstring carries a measured time, memory or
+  speed-up (seconds, GiB, MiB, ``3x``) outside its Examples: measurements live in the
+  benchmarks page and the scale guide (docs/benchmarks.md, docs/user_guide/scale.md), which
+  the docstrings name.
 - The ``weights`` entries written out in GFHF's and PoissonLearning's docstrings list the
   choices and the default of the parameter constraints and signature, so the text cannot drift.
 """
@@ -24,21 +25,22 @@ from structreg import GFHF, PoissonLearning
 PACKAGE = Path(structreg.__file__).parent
 SOURCES = sorted(PACKAGE.rglob("*.py"))
 
-MEASUREMENT = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)? ?(?:ms|s|GiB|MiB)\b")
-"""A time or memory written with its unit: ``25 s``, ``0.7 s``, ``13.8 GiB``, ``4,398 s``."""
+MEASUREMENT = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)? ?(?:ms|s|GiB|MiB)(?![\w'])|\d(?:\.\d+)?x\b")
+"""A time or memory written with its unit (``25 s``, ``0.7 s``, ``13.8 GiB``, ``4,398 s``) or a
+measured speed-up (``2-3x``)."""
 
 SETTING = re.compile(r"\bdefault\b|\bper block\b|\bbudget\b", re.IGNORECASE)
 """A line that states a setting (``64 MiB by default``), not a measurement."""
 
 
 def _doc_nodes(tree: ast.Module):
-    """``(what, text)`` for the module docstring, the class docstrings and the attribute
-    docstrings (a string literal after an assignment) at module and class level."""
+    """``(what, text)`` for the module docstring, the class and function docstrings and the
+    attribute docstrings (a string literal after an assignment) at module and class level."""
     bodies = [("module", tree.body)]
     bodies += [
-        (f"class {node.name}", node.body)
+        (f"{type(node).__name__} {node.name}", node.body)
         for node in ast.walk(tree)
-        if isinstance(node, ast.ClassDef)
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
     ]
     for where, body in bodies:
         for i, stmt in enumerate(body):

@@ -107,15 +107,12 @@ class GFHF(GraphInferenceClassifier):
         cuts fewer kNN edges relative to the classes' sizes
         (:func:`~structreg.structure.labeled_graph.normalized_cut`; ``weights_`` says which),
         solved on to ``tol``.
-        On two moons of 1e6 and 1e7 points (5 labels per class) the smaller cut keeps heat
-        weights' 99.9 % over self-tuning's 90.6 % and 95.5 %.  Neither weighting wins
-        everywhere: local scales follow classes of different
-        densities (USPS at 10 labels per class: 90 % against 82 % with heat weights), one
-        width keeps a sparse gap between classes weak (two moons of 1e5 points, 5 labels
-        per class: 99.9 % against 95.7 %).  The smaller cut picks the better of the two on
-        both, and on 18 of 19 sets at 3-10 labels per class it is within a point of the
-        better (COIL-20 at 3 labels per class: 89.9 % against 93.8 %; see the user guide's
-        defaults page).
+        Neither weighting wins everywhere: local scales follow classes of different
+        densities (USPS), one width keeps a sparse gap between classes weak (two moons).
+        The smaller cut picks the better of the two on both, and on 18 of 19 sets at 3-10
+        labels per class it is within a point of the better (measured on the user guide's
+        defaults page, :doc:`/user_guide/defaults`; at 1e6 and 1e7 points in the scale
+        guide, :doc:`/user_guide/scale`, "Measurements behind the solvers' settings").
     tol : float, default=1e-6
         Relative residual of the conjugate-gradient solve of large systems
         (:func:`harmonic_function`).

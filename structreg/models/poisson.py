@@ -87,31 +87,23 @@ class PoissonLearning(GraphInferenceClassifier):
     (:class:`~structreg.models.GFHF`), which flattens to a constant away from the labels when
     they are few, the Poisson solution keeps its contrast.
 
-    Where that helps and where it does not (the defaults suite: accuracy on the hidden points,
-    mean over 10 draws, 5 on USPS, with the same number of labels drawn in every class; the
-    "Which estimator?" page of the documentation):
+    Where that helps and where it does not (the defaults suite: accuracy on the hidden points
+    with the same number of labels drawn in every class; the measurements are on the "Which
+    estimator?" page, :doc:`/which_estimator`, and in the suite's table on the defaults
+    page, :doc:`/user_guide/defaults`):
 
     * images at 1-3 labels per class: ahead of GFHF and of scikit-learn's LabelSpreading
-      (USPS digits at 1 and 3 labels per class 71.2 % and 81.8 % against GFHF's 37.1 % and
-      76.9 % and LabelSpreading's 36.5 % and 64.9 %; COIL-20 at 3, 92.3 % against 88.1 %
-      and 82.3 %);
+      (USPS digits, COIL-20);
     * many irrelevant features: ahead of GFHF at 3 labels per class (two moons + 50 noise
-      dimensions 60.9 % against 50.2 %), but no better than RLSC on the labeled points alone
-      (60.6 %), which is ahead from 10 labels per class on;
-    * points on a curve or in clusters: behind GFHF (two moons of 1e4 points at 1, 3 and 10
-      labels per class 88.7 %, 93.8 % and 95.4 % against 99.9 %; Gaussian mixtures of 1e4
-      points at 3, 88.6 % against 93.8 %).  Over the suite's 43 sets at 3 labels per class
-      GFHF is significantly ahead on 13 (also dermatology 94.4 % against 90.6 %, ecoli
-      81.8 % against 73.7 %, new-thyroid 91.1 % against 83.1 %, yeast 38.1 % against
-      32.1 %) and Poisson learning on 7; at 10 and 40 labels per class GFHF is ahead on 23
-      and 28 sets, behind on 5;
+      dimensions), but no better than RLSC on the labeled points alone, which is ahead from
+      10 labels per class on;
+    * points on a curve or in clusters: behind GFHF (two moons, Gaussian mixtures).  Over the
+      suite's sets GFHF is significantly ahead on more sets than Poisson learning at 3 labels
+      per class, and on most of them at 10 and 40;
     * classes of unequal sizes with the same number of labels in each: ``class_prior="auto"``
-      splits the points too evenly (see ``class_prior``).  Two classes of 2:1 sizes, 700
-      points, 3 labels per class: 83.9 % against LabelSpreading's 87.6 % and GFHF's 89.3 %;
-      3:1 and 4:1 sizes at 10 labels per class: 70.7 % and 71.0 %, significantly below
-      LabelSpreading's 76.7 % and 76.5 % (GFHF 74.5 % and 84.1 %).  With the class sizes
-      passed as ``class_prior`` the same draws give 93.8 % (2:1, 3 labels per class) and
-      79.8 % and 83.3 % (3:1 and 4:1, 10 labels per class).
+      splits the points too evenly (see ``class_prior``) and falls below LabelSpreading and
+      GFHF; with the class sizes passed as ``class_prior`` the same draws do better
+      (``benchmarks/poisson_class_sizes.py``).
 
     Unlabeled samples are marked ``-1`` (``None`` for string labels), by a missing label (NaN,
     None, ``pd.NA``) or by the ``unlabeled`` mask of ``fit``.  Unlabeled points in a connected
@@ -128,7 +120,8 @@ class PoissonLearning(GraphInferenceClassifier):
     ----------
     n_neighbors : int, default=7
         k of the kNN graph, and the neighbourhood of a new point (as GFHF; on USPS at 1-10
-        labels per class k = 7 is 0.2-2 points more accurate than graphlearning's k = 10).
+        labels per class k = 7 is more accurate than graphlearning's k = 10, measured in the
+        scale guide, :doc:`/user_guide/scale`, "Measurements behind the solvers' settings").
     weights : {"connectivity", "heat", "self-tuning"}, default="self-tuning"
         Edge weights of the kNN graph and of the out-of-sample rule.  ``"self-tuning"``:
         ``max(exp(-4 ||x_i - x_j||^2 / (sigma_i sigma_j)), 1e-8)``, ``sigma_i`` the distance
@@ -166,8 +159,8 @@ class PoissonLearning(GraphInferenceClassifier):
         a few labels per class the class masses follow the labeled points' class shares,
         each label weighted by its degree, rather than the class sizes, so with the same
         number of labels in classes of unequal sizes the large class is given too few points
-        (3:1 classes, 40 features of which 4 informative, 3 labels per class: an estimated
-        share of 0.53 on average, 0.29 to 0.72 over ten draws, for a class of 0.75).  When
+        (measured in the scale guide, :doc:`/user_guide/scale`, "Measurements behind the
+        solvers' settings").  When
         the class sizes are known, pass them.  None: no correction (plain Algorithm 1).
     tol : float, default=1e-6
         Relative residual of the conjugate-gradient solve of large systems.

@@ -98,7 +98,9 @@ def lower_triangular_solve(
     the work is matrix products.  The result equals :func:`scipy.linalg.solve_triangular` up
     to rounding (the error of the explicit leaf inverses is that of a triangular solve, a few
     ``eps`` times the condition number of ``L``); single-threaded small-matrix ``?trsm`` of
-    the bundled OpenBLAS is 2-3x slower than its matrix products, which made the plain solve
+    the bundled OpenBLAS is several times slower than its matrix products (measured in the
+    scale guide, :doc:`/user_guide/scale`, "Measurements behind the solvers' settings"), which
+    made the plain solve
     the largest cost of SRSVM's deformed kernel.  ``overwrite_b=True`` (``B`` a C-contiguous
     float64 array) may write the result into ``B``.
     """

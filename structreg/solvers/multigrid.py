@@ -89,16 +89,14 @@ def amg_strength(N: sp.csr_matrix) -> tuple[str, dict]:
     when more than ``AMG_TINY_SHARE`` of the off-diagonal entries are below ``AMG_TINY`` in
     magnitude, so that no aggregate spans an edge many orders lighter than its others.
 
-    Measured on the Jacobi-scaled harmonic systems of two moons (5 labels per class, one
-    core; set-up plus CG to 1e-6 in the V-cycle norm, iterations): self-tuning weights, 1e6
-    points, ``theta`` 0 / 0.02 / 0.05: 5.4 s (25) / 5.3 s (17) / 5.7 s (13); heat weights
-    with their floor (``structreg.structure.graphs.HEAT_FLOOR``), 1e6 points, 12.9 s (94) /
-    5.7 s (26) / 4.5 s (19), 2e6 points 0.02 / 0.05 / 0.1: 11.6 s (28) / 9.7 s (16) /
-    19.4 s (38).  Graphs whose weights span hundreds of orders of magnitude (heat weights
-    without the floor, 0.4 % of the scaled entries below 1e-6 on two moons of 1e6-2e6
-    points, e.g. a precomputed graph) break the V-cycle at ``theta`` 0.05 and below at 2e6
-    points (a coarse diagonal lost to rounding); ``theta=0.1`` converges there, slowly
-    (1e6 points: 87 iterations, 15 s; 2e6: 197).
+    The thresholds were chosen on the Jacobi-scaled harmonic systems of two moons of 1e6 and
+    2e6 points, self-tuning and floored heat weights (the set-up plus CG times and iterations
+    for each ``theta`` are in the scale guide, :doc:`/user_guide/scale`, "Measurements behind
+    the solvers' settings").  Graphs whose weights span hundreds of orders of magnitude (heat
+    weights without the floor, 0.4 % of the scaled entries below 1e-6 on two moons of
+    1e6-2e6 points, e.g. a precomputed graph) break the V-cycle at ``theta`` 0.05 and below
+    at 2e6 points (a coarse diagonal lost to rounding); ``theta=0.1`` converges there,
+    slowly (87 iterations at 1e6 points, 197 at 2e6).
     """
     diagonal = N.diagonal()
     off = N.nnz - int(np.count_nonzero(diagonal))

@@ -508,14 +508,17 @@ def _exact_indices(X, queries, n_query: int, return_distance: bool = False):
 
 def _library_indices(X, queries, n_query: int, return_distance: bool = False):
     """:func:`_exact_indices` by a tree or brute force: dense data with fewer than
-    ``TREE_MAX_FEATURES`` features by scipy's ``cKDTree`` (1.5-4x faster than scikit-learn's
-    k-d tree on 5-10-d mixtures and uniform data of 2e4-1e5 points), the rest by scikit-learn's
+    ``TREE_MAX_FEATURES`` features by scipy's ``cKDTree`` (faster than scikit-learn's k-d tree
+    on 5-10-d mixtures and uniform data of 2e4-1e5 points; measured in the scale guide,
+    :doc:`/user_guide/scale`, "Measurements behind the solvers' settings"), the rest by
+    scikit-learn's
     ``NearestNeighbors``.  The tree's answer is put in (distance, index) order, and a row
     whose ``n_query``-th distance ties with the next one is searched again for twice as many
     neighbours until the tie is inside, so that ties at the cut go by index too.  When the
     queries are the points themselves they are searched in the tree's leaf order, so that
-    consecutive queries walk the same branches (two moons of 1e7 points: 33 s instead of
-    84 s in the input's random order)."""
+    consecutive queries walk the same branches (less than half the time on two moons of 1e7
+    points; measured in the scale guide, :doc:`/user_guide/scale`, "Graph solves on large
+    graphs")."""
     parallel = queries.shape[0] >= PARALLEL_MIN_QUERIES
     if sp.issparse(X) or sp.issparse(queries) or X.shape[1] >= TREE_MAX_FEATURES:
         ind, dist = _sklearn_search(X, queries, n_query, parallel)
@@ -578,8 +581,9 @@ def _gemm_indices(
     - 2 v_ij`` does, and each query keeps the ``m = n_query + GEMM_EXTRA`` largest.  A
     self-search (``queries is X``) computes each pair once (:func:`_self_candidates`: the
     tiles on and above the diagonal, each product serving its row and its column, selected
-    against thresholds from a sample rather than transposed; USPS, 11,000 x 256, k + 1 = 8,
-    2 cores at load 4.7: 1.50 -> 1.00 s), with the bound below for ``d + 2`` terms and
+    against thresholds from a sample rather than transposed; a third less time on USPS,
+    measured in the scale guide, :doc:`/user_guide/scale`, "Measurements behind the solvers'
+    settings"), with the bound below for ``d + 2`` terms and
     ``|q_i|^2 / 2`` added.  The
     computed ``v_ij`` is within
 
@@ -1058,7 +1062,9 @@ def _ivf_indices(X, n_query: int) -> np.ndarray:
     likely one that the sample favours (USPS replicated to 1e6 points passed at 9 probes
     with a recall of 0.9898 on fresh points).  The whole set is then searched with that
     ``nprobe``, the queries in cell order (consecutive
-    queries scan the same cells: 13 s instead of 23 s at 1e5 points in 64-d).  Where the
+    queries scan the same cells: about half the time at 1e5 points in 64-d, measured in the
+    scale guide, :doc:`/user_guide/scale`, "Measurements behind the solvers' settings").  Where
+    the
     recall needs more than ``IVF_MAX_SHARE`` of the cells, the exact search is faster and
     runs instead (a float32 scan of faiss costs several times a BLAS product per pair).
     Sample rows keep their exact neighbours; rows with too few points in their cells (index
