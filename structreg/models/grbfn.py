@@ -12,8 +12,9 @@ from ._base import StructuralClassifier, memo_key
 SAMPLES_PER_CENTER = 5
 """Training samples per hidden unit of ``GRBFN(n_centers="auto")``: with 3-fold CV on five
 standardised problems (iris, wine, breast cancer, digits, a 3-class ``make_classification``)
-this matched or beat ``RLSC()`` on each, where 10 units lost 30-45 points on the 3-class and
-digits problems (48 % and 52 %)."""
+this matched or beat ``RLSC()`` on each, where 10 units lost tens of points on the 3-class
+and digits problems (measured in the scale guide, :doc:`/user_guide/scale`, "Measurements
+behind the solvers' settings")."""
 
 MAX_AUTO_CENTERS = 1000
 """Cap of ``n_centers="auto"`` (fuzzy c-means costs O(n c d) per iteration)."""

@@ -56,8 +56,8 @@ class _GraphKernelMixin:
         a graph given as a matrix (kept in ``memo`` for one X); ``"scale"`` for the
         other kernels.  With Nystroem ``centres`` (row indices of X, fewer than its rows),
         ``t`` is at least the centres' own neighbour scale: a function spanned by kernels at
-        m centres needs kernels as wide as the centres are apart (two moons, 1e5 points, 1000
-        centres: the points' scale gives 57 % accuracy, the centres' 98 %)."""
+        m centres needs kernels as wide as the centres are apart (measured on two moons in
+        the scale guide, :doc:`/user_guide/scale`, "Measurements behind the solvers' settings")."""
         if self.gamma != "graph":
             return self.gamma
         if self.kernel != "rbf":

@@ -1178,8 +1178,8 @@ graph breaks into sets joined to the rest by less than rounding keeps (numerical
 systems) and the multigrid solve needs more iterations at every size (87 at 1e6 points, 197
 at 2e6).  With it every kNN edge joins (an underflowed weight no longer cuts the graph), an
 edge is at most 1e4 times another, and the multigrid solve takes 16-28 iterations at 1e6-2e6
-points, while a sparse gap between classes stays weak (two moons of 1e6 points, 5 labels per
-class: 99.93 % with it, 99.89 % without)."""
+points, while a sparse gap between classes stays weak (the accuracies with and without it
+are in the scale guide, :doc:`/user_guide/scale`, "Graph solves on large graphs")."""
 
 
 SELF_TUNING_FLOOR = 1e-8
@@ -1201,12 +1201,12 @@ class 1.  With the floor every kNN edge joins, no degree is subnormal, and a wei
 
 Not :data:`HEAT_FLOOR`'s 1e-4: a small self-tuning weight is not a global width gone wrong
 but what the local scales are there to show, an edge between a dense region and a sparse
-one.  Raised to 1e-4, such weights carry too much: on ionosphere (26.6 % of its edges below
-1e-4; 5-7 % of glass's and automobile's) Poisson learning lost 1.0-1.9 points at 3, 10 and
-40 labels per class, significantly (paired t-test over 10 draws; quick tier of
-``benchmarks/defaults_suite.py``).  At 1e-8, weights that small next to degrees of order 1
-change no label: GFHF's and Poisson learning's accuracies in every cell of the quick tier
-were those without a floor."""
+one.  Raised to 1e-4, such weights carry too much: Poisson learning lost accuracy
+significantly on the sets with many such edges (ionosphere, glass, automobile).  At 1e-8,
+weights that small next to degrees of order 1 change no label: GFHF's and Poisson learning's
+accuracies in every cell of the quick tier of ``benchmarks/defaults_suite.py`` were those
+without a floor (measured in the scale guide, :doc:`/user_guide/scale`, "Measurements behind
+the solvers' settings")."""
 
 
 def knn_graph(
@@ -1428,11 +1428,9 @@ def distinct_local_scales(X, ind: np.ndarray) -> np.ndarray:
     ``(k - c + 1)``-th nearest other location (the nearest one, from k copies on), and so is
     that of the points beside them whose k nearest rows they fill; the weights
     ``exp(-4 d^2 / (sigma_i sigma_j))`` of the edges leaving the copies then fall by orders of
-    magnitude.  Labeled copies are joined to the rest of the graph by these edges only: on
-    two moons of 20,000 points (standardised, noise 0.1, 5 labels per class) whose class-0
-    labeled points were five copies of one point, GFHF labeled 50.1 % of the points right
-    with the copies' scale counting them, 90.8 % with copies counted once (one labeled
-    point there instead of the five copies: 90.7 %).
+    magnitude.  Labeled copies are joined to the rest of the graph by these edges only, and
+    GFHF's labels fall to chance where copies are counted (measured on two moons in the scale
+    guide, :doc:`/user_guide/scale`, "Measurements behind the solvers' settings").
     """
     n, k = ind.shape
     sigma = _pair_distances(X, np.arange(n), ind[:, -1])
