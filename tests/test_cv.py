@@ -758,3 +758,24 @@ def test_deformed_gram_of_a_primal_fit_says_it_has_none():
     lap = LapSVM().fit(X, y)  # the default: the primal squared hinge
     with pytest.raises(AttributeError, match="solver='primal'.*solver='dense'"):
         lap.deformed_gram()
+
+
+def test_a_sparse_grid_builds_its_knn_graph_in_the_group():
+    """Sparse X through a structure group's shared kNN search (the cut tolerance of a sparse
+    matrix's rows) fits the group as a whole, no point-by-point fallback, equal to the
+    plain fits."""
+    import scipy.sparse as sp
+
+    X, y = _multi()
+    Xs = sp.csr_matrix(X)
+    base = DRLSC(kernel="linear", solver="cg", n_neighbors=3)
+    grid = {"eta": [0.5, 1.0]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GroupFallbackWarning)
+        fits = fit_path(base, Xs, y, grid, warn=False)
+    with _quiet():
+        for point, fitted in zip(ParameterGrid(grid), fits, strict=True):
+            one = clone(base).set_params(**point).fit(Xs, y)
+            np.testing.assert_allclose(
+                fitted.decision_function(Xs), one.decision_function(Xs), atol=1e-8
+            )

@@ -483,7 +483,10 @@ def _cut_search(X, n_query: int, store: dict) -> np.ndarray:
 
 def _cut_tolerance(X) -> float:
     """:data:`CUT_TOLERANCE` in squared distances for the points ``X``."""
-    squares = X.multiply(X).sum(axis=1) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+    if sp.issparse(X):  # (a row sum of a sparse matrix is an np.matrix: made an array)
+        squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    else:
+        squares = np.einsum("ij,ij->i", X, X)
     largest = float(np.max(squares, initial=0.0))
     return CUT_TOLERANCE * (X.shape[1] + 1) * np.finfo(float).eps * largest
 
