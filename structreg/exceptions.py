@@ -9,6 +9,7 @@ from ._resources import InsufficientMemoryError
 
 __all__ = [
     "DegenerateSolutionWarning",
+    "GroupFallbackWarning",
     "InsufficientMemoryError",
     "NonConvexObjectiveWarning",
     "NonFiniteError",
@@ -24,6 +25,13 @@ class DegenerateSolutionWarning(UserWarning):
     """A semi-supervised fit gave a degenerate answer: most unlabeled points in one class,
     weakly decided, although the labels are spread, or class scores nearly constant away
     from the labeled points.  The message names the reason and what to try."""
+
+
+class GroupFallbackWarning(UserWarning):
+    """A structure group of a grid (:func:`~structreg.models.fit_path` with
+    ``errors="return"``, and the ``*CV`` estimators) failed as a whole -- its structure, a
+    weight or the input is invalid for these data -- and its grid points are fitted one by
+    one; the message names the group and the cause."""
 
 
 class UnlabeledScoringWarning(UserWarning):

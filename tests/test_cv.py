@@ -26,7 +26,7 @@ from structreg import (
     SSDRWu,
     StructuralClassifier,
 )
-from structreg.exceptions import UnlabeledScoringWarning
+from structreg.exceptions import GroupFallbackWarning, UnlabeledScoringWarning
 from structreg.model_selection import SemiSupervisedKFold
 from structreg.models import (
     DRLSCCV,
@@ -37,7 +37,6 @@ from structreg.models import (
     decision_values,
     fit_path,
 )
-from structreg.models.path import GroupFallbackWarning
 from structreg.solvers import NonConvexObjectiveWarning
 from structreg.structure import ClassScatterPenalty, LaplacianPenalty
 

@@ -323,8 +323,8 @@ def test_the_refusal_follows_the_solver_and_the_machine(monkeypatch):
     from sklearn.datasets import make_moons
 
     from structreg import LapRLSC, LapSVM
+    from structreg.exceptions import GroupFallbackWarning
     from structreg.models import LapRLSCCV
-    from structreg.models.path import GroupFallbackWarning
 
     X, y = make_moons(200, noise=0.1, random_state=0)
     y_semi = np.where(np.arange(200) < 20, y, -1)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import sys
-import textwrap
 import warnings
 from numbers import Integral, Real
 
@@ -273,29 +272,6 @@ def class_weights(
             )
         class_weight = dict(zip(codes.tolist(), values.tolist(), strict=True))
     return compute_class_weight(class_weight, classes=codes, y=y_codes[labeled])
-
-
-def class_weight_doc(loss: str) -> str:
-    """The ``class_weight`` entry of a model's Parameters; ``loss``: the model's weighted loss
-    (with ``c_i``) in one line."""
-    text = (
-        f"Class weights ``w_c`` of the labeled samples, as in scikit-learn: the loss becomes "
-        f'{loss}.  ``"balanced"``: ``w_c = l / (n_classes l_c)`` over the l labeled samples '
-        "(unlabeled ones never count); a dict ``{label: weight}`` weighs the classes it omits "
-        "1 and refuses labels that are not classes.  See :class:`~structreg.StructuralClassifier`."
-    )
-    indent = " " * 8
-    body = textwrap.fill(
-        text, 96, initial_indent=indent, subsequent_indent=indent, break_long_words=False
-    )
-    return f'    class_weight : dict, "balanced" or None, default=None\n{body}\n'
-
-
-SQUARE_CLASS_WEIGHT = (
-    "``sum_labeled c_i ||f(x_i) - y_i||^2`` with ``c_i = w_{y_i} / l``, the same weight in "
-    "every output column"
-)
-"""The weighted square loss of the ``(1/l)``-normalised presets, for :func:`class_weight_doc`."""
 
 
 def check_unlabeled_mask(unlabeled, shape: tuple) -> np.ndarray:

@@ -39,7 +39,7 @@ from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
 from .._compat import validate_parameter_constraints
-from ..exceptions import InsufficientMemoryError, NonConvexObjectiveWarning
+from ..exceptions import GroupFallbackWarning, InsufficientMemoryError, NonConvexObjectiveWarning
 from ._base import (
     LinearFeatures,
     StructuralClassifier,
@@ -356,11 +356,6 @@ the group's points one by one and only the points that fail get the error: a
 (floating-point trouble), an :class:`~structreg.exceptions.InsufficientMemoryError` or a
 :class:`RefusedInputType`.  Any other exception (e.g. a ``TypeError`` from a bug)
 propagates, whatever ``errors`` says."""
-
-
-class GroupFallbackWarning(UserWarning):
-    """A structure group of :func:`fit_path` (``errors="return"``) failed as a whole and its
-    grid points are fitted one by one; the message names the group and the cause."""
 
 
 def _warn_group_fallback(template, n_points: int, exc: BaseException) -> None:
