@@ -9,6 +9,7 @@ from sklearn.datasets import make_moons
 import structreg
 from structreg import LapRLSC
 from structreg.kernels import kernel_matrix, rbf_section
+from structreg.models._nystroem_rows import features_by_rows
 from structreg.solvers.design import RowDesign, design_penalty_gram
 from structreg.structure.graphs import knn_graph, laplacian
 
@@ -79,10 +80,10 @@ def test_fit_with_features_by_rows_equals_the_held_features():
     X, y, y_semi = _moons()
     params = dict(solver="nystroem", n_components=80, random_state=0)
     held = LapRLSC(**params).fit(X, y_semi)
-    assert not held._features_by_rows(X, None)  # 500 x 80 floats: kept whole
+    assert not features_by_rows(held, X, None)  # 500 x 80 floats: kept whole
     with structreg.config_context(working_memory=0.01):  # 10 KiB blocks: 16 rows of Z
         rows = LapRLSC(**params).fit(X, y_semi)
-        assert rows._features_by_rows(X, None)
+        assert features_by_rows(rows, X, None)
     F_held, F_rows = held.decision_function(X), rows.decision_function(X)
     np.testing.assert_allclose(F_rows, F_held, rtol=1e-9, atol=1e-9 * np.abs(F_held).max())
     np.testing.assert_array_equal(rows.transduction_, held.transduction_)
@@ -100,7 +101,7 @@ def test_features_by_rows_only_where_the_same_system_is_solved():
     with structreg.config_context(working_memory=0.01):
         for params in ({"fit_intercept": True}, {"gamma_A": 0.0}, {"solver": "dense"}):
             clf = LapRLSC(n_components=80, random_state=0, **params).fit(X, y_semi)
-            assert not clf._features_by_rows(X, None)
+            assert not features_by_rows(clf, X, None)
 
 
 @pytest.mark.parametrize("shift", [0.0, 1e3])  # points far from the origin: cancellation
@@ -141,7 +142,7 @@ def test_fit_with_features_by_rows_solves_the_stated_objective():
     coef = np.linalg.solve(H, Z.T @ (c[:, None] * Y))
     with structreg.config_context(working_memory=0.01):
         rows = LapRLSC(**params).fit(X, y_semi)
-        assert rows._features_by_rows(X, None)
+        assert features_by_rows(rows, X, None)
     np.testing.assert_allclose(rows.coef_, coef, rtol=1e-8, atol=1e-8 * np.abs(coef).max())
     F = (Z @ coef)[:, 0]  # binary: one output column
     F_rows = rows.decision_function(X)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import sys
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -29,10 +28,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from .. import _resources
 from .._compat import label_array, safe_indexing
 from .._numerics import (
-    check_finite,
     check_not_degenerate,
     check_representable,
 )
@@ -43,7 +40,6 @@ from ..kernels import (
     KernelExpansion,
     KernelFeatureMap,
     LandmarkFeatureMap,
-    NystroemApproximationWarning,
     check_precomputed_gram,
     internal_map,
     kernel_points,
@@ -59,17 +55,15 @@ from ._degenerate import warn_if_degenerate
 from ._losses import loss_for
 from ._memory_guard import check_dense_memory
 from ._misuse import warn_if_fold_tests_unlabeled, warn_if_scoring_unlabeled
+from ._nystroem_rows import (  # noqa: F401 (NYSTROEM_WARN_UNEXPLAINED: re-export)
+    NYSTROEM_WARN_UNEXPLAINED,
+    features_by_rows,
+    row_design,
+    warn_nystroem,
+)
+from ._output_checks import check_finite_solution, checked_outputs
 from ._solver_choice import AUTO_DENSE_MAX, resolve_solver  # noqa: F401 (re-export)
 from .problem import Problem, setting_of, string_weights
-
-NYSTROEM_WARN_UNEXPLAINED = 0.4
-"""``solver="nystroem"`` warns (:class:`~structreg.kernels.NystroemApproximationWarning`) when
-the centres miss more than this share of the kernel's trace over the training samples
-(``solver_info_["unexplained_trace"]``).  Measured with LapRLSC (``benchmarks/
-laprlsc_solvers.py``, unlabeled accuracy of Nystroem minus dense): two moons 0.0000 (gap 0),
-moons with 18 noise dimensions and a wide kernel 0.003-0.007 (gaps within 0.4 points), USPS
-0.22 with m = 2000 (gaps -1.3 to +1.6 points), and the same noisy moons with a narrow kernel
-0.49-0.88 (gaps up to 5.5 points)."""
 
 _SOLUTION_ATTRIBUTES = (
     "coef_",
@@ -519,6 +513,11 @@ class StructuralEstimator(BaseEstimator):
     def _prepare(self, X: np.ndarray, Z: np.ndarray, y_codes: np.ndarray, labeled: np.ndarray):
         """Hook run after the feature map and before the penalties (e.g. clustering)."""
 
+    def _has_prepare_step(self) -> bool:
+        """Whether this preset overrides :meth:`_prepare` (a fit step before the problem:
+        clustering, ...)."""
+        return type(self)._prepare is not StructuralEstimator._prepare
+
     def _loss_weights(self, labeled: np.ndarray) -> np.ndarray:
         """Per-sample loss weights before the class weights: ``1/l`` on the l labeled
         samples (a preset whose paper sums the loss unnormalised returns 1 there)."""
@@ -673,8 +672,8 @@ class StructuralEstimator(BaseEstimator):
         key = memo_key(self.feature_map_) if memo is not None else None
         if key is not None and ("feature_map", key) in memo:
             self.feature_map_, Z = memo["feature_map", key]
-        elif self._features_by_rows(X, memo):
-            Z = self._row_design(X)
+        elif features_by_rows(self, X, memo):
+            Z = row_design(self, X)
         elif isinstance(self.feature_map_, KernelExpansion):  # iterative exact kernel: no Z
             check_dense_memory(self, X, labeled)
             Z = None
@@ -691,41 +690,9 @@ class StructuralEstimator(BaseEstimator):
         if self.solver_ == "nystroem" and not isinstance(Z, RowDesign):  # (RowDesign: _fit)
             unexplained = getattr(self.feature_map_, "unexplained_trace_", None)
         if unexplained is not None:
-            self._warn_nystroem(unexplained, Z.shape[1])
+            warn_nystroem(self, unexplained, Z.shape[1])
         self._prepare(self._structure_points(X, Z), Z, y_codes, labeled)
         return y_codes, labeled, Z, unexplained
-
-    def _features_by_rows(self, X, memo: dict | None) -> bool:
-        """Whether the Nystroem features are formed a block of rows at a time rather than
-        held (:class:`~structreg.solvers.design.RowDesign`): a single fit (no grid ``memo``)
-        of the square loss without intercept, with a ridge and without a ``_prepare`` step,
-        whose n x m features pass the largest kernel matrix kept whole
-        (:func:`~structreg._resources.kernel_store_bytes`, 16 memory blocks).  It solves the
-        same normal equations, formed in blocks."""
-        return (
-            memo is None
-            and type(self.feature_map_) is LandmarkFeatureMap
-            and self.loss_.name == "square"
-            and self.solver_ != "cg"
-            and not self.loss_.has_intercept(self)
-            and self._ridge() > 0
-            and type(self)._prepare is StructuralEstimator._prepare
-            and 8 * X.shape[0] * len(self.feature_map_.landmarks) > _resources.kernel_store_bytes()
-        )
-
-    def _row_design(self, X) -> RowDesign:
-        """The Nystroem features of X as a :class:`~structreg.solvers.design.RowDesign`:
-        rows mapped when read, ``Z @ V`` as the kernel expansion ``k(X, C) R^{-1} V``, their
-        kernel sections in the map's fused form (``fused=True``: the rbf exponent as one
-        product; the passes over all n rows are most of such a fit)."""
-        fmap = self.feature_map_
-        X = fmap.fit_landmarks(X)
-        return RowDesign(
-            X.shape[0],
-            fmap.n_components_,
-            rows=lambda idx: fmap._map(X[idx], fused=True),
-            product=lambda V: fmap.decision(X, fmap.dual_coef(V), fused=True),
-        )
 
     def _problem(
         self,
@@ -832,7 +799,7 @@ class StructuralEstimator(BaseEstimator):
         fitted = self.loss_.fit_grid(problem, [self])[0]
         if isinstance(problem.Z, RowDesign):  # the penalty pass measured ||Z||_F^2
             problem.unexplained = self.feature_map_.set_explained(X, problem.Z.squared_norm())
-            self._warn_nystroem(problem.unexplained, problem.Z.shape[1])
+            warn_nystroem(self, problem.unexplained, problem.Z.shape[1])
         fitted = self._finish_fit(problem, fitted, X)
         if fitted is not None and getattr(self, "classes_", None) is not None:
             warn_if_degenerate(self, fitted, problem.labeled, problem.y_codes, DEGENERATE_HINT)
@@ -883,19 +850,6 @@ class StructuralEstimator(BaseEstimator):
         terms = self._penalty_terms(X.shape[0], int(labeled.sum()))
         return build_penalties(terms, points, y_codes, labeled)[0]
 
-    def _warn_nystroem(self, unexplained: float, n_components: int) -> None:
-        """Warn when the Nystroem centres miss much of the kernel (see
-        :data:`NYSTROEM_WARN_UNEXPLAINED`)."""
-        if unexplained > NYSTROEM_WARN_UNEXPLAINED:
-            warnings.warn(
-                f"{type(self).__name__}: the {n_components} Nystroem centres leave "
-                f"{100 * unexplained:.0f}% of the kernel's trace over the training samples "
-                "unexplained, so the fit may differ markedly from the exact-kernel solution; "
-                "use more centres (n_components), a wider kernel, or solver='dense' / 'cg'",
-                NystroemApproximationWarning,
-                stacklevel=4,
-            )
-
     # -- solver choice: structreg.models._solver_choice; the hooks it reads --------------
     def _primal_output(self) -> bool:
         """Whether the fitted model is linear on its features (``phi(x) @ coef_ +
@@ -915,24 +869,18 @@ class StructuralEstimator(BaseEstimator):
     def _square_tol(self) -> float:
         return self.tol
 
-    def _check_finite_solution(self, *arrays) -> None:
-        """Refuse fitted coefficients that are not finite, naming the parameters that set
-        the problem's scale (:func:`~structreg._numerics.check_finite`)."""
-        what = f"{type(self).__name__}'s fitted coefficients"
-        check_finite(list(arrays), what, self._scale_cause)
-
     def _set_solution(
         self, coef, intercept, loss: str, n_components: int, info: dict, dual_coef=None
     ) -> None:
         """Store a linear solution on the feature map (and its kernel expansion) and
         ``solver_info_``; used by ``fit`` and by :func:`~structreg.models.fit_path` (which
         passes the kernel expansion ``dual_coef``, computed for a whole grid at once)."""
-        self._check_finite_solution(coef, intercept, dual_coef)
+        check_finite_solution(self, coef, intercept, dual_coef)
         self.coef_, self.intercept_ = coef, intercept
         if hasattr(self.feature_map_, "dual_coef"):
             if dual_coef is None:
                 dual_coef = self.feature_map_.dual_coef(coef)
-                self._check_finite_solution(dual_coef)
+                check_finite_solution(self, dual_coef)
             self.dual_coef_ = dual_coef
         self.solver_info_ = {
             "loss": loss,
@@ -950,26 +898,7 @@ class StructuralEstimator(BaseEstimator):
         that are not finite are a :class:`~structreg._numerics.NonFiniteError`."""
         check_is_fitted(self)
         X = self._validated_new(X, "csr" if self._accepts_sparse() else False)
-        return self._checked_outputs(self.loss_.decision(self, X))
-
-    def _checked_outputs(self, F: np.ndarray) -> np.ndarray:
-        """``F``, the outputs at new inputs, refused when not finite."""
-        check_finite(F, f"{type(self).__name__}'s decision values", self._scale_cause)
-        return F
-
-    def _scale_cause(self) -> str:
-        """What a non-finite solution or output comes from: the parameters that set the
-        scale of the problem, for :func:`~structreg._numerics.check_finite`'s message."""
-        parts = [f"kernel={self.kernel!r}"]
-        gamma = getattr(getattr(self, "feature_map_", None), "gamma_", None)
-        if gamma is not None:
-            parts.append(f"gamma={gamma:.3g}")
-        names = ("gamma_A", "degree", "coef0") if self.kernel == "poly" else ("gamma_A",)
-        parts += [f"{n}={getattr(self, n)!r}" for n in names if n in self._parameter_constraints]
-        return (
-            f"{', '.join(parts)} on inputs of this scale overflow float64 (rescale X, or lower "
-            "the kernel's gamma / degree)"
-        )
+        return checked_outputs(self, self.loss_.decision(self, X))
 
     _sparse_structure = True
     """Whether this model's structure steps (penalties, ``_prepare``) work on scipy.sparse

@@ -41,6 +41,7 @@ from ..solvers import (
     solve_bordered,
     solve_penalized_least_squares,
 )
+from ._output_checks import check_finite_solution
 from ._proba import CG_REASON
 from .problem import Problem, Setting
 
@@ -239,7 +240,7 @@ class SquareLoss(Loss):
             ]
         sols = self.solve_grid(problem, settings, warn=warn)
         for model, sol in zip(models, sols, strict=True):  # before the kernel expansions
-            model._check_finite_solution(sol.coef, sol.intercept)
+            check_finite_solution(model, sol.coef, sol.intercept)
         # the grid's coefficients side by side: one BLAS-3 product each for the kernel
         # expansions and the training outputs instead of one matrix-vector product per model
         coefs, cols = side_by_side([sol.coef for sol in sols])

@@ -68,6 +68,7 @@ from ._base import (
 )
 from ._degenerate import warn_if_degenerate
 from ._losses import loss_for
+from ._nystroem_rows import warn_nystroem
 
 __all__ = ["fit_manifold_on_cluster", "fit_on_cluster", "is_dask_collection"]
 
@@ -276,7 +277,7 @@ def fit_manifold_on_cluster(estimator, X, y, unlabeled=None, *, client=None, n_p
     if explained is None:
         explained = _on_blocks(edges, _squared_norm, features)
     unexplained = _unexplained(edges, fmap, explained)
-    estimator._warn_nystroem(unexplained, p)
+    warn_nystroem(estimator, unexplained, p)
 
     Z = RowDesign(
         n,

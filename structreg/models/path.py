@@ -47,6 +47,7 @@ from ._base import (
     blas_threads_for,
 )
 from ._losses import SquareLoss, side_by_side
+from ._output_checks import checked_outputs
 
 __all__ = ["decision_path", "decision_values", "drop_label_work", "fit_path"]
 
@@ -568,7 +569,7 @@ def decision_values(fits: Sequence, X) -> list[np.ndarray]:
         Xv = first._validated_new(X, "csr" if first._accepts_sparse() else False)
         G = first.loss_.deformed_gram(first, Xv)
         for i in idx:
-            out[i] = fits[i]._checked_outputs(fits[i].svm_.decision_function(G))
+            out[i] = checked_outputs(fits[i], fits[i].svm_.decision_function(G))
     for idx in shared.values():
         first = fits[idx[0]]
         linear = _linear(first.feature_map_)
