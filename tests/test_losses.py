@@ -201,3 +201,38 @@ def test_srsvm_refuses_features_libsvm_cannot_solve():
     Z = np.random.default_rng(0).normal(size=(6, 4)) * [1e5, 1.0, 1.0, 1.0]
     with pytest.raises(ValueError, match="did not converge.*standardize"):
         SRSVM(lam=0.0).fit(Z, [0, 1, 1, 1, 0, 1])
+
+
+def test_cluster_scatter_root_squares_to_the_penalty_and_restricts_to_rows():
+    """``S S = Psi`` for the symmetric root, and the root over a set of rows is the root of
+    ``Psi`` restricted to them when every clustered point is among them; a clustered point
+    outside them is refused (its part of the penalty would be lost)."""
+    ids = np.array([0, 0, 1, -1, 1, 1, 2, -1, 0])
+    n = len(ids)
+    penalty = ClusterScatterPenalty(ids)
+    Psi = penalty.build(np.zeros((n, 1)), None, ids >= 0)
+    Psi = Psi @ np.eye(n)
+    S = penalty.root(n) @ np.eye(n)
+    np.testing.assert_allclose(S, S.T, atol=1e-14)
+    np.testing.assert_allclose(S @ S, Psi, atol=1e-14)
+    rows = ids >= 0
+    rows[3] = True  # an unclustered point may be kept
+    S_rows = penalty.root(n, rows=rows) @ np.eye(rows.sum())
+    np.testing.assert_allclose(S_rows @ S_rows, Psi[np.ix_(rows, rows)], atol=1e-14)
+    with pytest.raises(ValueError, match="clustered points lie outside"):
+        penalty.root(n, rows=np.arange(n) < 5)
+
+
+def test_srsvm_kernel_path_with_unlabeled_samples_equals_the_fit_without_them():
+    """``fit(..., unlabeled=mask)`` of the supervised SRSVM ignores the marked samples: on
+    the kernel path (the root of the labeled points' cluster scatter) its fit equals the fit
+    on the labeled samples alone."""
+    X, y = make_blobs(60, centers=[[0, 0], [3, 2]], cluster_std=1.5, random_state=3)
+    mask = np.zeros(60, dtype=bool)
+    mask[::4] = True
+    a = SRSVM(kernel="rbf", gamma=0.3, lam=2.0, tol=1e-10).fit(X, y, unlabeled=mask)
+    b = SRSVM(kernel="rbf", gamma=0.3, lam=2.0, tol=1e-10).fit(X[~mask], y[~mask])
+    assert isinstance(a.feature_map_, TrainingGram) and a.deformed_kernel_.root is not None
+    np.testing.assert_array_equal(a.cluster_ids_[mask], -1)
+    Xt = np.random.default_rng(1).normal(size=(10, 2)) * 3
+    np.testing.assert_allclose(a.decision_function(Xt), b.decision_function(Xt), atol=1e-6)

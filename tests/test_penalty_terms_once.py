@@ -9,6 +9,9 @@ fit is counted in ``tests/test_distributed_fit.py``.
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_moons
@@ -68,7 +71,59 @@ def test_a_hinge_fit_takes_gamma_A_from_the_setting(moons):
     ).fit(X, y)
     n_labeled = int((y != -1).sum())
     assert model.solver_info_["C"] == 1.0 / (2.0 * 0.05 * n_labeled)
-    assert not any(k in vars(model) for k in ("_hinge_labels", "_Z_labeled"))
+
+
+def _private_writes(source: str) -> list[str]:
+    """``name._attr = ...`` statements of ``source`` that write a private attribute onto an
+    object other than ``self`` (plain, augmented and annotated assignments, and setattr)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+        ):
+            found.append(ast.unparse(node))
+        for t in targets:
+            for sub in ast.walk(t):
+                if (
+                    isinstance(sub, ast.Attribute)
+                    and sub.attr.startswith("_")
+                    and not (isinstance(sub.value, ast.Name) and sub.value.id == "self")
+                ):
+                    found.append(ast.unparse(sub))
+    return found
+
+
+def test_no_loss_writes_private_attributes_onto_the_model():
+    """The losses hand data to prediction only through the fitted attributes they document
+    (``svm_``, ``deformation_``, ``deformed_kernel_``, ...), never through a private one."""
+    import structreg.models._losses as losses
+
+    assert _private_writes(Path(losses.__file__).read_text()) == []
+
+
+def test_the_private_write_finder_finds_them():
+    planted = "model._deformed = Z\nm._x += 1\nsetattr(model, '_y', 1)\nself._ok = 1\n"
+    assert _private_writes(planted) == ["model._deformed", "m._x", "setattr(model, '_y', 1)"]
+
+
+def test_a_hinge_fit_on_explicit_features_keeps_its_basis_in_the_deformation(moons):
+    """The labeled points' deformed features are the deformation's ``basis_``: the deformed
+    Gram matrix of the training points is their inner products."""
+    X, y = moons
+    model = StructuralClassifier(
+        loss="hinge", kernel="linear", penalties=[(1e-3, LaplacianPenalty())]
+    ).fit(X, y)
+    labeled = y != -1
+    basis = model.deformation_.transform(model.feature_map_.transform(X[labeled]))
+    np.testing.assert_allclose(model.deformation_.basis_, basis, atol=1e-12)
+    np.testing.assert_allclose(model.deformed_gram(), basis @ basis.T, atol=1e-12)
 
 
 def test_a_grid_reads_them_once_per_point_and_once_per_structure(moons):

@@ -71,7 +71,6 @@ _SOLUTION_ATTRIBUTES = (
     "intercept_",
     "svm_",
     "deformation_",
-    "_deformed_labeled",
     "deformed_kernel_",
     "support_",
     "n_support_",
@@ -550,15 +549,6 @@ class StructuralEstimator(BaseEstimator):
         """The diagonal ``r`` of the bordered system for the loss weights ``c_i``: a number
         or one per sample (what a grid over a loss scale such as LS-SVM's ``C`` changes)."""
         raise NotImplementedError(f"{type(self).__name__} has no bordered formulation")
-
-    def _penalty_root(self, labeled: np.ndarray):
-        """``(R, w)`` with ``M / gamma_A = w R R^T`` on the labeled points: what the hinge
-        loss needs to deform a Gram matrix (:class:`~structreg.models._losses.TrainingGram`)
-        instead of explicit features."""
-        raise ValueError(
-            f"{type(self).__name__}: the hinge loss on an unfactored kernel needs a penalty "
-            "given as a root (M / gamma_A = w R R^T)"
-        )
 
     # -- targets: what a classifier and a regressor do differently ----------------------------
     def _encode_targets(self, y, unlabeled) -> tuple:

@@ -458,17 +458,17 @@ class _Deformation:
 
     ``gram``: its Gram matrix on the labeled points (what libsvm trains on); ``kernel``: the
     Woodbury form on the Gram matrix (:class:`~structreg.solvers.DeformedKernel`), or
-    ``features``: the deformed explicit features (:class:`~structreg.solvers.
-    DeformedFeatures`) with the labeled points' ``Z_labeled``; ``training``: the deformed
-    kernel between every training point and the labeled ones where the outputs at the
-    training points are a by-product (explicit features of a semi-supervised model).
+    ``features``: the deformed explicit features
+    (:class:`~structreg.solvers.DeformedFeatures`, whose ``basis_`` are the labeled points'
+    deformed features); ``training``: the deformed kernel between every training point and
+    the labeled ones where the outputs at the training points are a by-product (explicit
+    features of a semi-supervised model).
     """
 
     gram: np.ndarray
     info: dict
     kernel: DeformedKernel | None = None
     features: DeformedFeatures | None = None
-    Z_labeled: np.ndarray | None = None
     training: np.ndarray | None = None
 
 
@@ -479,7 +479,8 @@ class HingeLoss(Loss):
     explicit features Z: ``x -> L^{-1} phi(x)`` with ``L L^T = I + Z^T M Z / gamma_A``
     (:class:`~structreg.solvers.DeformedFeatures`).  From the Gram matrix of a
     :class:`TrainingGram` feature map (no factor of K) and a model whose penalty comes as a
-    root, ``M / gamma_A = w R R^T`` (``_penalty_root``): Woodbury with an SPD middle factor
+    root, ``M / gamma_A = w R R^T`` (a penalty with a ``root`` method, weighted by the
+    setting): Woodbury with an SPD middle factor
     (:class:`~structreg.solvers.DeformedKernel`).  libsvm's ``C = 1 / (2 gamma_A l)``, times
     the sample's class weight ``class_weight_[y_i]`` (libsvm's per-sample C).
     ``solver="primal"`` / ``"nystroem"`` minimise the squared hinge instead
@@ -522,7 +523,6 @@ class HingeLoss(Loss):
                 model.deformed_kernel_ = shared.kernel
                 if shared.features is not None:  # what predict maps new points with
                     model.deformation_ = shared.features
-                    model._deformed_labeled = shared.Z_labeled
                 self.fit_svm(model, problem, settings[i], shared.gram, shared.info)
                 if shared.training is not None:
                     fitted[i] = model.svm_.decision_function(shared.training)
@@ -534,13 +534,13 @@ class HingeLoss(Loss):
         labeled = problem.labeled
         if problem.Z is None:
             K = model.feature_map_.labeled_gram(labeled)
-            root = model._penalty_root(labeled) if setting.penalised else None
+            root = HingeLoss._penalty_root(model, problem, setting)  # None: no penalty
             kernel = DeformedKernel(K, *(root or (None,)))
             info = {"n_components": K.shape[0], "deformation": "woodbury"}
             return _Deformation(kernel.gram_, info, kernel=kernel)
         Z = problem.Z
-        features = DeformedFeatures(Z, problem.combined(setting), setting.ridge)
-        Z_labeled = features.transform(Z[labeled])
+        features = DeformedFeatures(Z, problem.combined(setting), setting.ridge, basis=labeled)
+        Z_labeled = features.basis_
         training = None
         if model._semi_supervised:
             training = features.transform(Z) @ Z_labeled.T
@@ -549,9 +549,30 @@ class HingeLoss(Loss):
             Z_labeled @ Z_labeled.T,
             info,
             features=features,
-            Z_labeled=Z_labeled,
             training=training,
         )
+
+    @staticmethod
+    def _penalty_root(model, problem: Problem, setting: Setting):
+        """``(R, w)`` with ``M / gamma_A = w R R^T`` on the labeled points, what the Woodbury
+        deformation of a Gram matrix needs: the one penalised term of the problem, given as a
+        root (its ``root`` method, e.g. :class:`~structreg.structure.ClusterScatterPenalty`),
+        with ``w`` its weight over the setting's ridge.  None when no weight is nonzero."""
+        penalised = [
+            (w, problem.terms[k])
+            for w, k in zip(setting.weights, problem.built, strict=True)
+            if w != 0
+        ]
+        if not penalised:
+            return None
+        if len(penalised) > 1 or not hasattr(penalised[0][1], "root"):
+            raise ValueError(
+                f"{type(model).__name__}: the hinge loss on an unfactored kernel needs a "
+                "penalty given as a root (M / gamma_A = w R R^T): one penalised term with a "
+                "root method, such as ClusterScatterPenalty"
+            )
+        weight, term = penalised[0]
+        return term.root(problem.n_samples, rows=problem.labeled), weight / setting.ridge
 
     def fit_svm(
         self, model, problem: Problem, setting: Setting, gram: np.ndarray, info: dict
@@ -580,7 +601,7 @@ class HingeLoss(Loss):
             if X is None:
                 return model.deformed_kernel_.gram_
             return np.vstack(list(self._deformed_blocks(model, X)))
-        basis = model._deformed_labeled  # the labeled points' deformed features
+        basis = model.deformation_.basis_  # the labeled points' deformed features
         if X is None:
             return basis @ basis.T
         return model.deformation_.transform(model.feature_map_.transform(X)) @ basis.T

@@ -33,7 +33,8 @@ class SRSVM(StructuralClassifier):
       (``TrainingGram``), whose Gram matrix ``K`` is computed
       once and shared: kernel Ward's linkage per class on its feature-space distances, and the
       deformed Gram matrix ``K - lam K S (I + lam S K S)^{-1} S K`` with ``S`` the symmetric
-      square root of ``Psi`` (``_penalty_root``; :class:`~structreg.solvers.DeformedKernel`,
+      square root of ``Psi`` (:meth:`ClusterScatterPenalty.root
+      <structreg.structure.ClusterScatterPenalty.root>`; :class:`~structreg.solvers.DeformedKernel`,
       the middle factor has eigenvalues >= 1).  No factor of ``K`` is formed.
 
     Solved by scikit-learn's libsvm on the precomputed deformed Gram matrix.
@@ -148,12 +149,6 @@ class SRSVM(StructuralClassifier):
     def _penalty_terms(self, n_samples, n_labeled):
         weight = self.lam / (2.0 * self.C * n_labeled)
         return [(weight, ClusterScatterPenalty(self.cluster_ids_))]
-
-    def _penalty_root(self, labeled):
-        """``M / gamma_A = lam S S^T`` with ``S`` the symmetric root of the labeled points'
-        cluster scatter ``Psi``."""
-        ids = self.cluster_ids_[labeled]
-        return ClusterScatterPenalty(ids).root(len(ids)), float(self.lam)
 
     def _make_feature_map(self, X, memo=None):
         """The inputs (linear kernel, fewer features than samples), else the unfactored

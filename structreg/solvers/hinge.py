@@ -55,9 +55,19 @@ class DeformedFeatures:
         PSD structure penalty M over the n training points.
     ridge : float
         RKHS-norm weight (gamma_A), > 0.
+    basis : ndarray of bool or int, shape (n,) or (m,), optional
+        Rows of ``Z`` to keep deformed (the labeled training points of a hinge fit):
+        the deformed kernel against them is ``transform(phi) @ basis_.T``.
+
+    Attributes
+    ----------
+    L : ndarray of shape (p, p)
+        The lower Cholesky factor of ``I + Z^T M Z / ridge``.
+    basis_ : ndarray of shape (m, p) or None
+        ``transform(Z[basis])``; None without ``basis``.
     """
 
-    def __init__(self, Z: np.ndarray, penalty, ridge: float):
+    def __init__(self, Z: np.ndarray, penalty, ridge: float, basis=None):
         if not ridge > 0:
             raise ValueError(f"the hinge loss needs a positive gamma_A, got {ridge!r}")
         p = Z.shape[1]
@@ -70,6 +80,7 @@ class DeformedFeatures:
                 "I + V^T M V / gamma_A is not positive definite (the penalty has negative "
                 "curvature). Use loss='square' for indefinite penalties."
             ) from None
+        self.basis_ = None if basis is None else self.transform(Z[basis])
 
     def transform(self, Z: np.ndarray) -> np.ndarray:
         if Z.shape[1] == 0:

@@ -421,10 +421,22 @@ class ClusterScatterPenalty(Penalty):
         ids = self._ids(X.shape[0])
         return group_scatter(ids, ids >= 0, "within", "variance")
 
-    def root(self, n: int) -> ClusterScatterRoot:
+    def root(self, n: int, rows: np.ndarray | None = None) -> ClusterScatterRoot:
         """The symmetric square root ``S`` of ``Psi`` (``S S = Psi``) over ``n`` training points,
-        for factored solvers (e.g. the hinge loss's deformed kernel)."""
-        return ClusterScatterRoot(self._ids(n))
+        for factored solvers (e.g. the hinge loss's deformed kernel).
+
+        ``rows`` (a boolean mask over the ``n`` points, e.g. the labeled ones): the root of
+        ``Psi`` restricted to them, which must hold every clustered point (``Psi`` is zero
+        outside them, so nothing of the penalty is lost)."""
+        ids = self._ids(n)
+        if rows is None:
+            return ClusterScatterRoot(ids)
+        rows = np.asarray(rows, dtype=bool)
+        if np.any(ids[~rows] >= 0):
+            raise ValueError(
+                "ClusterScatterPenalty.root: clustered points lie outside the rows asked for"
+            )
+        return ClusterScatterRoot(ids[rows])
 
 
 class ClusterScatterRoot(LinearOperator):
