@@ -8,6 +8,9 @@
   the docstrings name.
 - The ``weights`` entries written out in GFHF's and PoissonLearning's docstrings list the
   choices and the default of the parameter constraints and signature, so the text cannot drift.
+- Estimators of one family that share a parameter describe it in the same words: the text is
+  written out in each docstring (a reader sees it where the class is), and this test keeps
+  the copies equal, so a change to one that misses another fails.
 """
 
 from __future__ import annotations
@@ -20,7 +23,22 @@ from pathlib import Path
 import pytest
 
 import structreg
-from structreg import GFHF, PoissonLearning
+from structreg import (
+    DRGV,
+    DRLSC,
+    GFHF,
+    RLSC,
+    DALapRLSC,
+    DiscriminativeRLS,
+    LapRLSC,
+    LapRLSRegressor,
+    LapSVM,
+    PoissonLearning,
+    SparseRLSC,
+    SSDRWang,
+    SSDRWu,
+    StructuralRegressor,
+)
 
 PACKAGE = Path(structreg.__file__).parent
 SOURCES = sorted(PACKAGE.rglob("*.py"))
@@ -145,3 +163,129 @@ def test_documented_weights_are_the_constraints(estimator):
     assert documented == set(options.options)
     default = inspect.signature(estimator.__init__).parameters["weights"].default
     assert entry.group(2) == default
+
+
+def parameter_entries(doc: str) -> dict[str, str]:
+    """``{name: entry}`` of the Parameters section of a cleaned docstring
+    (:func:`inspect.cleandoc`): the ``name : type`` line and its indented description, as
+    text; ``a, b : type`` gives both names the entry."""
+    lines = doc.splitlines()
+    if "Parameters" not in lines:
+        return {}
+    start = lines.index("Parameters") + 2
+    entries: dict[str, list[str]] = {}
+    names: list[str] = []
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if line and not line.startswith(" "):
+            if i + 1 < len(lines) and re.fullmatch(r"-{3,}", lines[i + 1]):
+                break  # the next section
+            names = [n.strip() for n in line.split(" : ")[0].split(",")]
+            for name in names:
+                entries[name] = [line.split(" : ", 1)[-1]]
+        else:
+            for name in names:
+                entries[name].append(line)
+    return {name: "\n".join(text).strip() for name, text in entries.items()}
+
+
+FAMILIES = [
+    (
+        "graph-regularised kernel models",
+        [LapRLSC, LapSVM, SSDRWu],
+        [
+            "kernel",
+            "gamma",
+            "degree",
+            "coef0",
+            "gamma_A",
+            "gamma_I",
+            "n_neighbors",
+            "graph",
+            "weights",
+            "t",
+            "normalized",
+            "metric",
+            "random_state",
+        ],
+    ),
+    (
+        "square-loss models with the Nystroem solver",
+        [
+            DALapRLSC,
+            SSDRWang,
+            SSDRWu,
+            DRGV,
+            DRLSC,
+            DiscriminativeRLS,
+            RLSC,
+            SparseRLSC,
+            LapRLSC,
+            LapRLSRegressor,
+            StructuralRegressor,
+        ],
+        ["centers", "n_components", "max_iter", "degree", "coef0"],
+    ),
+    (
+        "Laplacian presets",
+        [LapRLSC, LapRLSRegressor, DALapRLSC, LapSVM, SSDRWu],
+        ["degree", "coef0", "t"],
+    ),
+]
+"""Families of estimators and the parameters they describe in the same words (the others,
+e.g. ``gamma_A``'s default or ``solver``'s choices, differ on purpose)."""
+
+
+def differing_entries(estimators, names) -> dict[str, list[str]]:
+    """``{parameter: [estimators]}`` of the ``names`` whose entries are not the same text in
+    every one of ``estimators`` (a missing entry counts as a different one)."""
+    docs = {e.__name__: parameter_entries(inspect.getdoc(e)) for e in estimators}
+    return {
+        name: sorted(docs)
+        for name in names
+        if len({entries.get(name) for entries in docs.values()}) != 1
+    }
+
+
+@pytest.mark.parametrize("family, estimators, names", FAMILIES, ids=[f[0] for f in FAMILIES])
+def test_a_family_describes_its_shared_parameters_alike(family, estimators, names):
+    for estimator in estimators:
+        missing = set(names) - set(parameter_entries(inspect.getdoc(estimator)))
+        assert not missing, f"{estimator.__name__} documents no {sorted(missing)}"
+    differ = differing_entries(estimators, names)
+    assert not differ, f"{family}: parameters described differently: {differ}"
+
+
+def test_the_family_check_can_fail():
+    class A:
+        """A.
+
+        Parameters
+        ----------
+        t, u : float, default=1.0
+            Width.
+        k : int
+            Neighbours.
+
+        Attributes
+        ----------
+        t_ : float
+        """
+
+    class B:
+        """B.
+
+        Parameters
+        ----------
+        t : float, default=1.0
+            Width.
+        u : float, default=1.0
+            Width of another thing.
+        """
+
+    assert parameter_entries(inspect.getdoc(A)) == {
+        "t": "float, default=1.0\n    Width.",
+        "u": "float, default=1.0\n    Width.",
+        "k": "int\n    Neighbours.",
+    }
+    assert differing_entries([A, B], ["t", "u", "k"]) == {"u": ["A", "B"], "k": ["A", "B"]}
