@@ -331,15 +331,15 @@ def ward_knee(X, *, max_clusters: int | None = None, log_scale: bool = True) -> 
         describe the data by their covariance matrices, which need two points, so the curve
         stops where clusters hold two points on average; below it the log curve ends in the
         steep drop of the nearest-neighbour merges, which pulls the knee to many tiny
-        clusters (simulated unstructured Gaussian classes of 20 points got 10 clusters on
-        average with the cap ``n_samples``, 3-4 with ``n_samples // 2``).
+        clusters (measured in :doc:`/user_guide/defaults`, "Measurements behind other
+        defaults").
     log_scale : bool, default=True
         Fit the L-method's lines to the logarithm of the merge distances (Ward's ``W`` and
         scipy's height then give the same knee).  Merge costs between well separated groups
         span orders of magnitude, so on a linear scale the steep part is far from a line
-        and the knee lands early: in simulations with 4-6 Gaussian clusters 10 standard
-        deviations apart, the linear ``W`` curve missed the number of clusters in 20-40 % of
-        the draws, the log curve in none.  ``False`` uses the papers' linear ``W`` curve.
+        and the knee lands early, missing the number of well separated clusters where the
+        log curve finds it (measured in :doc:`/user_guide/defaults`, "Measurements behind
+        other defaults").  ``False`` uses the papers' linear ``W`` curve.
 
     Returns
     -------

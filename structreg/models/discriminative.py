@@ -127,9 +127,10 @@ class DRLSC(_DRLSCBase):
         ``S_eta^+``.  Identical when ``S_eta`` is nonsingular and well conditioned; when it is
         singular or ill-conditioned (a wide RBF kernel, more features than graph constraints)
         the pseudo-inverse truncation changes the answer and the bordered solution need not be
-        a stationary point.  On the paper's two-moons toy (set B, 10 draws, k = 10,
-        eta = 0.9, width 4) the bordered solution predicted a single class in 5 of 10 draws
-        while the primal one scored 96-100 %; hence the default.
+        a stationary point: on the paper's two-moons toy with a wide RBF kernel the bordered
+        solution predicts a single class on some draws where the primal one does not
+        (measured in :doc:`/user_guide/defaults`, "Measurements behind other defaults");
+        hence the default.
     solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
         Kernel version: ``"dense"`` factors the exact Gram matrix, ``"nystroem"`` uses
         ``n_components`` centres (O(n m^2) time, O(n m) memory), ``"cg"`` solves the primal
@@ -271,9 +272,10 @@ class DRGV(_DRLSCBase):
         ``S_eta^+``.  Identical when ``S_eta`` is nonsingular and well conditioned; when it is
         singular or ill-conditioned (a wide RBF kernel, more features than graph constraints)
         the pseudo-inverse truncation changes the answer and the bordered solution need not be
-        a stationary point.  On the paper's two-moons toy (set B, 10 draws, k = 10,
-        eta = 0.9, width 4) the bordered solution predicted a single class in 5 of 10 draws
-        while the primal one scored 96-100 %; hence the default.
+        a stationary point: on the paper's two-moons toy with a wide RBF kernel the bordered
+        solution predicts a single class on some draws where the primal one does not
+        (measured in :doc:`/user_guide/defaults`, "Measurements behind other defaults");
+        hence the default.
     solver : {"auto", "dense", "nystroem", "cg"}, default="auto"
         Kernel version: ``"dense"`` factors the exact Gram matrix, ``"nystroem"`` uses
         ``n_components`` centres (O(n m^2) time, O(n m) memory), ``"cg"`` solves the primal

@@ -42,10 +42,10 @@ Choices the papers leave open (stated here, not taken from them):
   term a norm, also for one-point or flat clusters.  In the kernel feature space the ridge is
   part of the model, not only a numerical safeguard: the cluster covariances there have rank
   at most ``|C| - 1`` and leave directions in which every cluster is flat, and without a
-  ridge of some size the search drives ``rho`` to its cap along them (``cov_reg=1e-6`` did so
-  on the XOR toy; ``1e-4 .. 1e-2`` all gave 95-98 % test accuracy).  The default ``1e-3``
-  changes the well-conditioned low-dimensional covariances by about 0.1 % of the total
-  variance.
+  ridge of some size the search drives ``rho`` to its cap along them.  The default ``1e-3``
+  is a small share of the total variance in well-conditioned low dimensions and large
+  enough in the kernel feature space (measured in :doc:`/user_guide/defaults`,
+  "Measurements behind other defaults").
 * ``C`` too small makes the problem unbounded (``S(rho)`` grows more slowly than
   ``rho / C``): the search then stops at ``rho = 1024`` with a ``ConvergenceWarning``.  This
   happens for well separated classes with compact clusters, where violating a whole class

@@ -93,10 +93,9 @@ def amg_strength(N: sp.csr_matrix) -> tuple[str, dict]:
     2e6 points, self-tuning and floored heat weights (the set-up plus CG times and iterations
     for each ``theta`` are in the scale guide, :doc:`/user_guide/scale`, "Measurements behind
     the solvers' settings").  Graphs whose weights span hundreds of orders of magnitude (heat
-    weights without the floor, 0.4 % of the scaled entries below 1e-6 on two moons of
-    1e6-2e6 points, e.g. a precomputed graph) break the V-cycle at ``theta`` 0.05 and below
-    at 2e6 points (a coarse diagonal lost to rounding); ``theta=0.1`` converges there,
-    slowly (87 iterations at 1e6 points, 197 at 2e6).
+    weights without the floor, e.g. a precomputed graph) break the V-cycle at ``theta`` 0.05
+    and below at 2e6 points (a coarse diagonal lost to rounding); ``theta=0.1`` converges
+    there, slowly (the iterations are in the same section of the scale guide).
     """
     diagonal = N.diagonal()
     off = N.nnz - int(np.count_nonzero(diagonal))
