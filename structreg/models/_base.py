@@ -53,7 +53,7 @@ from ..structure.penalties import checked_terms
 from . import _pickled_factor, _proba
 from ._degenerate import warn_if_degenerate
 from ._losses import loss_for
-from ._memory_guard import check_dense_memory
+from ._memory_guard import check_fit_memory
 from ._misuse import warn_if_fold_tests_unlabeled, warn_if_scoring_unlabeled
 from ._nystroem_rows import (  # noqa: F401 (NYSTROEM_WARN_UNEXPLAINED: re-export)
     NYSTROEM_WARN_UNEXPLAINED,
@@ -665,14 +665,14 @@ class StructuralEstimator(BaseEstimator):
         elif features_by_rows(self, X, memo):
             Z = row_design(self, X)
         elif isinstance(self.feature_map_, KernelExpansion):  # iterative exact kernel: no Z
-            check_dense_memory(self, X, labeled)
+            check_fit_memory(self, X, labeled)
             Z = None
             if self.kernel != "precomputed":  # the expansion keeps its training samples: its
                 X = X.copy()  # own copy, not the caller's array (which may change, and which
                 # a later predict on it would meet by identity: k(X, X)'s symmetric shortcut)
             self.feature_map_.fit(X)
         else:
-            check_dense_memory(self, X, labeled)
+            check_fit_memory(self, X, labeled)
             Z = self.feature_map_.fit_transform(X)
             if key is not None:
                 memo["feature_map", key] = (self.feature_map_, Z)

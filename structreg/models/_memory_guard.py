@@ -40,7 +40,7 @@ def dense_matrices(model, X, labeled: np.ndarray) -> list[tuple[int, int, str]]:
     return out
 
 
-def check_dense_memory(model, X, labeled: np.ndarray) -> None:
+def check_fit_memory(model, X, labeled: np.ndarray) -> None:
     """Refuse, before anything n x n is formed, a dense fit of ``model`` that needs more
     memory at once than the machine has available
     (:func:`structreg._resources.check_dense_memory`: an
